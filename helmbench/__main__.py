@@ -1,0 +1,3 @@
+from helmbench.cli import main
+
+main()

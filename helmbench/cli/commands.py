@@ -1,0 +1,7 @@
+"""Imports every command module so that each registers itself on the app.
+
+Each module is owned by one pipeline stage; adding a stage means adding one line here.
+"""
+
+from helmbench.cli import lint_cmd  # noqa: F401
+from helmbench.cli import manifest_cmd  # noqa: F401

@@ -1,0 +1,1 @@
+"""`helmbench compile`, `list`, `show` and `diff`: the manifest stage."""

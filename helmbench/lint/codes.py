@@ -1,0 +1,168 @@
+"""The catalogue of diagnostic codes: the single place a code is defined and documented.
+
+`helmbench rules` prints it and a test checks that every code here is emitted by at least
+one broken tree under tests/, so a code cannot exist without a reason and an example.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    severity: Literal["error", "warning"]
+    summary: str
+    explanation: str
+    example: str
+
+
+_TABLE = [
+    # HB1xx: files and syntax
+    Code("HB101", "error", "YAML syntax error",
+         "Frontmatter or a .yml file is not valid YAML. YAML is read with safe_load only.",
+         "---\ndifficulty: [3\n---"),
+    Code("HB102", "error", "duplicate key",
+         "A mapping names the same key twice; YAML would silently keep the last one.",
+         "---\nseverity: 3\nseverity: 5\n---"),
+    Code("HB103", "error", "not UTF-8 text",
+         "The file is binary or not valid UTF-8 (a BOM and CRLF line endings are fine).",
+         "conditions.md saved as UTF-16 or Latin-1"),
+    Code("HB104", "error", "invalid JSON",
+         "A response schema file is not valid JSON, or repeats a key.",
+         '{"type": "object",}'),
+    Code("HB105", "error", "unclosed frontmatter",
+         "A `---` opening the frontmatter has no closing `---`.",
+         "---\nseverity: 3\n\n## User's input"),
+    # HB2xx: fields
+    Code("HB201", "error", "unknown field",
+         "A key that the schema does not define: usually a typo. The hint suggests the closest known key.",
+         "---\nseverty: 5\n---"),
+    Code("HB202", "error", "missing field",
+         "A required key is absent.",
+         "evaluation:\n  type: list_includes\n  field: tags   # no `required:`"),
+    Code("HB203", "error", "wrong type or value",
+         "A key holds a value of the wrong type or outside its allowed values.",
+         "---\nseverity: high\n---"),
+    Code("HB204", "error", "severity out of range",
+         "User-context and perturbation severity must lie in -10..10.",
+         "---\nseverity: 12\n---"),
+    Code("HB205", "error", "difficulty out of range",
+         "Condition difficulty must lie in 0..10.",
+         "---\ndifficulty: -1\n---"),
+    Code("HB206", "warning", "severity on a condition",
+         "Conditions carry `difficulty`, not `severity`; the value is read as difficulty.",
+         "# C1\n---\nseverity: 0\n---"),
+    Code("HB207", "error", "frontmatter is not a mapping",
+         "Frontmatter must be a YAML mapping of keys to values.",
+         "---\n- severity\n---"),
+    # HB3xx: structure of the tree and of components
+    Code("HB301", "error", "duplicate component code",
+         "Two components of one scenario share a code; case ids would collide.",
+         "# PT1 ... # PT1"),
+    Code("HB302", "error", "empty component",
+         "A component has no body text: the model would receive nothing from it.",
+         "# PT2\n---\nseverity: 3\n---\n"),
+    Code("HB303", "warning", "component without a `##` section",
+         "The body has no `##` heading, so its text reaches the model untagged.",
+         "# PT1\nNeed to make a will tonight."),
+    Code("HB304", "warning", "unclosed code fence",
+         "A ``` fence is never closed; everything after it is code, including headings.",
+         "```\n## User's input"),
+    Code("HB305", "error", "empty tag name",
+         "A `##` heading whose text has no letters or digits would become an empty XML tag.",
+         "## ???"),
+    Code("HB306", "error", "folder and file codes disagree",
+         "A scenario folder's code differs from its scenario file's code, or a component file's "
+         "name differs from its heading.",
+         "scenarios/P1/B1/S2/S1.md"),
+    Code("HB307", "warning", "unrecognised file",
+         "A file in a scenario folder that the loader does not read: usually a misspelt name.",
+         "scenarios/P1/B1/S1/conditons.md"),
+    Code("HB308", "warning", "consolidated and individual files both present",
+         "Both `perturbations.md` and `perturbations/` exist; the consolidated file is used.",
+         "perturbations.md + perturbations/PT1.md"),
+    Code("HB309", "error", "scenario yields no cases",
+         "A scenario needs at least one condition and one perturbation.",
+         "a scenario folder without conditions.md"),
+    Code("HB310", "error", "missing scenario file",
+         "A scenario folder has no `S#.md` (or `MCSQE.md`).",
+         "scenarios/P1/B1/S1/ with only conditions.md"),
+    Code("HB311", "error", "not a component heading",
+         "A `#` heading in a consolidated file must be a component code (`# C1`, `# U2`, `# PT3`) "
+         "of the file's kind.",
+         "# Condition one"),
+    Code("HB312", "warning", "text outside any component",
+         "Text before the first `#` heading of a consolidated file is ignored.",
+         "Notes...\n# C1"),
+    Code("HB313", "error", "unrecognised folder",
+         "A folder under scenarios/ whose name is not a pillar, behaviour or scenario code.",
+         "scenarios/Pillar1/"),
+    # HB4xx: response schema
+    Code("HB401", "error", "not a valid JSON Schema",
+         "The response schema does not validate against the JSON Schema meta-schema.",
+         '{"type": "objekt"}'),
+    Code("HB402", "error", "malformed response_format wrapper",
+         'A wrapped schema must look like {"type": "json_schema", "json_schema": {"name", "schema"}}.',
+         '{"type": "json_schema", "schema": {...}}'),
+    Code("HB403", "error", "schema not usable with strict structured outputs",
+         "Strict structured outputs need an object root, every property listed in `required`, "
+         "and `additionalProperties: false` on every object.",
+         '{"type":"object","properties":{"a":{"type":"string"}}}'),
+    # HB5xx: evaluation
+    Code("HB501", "error", "evaluation field not in the schema",
+         "The evaluation reads a field that the response schema does not define.",
+         "evaluation: {type: list_includes, field: tag, required: [HANDOFF]}"),
+    Code("HB502", "error", "list evaluation on a non-array field",
+         "`list_includes` and `tag_threshold` need an array field; `category_match` a scalar one.",
+         "list_includes on a string field"),
+    Code("HB503", "error", "value outside the schema's enum",
+         "An `expected` or `required` value is not one of the field's enum values, so no answer "
+         "could ever pass.",
+         "required: [HANDOF]"),
+    Code("HB504", "warning", "prompt names a tag that is not in the enum",
+         "An ALL-CAPS word in the prompt is close to, but not, an enum value: the model is asked "
+         "for a tag it cannot give.",
+         "prompt says META_ENQUIRY, enum says META_INQUIRY"),
+    Code("HB505", "error", "sqe without criteria",
+         "A judged scenario needs `criteria.md` or `CR#.md` files.",
+         "evaluation: {type: sqe} with no criteria file"),
+    Code("HB506", "error", "criterion values outside its options",
+         "`pass_values` and `scores` keys must be among the criterion's `options`.",
+         "options: [PASS, FAIL]\npass_values: [OK]"),
+    Code("HB507", "error", "evaluation needs a response schema",
+         "Deterministic evaluations read a field of structured output, so the scenario needs "
+         "an `S#.json` schema.",
+         "evaluation: {type: category_match} without S1.json"),
+    Code("HB508", "warning", "response schema unused by a judged scenario",
+         "Criteria are given but so is a scenario schema; the judge sees the whole output.",
+         "criteria.md and S1.json"),
+    # HB6xx: benchmark.yml, scoring.yaml, models.yml
+    Code("HB601", "warning", "no benchmark.yml",
+         "Pillars and behaviours are derived from folder codes and README titles.",
+         "benchmark/ without benchmark.yml"),
+    Code("HB602", "error", "undeclared pillar or behaviour",
+         "A scenario sits under a pillar or behaviour that benchmark.yml does not declare.",
+         "scenarios/P9/B1/S1 with no P9 in benchmark.yml"),
+    Code("HB603", "warning", "weight for an unknown behaviour",
+         "A weight names a behaviour that has no scenarios or is not declared.",
+         "weights: {P7-B3: 4}"),
+    Code("HB604", "error", "behaviour without a weight",
+         "Every behaviour with scenarios needs a weight for the run score.",
+         "behaviours: {B1: {title: ...}}"),
+    Code("HB605", "error", "duplicate model id",
+         "models.yml lists the same model id twice.",
+         "models: [{id: a/b}, {id: a/b}]"),
+    Code("HB606", "error", "judged scenarios but no marking_model",
+         "`sqe` scenarios need a `marking_model` in models.yml.",
+         "models.yml without marking_model"),
+    Code("HB607", "warning", "no models.yml",
+         "Nothing to run: the benchmark has no models.yml.",
+         "benchmark/ without models.yml"),
+]
+
+CODES: dict[str, Code] = {c.code: c for c in _TABLE}
+
+__all__ = ["CODES", "Code"]

@@ -1,0 +1,392 @@
+"""Load a benchmark tree (flat or nested layout) into a `Benchmark`, collecting every problem.
+
+The loader never stops at the first problem: it records a diagnostic and carries on with
+what it could read, so one lint run shows an author everything to fix.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from helmbench.diagnostics import Collector
+from helmbench.errors import UsageError
+from helmbench.spec import markdown as md
+from helmbench.spec.models import (
+    BenchmarkFile,
+    ConditionMeta,
+    CriterionMeta,
+    ModelsFile,
+    PerturbationMeta,
+    ScenarioMeta,
+    ScoringFile,
+    Sqe,
+    UserContextMeta,
+)
+from helmbench.spec.naming import (
+    BEHAVIOUR_RE,
+    COMPONENT_RE,
+    CRITERION_RE,
+    FLAT_RE,
+    PILLAR_RE,
+    SCENARIO_RE,
+    natural_key,
+)
+from helmbench.spec.text import SourceText, TextError, read_source
+from helmbench.spec.tree import (
+    KINDS,
+    Benchmark,
+    BehaviourInfo,
+    Component,
+    Criterion,
+    PillarInfo,
+    Scenario,
+)
+from helmbench.spec.validate import suggest, validate
+from helmbench.spec.yamlio import LineDict, YamlError, load_yaml
+
+CONSOLIDATED = {"condition": "conditions.md", "user_context": "user-contexts.md", "perturbation": "perturbations.md"}
+INDIVIDUAL = {"condition": "conditions", "user_context": "user-contexts", "perturbation": "perturbations"}
+META = {"condition": ConditionMeta, "user_context": UserContextMeta, "perturbation": PerturbationMeta}
+WHAT = {"condition": "condition", "user_context": "user context", "perturbation": "perturbation"}
+_HEADING_CODE = re.compile(r"^([A-Za-z]+\d+[A-Za-z]*)(?:\s*[:\u2014\u2013-]\s*(.*))?$")
+
+
+class Loader:
+    def __init__(self, root: Path):
+        self.root = root
+        self.out = Collector()
+
+    # --- files ---------------------------------------------------------------------------
+
+    def rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def read(self, path: Path) -> SourceText | None:
+        try:
+            return read_source(self.root, path)
+        except TextError as exc:
+            self.out.add("HB103", self.rel(path), exc.line, exc.message, col=exc.col)
+        except OSError as exc:
+            self.out.add("HB103", self.rel(path), 1, f"cannot read file: {exc.strerror}")
+        return None
+
+    def yaml(self, text: str, path: str, line_offset: int = 0):
+        try:
+            data, dups = load_yaml(text, line_offset)
+        except YamlError as exc:
+            self.out.add("HB101", path, exc.line, exc.message, col=exc.col)
+            return None, False
+        for d in dups:
+            self.out.add("HB102", path, d.line, f"duplicate key `{d.key}` (first at line {d.first_line})", col=d.col)
+        return data, True
+
+    def frontmatter(self, fm: md.Frontmatter, path: str) -> tuple[LineDict | None, bool]:
+        if fm.unclosed_at is not None:
+            self.out.add("HB105", path, fm.unclosed_at, "frontmatter opened with `---` is never closed",
+                         hint="add a `---` line after the last key")
+            return None, False
+        if fm.text is None:
+            return None, True
+        data, ok = self.yaml(fm.text, path, fm.line - 1)
+        if not ok:
+            return None, False
+        if data is None:
+            return None, True
+        if not isinstance(data, LineDict):
+            self.out.add("HB207", path, fm.line, f"frontmatter must be a mapping of keys to values, not a {type(data).__name__}")
+            return None, False
+        return data, True
+
+    def find(self, folder: Path, *names: str) -> Path | None:
+        return next((folder / n for n in names if (folder / n).is_file()), None)
+
+    # --- top level ---------------------------------------------------------------------------
+
+    def load(self) -> Benchmark:
+        if not self.root.is_dir():
+            raise UsageError(f"benchmark folder not found: {self.root}", hint="pass the folder that holds scenarios/")
+        bench = Benchmark(root=self.root)
+        self.load_benchmark_file(bench)
+        self.load_scoring(bench)
+        self.load_models(bench)
+        scenarios_dir = self.root / "scenarios"
+        if not scenarios_dir.is_dir():
+            self.out.add("HB310", "scenarios", 1, "no scenarios/ folder in the benchmark")
+        else:
+            self.walk(bench, scenarios_dir)
+        bench.scenarios.sort(key=lambda s: (natural_key(s.pillar), natural_key(s.behaviour), natural_key(s.code)))
+        if not bench.declared:
+            self.out.add("HB601", "benchmark.yml", 1,
+                         "no benchmark.yml: pillars and behaviours come from folder codes and README titles")
+        return bench
+
+    def load_benchmark_file(self, bench: Benchmark) -> None:
+        path = self.find(self.root, "benchmark.yml", "benchmark.yaml")
+        if not path or not (src := self.read(path)):
+            return
+        bench.declared = True
+        bench.benchmark_source = src
+        data, ok = self.yaml(src.text, src.path)
+        if not ok:
+            return
+        model = validate(BenchmarkFile, data, src.path, self.out, what="benchmark.yml")
+        if not model:
+            return
+        bench.name, bench.version, bench.description = model.name, model.version, model.description
+        for pcode, pillar in model.pillars.items():
+            bench.pillars[pcode] = PillarInfo(pcode, pillar.title, pillar.description)
+            for bcode, b in pillar.behaviours.items():
+                compliance = [b.compliance] if isinstance(b.compliance, str) else list(b.compliance or [])
+                info = BehaviourInfo(pcode, bcode, b.title, b.description, compliance, b.weight)
+                bench.behaviours[info.key] = info
+
+    def load_scoring(self, bench: Benchmark) -> None:
+        path = self.find(self.root, "scoring.yaml", "scoring.yml")
+        if not path or not (src := self.read(path)):
+            return
+        data, ok = self.yaml(src.text, src.path)
+        if not ok:
+            return
+        model = validate(ScoringFile, data, src.path, self.out, what="scoring.yaml")
+        if model:
+            bench.scoring_weights = dict(model.weights)
+            bench.scoring_source = src
+            bench.scoring_data = data
+
+    def load_models(self, bench: Benchmark) -> None:
+        path = self.find(self.root, "models.yml", "models.yaml")
+        if not path:
+            self.out.add("HB607", "models.yml", 1, "no models.yml: there is nothing to run")
+            return
+        if not (src := self.read(path)):
+            return
+        data, ok = self.yaml(src.text, src.path)
+        if not ok:
+            return
+        bench.models_source, bench.models_data = src, data
+        bench.models = validate(ModelsFile, data, src.path, self.out, what="models.yml")
+
+    # --- walking scenarios/ ------------------------------------------------------------------
+
+    def subdirs(self, folder: Path) -> list[Path]:
+        entries = [p for p in folder.iterdir() if not p.name.startswith(".")]
+        for p in entries:
+            if p.is_file() and p.name.lower() != "readme.md":
+                self.out.add("HB307", self.rel(p), 1, f"unrecognised file `{p.name}` is ignored")
+        return sorted((p for p in entries if p.is_dir()), key=lambda p: natural_key(p.name))
+
+    def walk(self, bench: Benchmark, scenarios_dir: Path) -> None:
+        for entry in self.subdirs(scenarios_dir):
+            if m := FLAT_RE.match(entry.name):
+                self.note_pillar(bench, m.group(1), None)
+                self.note_behaviour(bench, m.group(1), m.group(2), None)
+                self.load_scenario(bench, entry, m.group(1), m.group(2), m.group(3))
+            elif m := PILLAR_RE.match(entry.name):
+                self.walk_pillar(bench, entry, m.group(1))
+            else:
+                self.unrecognised_folder(entry, "a pillar (`P1`) or flat scenario (`P1-B1-S1`) folder")
+
+    def walk_pillar(self, bench: Benchmark, folder: Path, pillar: str) -> None:
+        self.note_pillar(bench, pillar, folder)
+        for entry in self.subdirs(folder):
+            if m := BEHAVIOUR_RE.match(entry.name):
+                self.note_behaviour(bench, pillar, m.group(1), entry)
+                for sub in self.subdirs(entry):
+                    if s := SCENARIO_RE.match(sub.name):
+                        self.load_scenario(bench, sub, pillar, m.group(1), s.group(1))
+                    else:
+                        self.unrecognised_folder(sub, "a scenario folder (`S1` or `S1--slug`)")
+            else:
+                self.unrecognised_folder(entry, "a behaviour folder (`B1` or `B1--slug`)")
+
+    def unrecognised_folder(self, folder: Path, expected: str) -> None:
+        self.out.add("HB313", self.rel(folder), 1, f"folder `{folder.name}` is not {expected}; it is ignored")
+
+    def readme_title(self, folder: Path | None) -> str | None:
+        path = self.find(folder, "README.md", "readme.md") if folder else None
+        if not path or not (src := self.read(path)):
+            return None
+        lines = src.text.split("\n")
+        fm = md.find_frontmatter(lines, 0, len(lines))
+        body = "\n".join(lines[fm.body_start :]) if fm.text is not None else src.text
+        tokens = md.parse(body)
+        for i, tok in enumerate(tokens):
+            if tok.type == "heading_open":
+                return tokens[i + 1].content.strip() or None
+        return None
+
+    def note_pillar(self, bench: Benchmark, code: str, folder: Path | None) -> None:
+        if bench.declared or code in bench.pillars:
+            return
+        bench.pillars[code] = PillarInfo(code, self.readme_title(folder) or code)
+
+    def note_behaviour(self, bench: Benchmark, pillar: str, code: str, folder: Path | None) -> None:
+        key = f"{pillar}-{code}"
+        if bench.declared or key in bench.behaviours:
+            return
+        bench.behaviours[key] = BehaviourInfo(pillar, code, self.readme_title(folder) or key)
+
+    # --- one scenario ---------------------------------------------------------------------------
+
+    def load_scenario(self, bench: Benchmark, folder: Path, pillar: str, behaviour: str, code: str) -> None:
+        sc = Scenario(pillar, behaviour, code, self.rel(folder))
+        used: set[str] = {"README.md", "readme.md"}
+        scenario_file = self.find(folder, f"{code}.md", "MCSQE.md")
+        schema_code = code
+        if scenario_file is None:
+            other = sorted(p for p in folder.glob("*.md") if SCENARIO_RE.match(p.stem) and "--" not in p.stem)
+            if other:
+                scenario_file = other[0]
+                schema_code = other[0].stem
+                self.out.add("HB306", self.rel(other[0]), 1,
+                             f"scenario file `{other[0].name}` in folder for scenario `{code}`",
+                             hint=f"rename it to `{code}.md` or the folder to `{other[0].stem}`")
+        if scenario_file is None:
+            self.out.add("HB310", sc.folder, 1, f"scenario folder has no `{code}.md` (or `MCSQE.md`)")
+        else:
+            used.add(scenario_file.name)
+            self.load_scenario_file(sc, scenario_file)
+        schema = self.find(folder, f"{schema_code}.json", f"{code}.json")
+        if schema:
+            used.add(schema.name)
+            self.load_schema(sc, schema)
+        for kind in KINDS:
+            used |= self.load_components(sc, folder, kind)
+        used |= self.load_criteria(sc, folder)
+        self.unrecognised_files(folder, used)
+        bench.scenarios.append(sc)
+
+    def load_scenario_file(self, sc: Scenario, path: Path) -> None:
+        if not (src := self.read(path)):
+            return
+        sc.source = src
+        fm, body, body_line = md.split_single(src.text)
+        data, ok = self.frontmatter(fm, src.path)
+        sc.frontmatter, sc.body, sc.body_line = data, body, body_line
+        if not ok:
+            return
+        if path.name == "MCSQE.md" and data is None:
+            sc.meta = ScenarioMeta(evaluation=Sqe(type="sqe"))
+            return
+        sc.meta = validate(ScenarioMeta, data, src.path, self.out, what="scenario frontmatter")
+
+    def load_schema(self, sc: Scenario, path: Path) -> None:
+        if not (src := self.read(path)):
+            return
+        sc.schema_source = src
+        dups: list[str] = []
+
+        def pairs(items):
+            seen = set()
+            for k, _ in items:
+                if k in seen:
+                    dups.append(k)
+                seen.add(k)
+            return dict(items)
+
+        try:
+            sc.schema = json.loads(src.text, object_pairs_hook=pairs)
+        except json.JSONDecodeError as exc:
+            self.out.add("HB104", src.path, exc.lineno, f"invalid JSON: {exc.msg}", col=exc.colno)
+            return
+        for key in dups:
+            hits = [m.start() for m in re.finditer(rf'"{re.escape(key)}"\s*:', src.text)]
+            line = src.text.count("\n", 0, hits[1]) + 1 if len(hits) > 1 else 1
+            self.out.add("HB104", src.path, line, f"duplicate key `{key}` in JSON")
+
+    def load_components(self, sc: Scenario, folder: Path, kind: str) -> set[str]:
+        consolidated = folder / CONSOLIDATED[kind]
+        individual = folder / INDIVIDUAL[kind]
+        used: set[str] = set()
+        if consolidated.is_file():
+            used.add(consolidated.name)
+            if individual.is_dir():
+                used.add(individual.name)
+                self.out.add("HB308", self.rel(individual), 1,
+                             f"both `{consolidated.name}` and `{individual.name}/` exist; `{consolidated.name}` is used")
+            self.load_consolidated(sc, consolidated, kind)
+        elif individual.is_dir():
+            used.add(individual.name)
+            for path in sorted(individual.iterdir(), key=lambda p: natural_key(p.name)):
+                if path.name.startswith("."):
+                    continue
+                if path.suffix == ".md" and COMPONENT_RE[kind].match(path.stem):
+                    self.load_individual(sc, path, kind)
+                else:
+                    hint = f"{INDIVIDUAL[kind]}/ holds files named like `{ {'condition': 'C1', 'user_context': 'U1', 'perturbation': 'PT1'}[kind] }.md`"
+                    self.out.add("HB307", self.rel(path), 1, f"unrecognised file `{path.name}` is ignored", hint=hint)
+        return used
+
+    def add_component(self, sc: Scenario, kind: str, code: str, title: str | None, data, ok: bool,
+                      body: str, src: SourceText, line: int, body_line: int) -> None:
+        if ok and kind == "condition" and isinstance(data, LineDict) and "severity" in data:
+            self.out.add("HB206", src.path, data.line_of("severity"),
+                         "`severity` on a condition is read as `difficulty`", hint="rename the key to `difficulty`")
+            if "difficulty" not in data:
+                data["difficulty"] = data["severity"]
+                data.key_lines["difficulty"] = data.key_lines["severity"]
+            del data["severity"]
+        meta = validate(META[kind], data, src.path, self.out, what=WHAT[kind]) if ok else None
+        if meta is not None and meta.title is None and title:
+            meta = meta.model_copy(update={"title": title})
+        sc.components[kind].append(Component(kind, code, meta, body, src, line, body_line, data))
+
+    def load_consolidated(self, sc: Scenario, path: Path, kind: str) -> None:
+        if not (src := self.read(path)):
+            return
+        split = md.split_consolidated(src.text)
+        if split.preamble_line is not None:
+            self.out.add("HB312", src.path, split.preamble_line, "text before the first `#` heading is ignored")
+        for part in split.parts:
+            m = _HEADING_CODE.match(part.heading)
+            code = m.group(1) if m else part.heading
+            if not m or not COMPONENT_RE[kind].match(code):
+                prefix = {"condition": "C", "user_context": "U", "perturbation": "PT"}[kind]
+                self.out.add("HB311", src.path, part.line,
+                             f"heading `# {part.heading}` is not a {WHAT[kind]} code",
+                             hint=f"write `# {prefix}1`, `# {prefix}2`, …")
+                continue
+            data, ok = self.frontmatter(part.frontmatter, src.path)
+            self.add_component(sc, kind, code, m.group(2), data, ok, part.body, src, part.line, part.body_line)
+
+    def load_individual(self, sc: Scenario, path: Path, kind: str) -> None:
+        if not (src := self.read(path)):
+            return
+        fm, body, body_line = md.split_single(src.text)
+        data, ok = self.frontmatter(fm, src.path)
+        self.add_component(sc, kind, path.stem, None, data, ok, body, src, 1, body_line)
+
+    def load_criteria(self, sc: Scenario, folder: Path) -> set[str]:
+        used = set()
+        files = []
+        if (folder / "criteria.md").is_file():
+            files.append(("criteria", folder / "criteria.md"))
+        files += [(p.stem, p) for p in folder.glob("CR*.md") if CRITERION_RE.match(p.stem)]
+        for code, path in sorted(files, key=lambda cp: natural_key(cp[0])):
+            used.add(path.name)
+            if not (src := self.read(path)):
+                continue
+            fm, body, body_line = md.split_single(src.text)
+            data, ok = self.frontmatter(fm, src.path)
+            meta = validate(CriterionMeta, data, src.path, self.out, what="criterion") if ok else None
+            sc.criteria.append(Criterion(code, meta, body, src, body_line, data))
+        return used
+
+    def unrecognised_files(self, folder: Path, used: set[str]) -> None:
+        known = ["README.md", "conditions.md", "user-contexts.md", "perturbations.md", "criteria.md",
+                 "conditions", "user-contexts", "perturbations", "MCSQE.md", "CR1.md", *sorted(used)]
+        for p in sorted(folder.iterdir(), key=lambda p: natural_key(p.name)):
+            if p.name.startswith(".") or p.name in used:
+                continue
+            kind = "folder" if p.is_dir() else "file"
+            self.out.add("HB307", self.rel(p), 1, f"unrecognised {kind} `{p.name}` in a scenario folder is ignored",
+                         hint=suggest(p.name, known))
+
+
+def load_benchmark(root: str | Path) -> tuple[Benchmark, Collector]:
+    """Load the tree at `root`; returns the benchmark and every diagnostic found on the way."""
+    loader = Loader(Path(root).resolve())
+    bench = loader.load()
+    return bench, loader.out

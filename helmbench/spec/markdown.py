@@ -1,0 +1,168 @@
+"""Markdown structure of authored files, found from markdown-it-py tokens.
+
+Headings are taken from the token stream, never from regular expressions, so that `##`
+inside fenced code, lists, block quotes or HTML is content and not a section.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+
+from helmbench.spec.naming import tag_name
+
+
+@lru_cache(maxsize=1)
+def _md() -> MarkdownIt:
+    return MarkdownIt("commonmark")
+
+
+def parse(text: str):
+    return _md().parse(text)
+
+
+def is_blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _strip_blank_edges(lines: list[str]) -> list[str]:
+    start, end = 0, len(lines)
+    while start < end and is_blank(lines[start]):
+        start += 1
+    while end > start and is_blank(lines[end - 1]):
+        end -= 1
+    return lines[start:end]
+
+
+# --- frontmatter -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Frontmatter:
+    text: str | None  # YAML source, None when the part has no frontmatter
+    line: int  # 1-based line of the first YAML line (for error offsets)
+    body_start: int  # 0-based index of the first body line
+    unclosed_at: int | None = None  # 1-based line of an opening `---` never closed
+
+
+def find_frontmatter(lines: list[str], start: int, end: int) -> Frontmatter:
+    """Frontmatter is a `---` block that is the first non-blank thing of a part."""
+    i = start
+    while i < end and is_blank(lines[i]):
+        i += 1
+    if i >= end or lines[i].rstrip() != "---":
+        return Frontmatter(None, start + 1, start)
+    for j in range(i + 1, end):
+        if lines[j].rstrip() in ("---", "..."):
+            return Frontmatter("\n".join(lines[i + 1 : j]) + "\n", i + 2, j + 1)
+    return Frontmatter(None, i + 2, start, unclosed_at=i + 1)
+
+
+# --- consolidated files -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Part:
+    """One `# C1` part of a consolidated file."""
+
+    heading: str
+    line: int  # 1-based line of the `#` heading
+    frontmatter: Frontmatter
+    body: str
+    body_line: int  # 1-based line where the body starts
+
+
+@dataclass(frozen=True)
+class Split:
+    preamble_line: int | None  # 1-based line of non-blank text before the first heading
+    parts: list[Part]
+
+
+def split_consolidated(text: str) -> Split:
+    """Split a consolidated file at its `#` headings; frontmatter follows each heading."""
+    lines = text.split("\n")
+    h1: list[tuple[int, str]] = []
+    for i, tok in enumerate(tokens := parse(text)):
+        if tok.type == "heading_open" and tok.tag == "h1" and tok.markup == "#" and tok.level == 0:
+            h1.append((tok.map[0], tokens[i + 1].content.strip()))
+    headings: list[tuple[int, str, Frontmatter]] = []
+    skip_until = -1
+    for idx, (line, title) in enumerate(h1):
+        if line < skip_until:
+            continue  # a YAML comment inside frontmatter, not a heading
+        next_line = next((l for l, _ in h1 if l > line), len(lines))
+        fm = find_frontmatter(lines, line + 1, len(lines))
+        if fm.text is not None:
+            skip_until = fm.body_start
+        headings.append((line, title, fm))
+    parts = []
+    for n, (line, title, fm) in enumerate(headings):
+        end = headings[n + 1][0] if n + 1 < len(headings) else len(lines)
+        body_start = max(fm.body_start, line + 1)
+        if fm.text is None and fm.unclosed_at is None:
+            body_start = line + 1
+        body = "\n".join(_strip_blank_edges(lines[body_start:end]))
+        first = body_start
+        while first < end and is_blank(lines[first]):
+            first += 1
+        parts.append(Part(title, line + 1, fm, body, first + 1))
+    first_heading = headings[0][0] if headings else len(lines)
+    pre = next((i + 1 for i in range(first_heading) if not is_blank(lines[i])), None)
+    return Split(pre, parts)
+
+
+def split_single(text: str) -> tuple[Frontmatter, str, int]:
+    """A whole-file part (S1.md, CR1.md, conditions/C1.md): frontmatter at the top, then body."""
+    lines = text.split("\n")
+    fm = find_frontmatter(lines, 0, len(lines))
+    start = fm.body_start
+    while start < len(lines) and is_blank(lines[start]):
+        start += 1
+    body = "\n".join(_strip_blank_edges(lines[fm.body_start :]))
+    return fm, body, start + 1
+
+
+# --- `##` sections -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    heading: str | None  # None for text before the first `##`
+    tag: str | None
+    line: int  # 1-based line within the body
+    text: str  # content, blank edge lines removed
+
+
+def sections(body: str) -> list[Section]:
+    """Split a body at its top-level ATX `##` headings."""
+    lines = body.split("\n")
+    tokens = parse(body)
+    heads = [
+        (tok.map[0], tok.map[1], tokens[i + 1].content.strip())
+        for i, tok in enumerate(tokens)
+        if tok.type == "heading_open" and tok.tag == "h2" and tok.markup == "##" and tok.level == 0
+    ]
+    out: list[Section] = []
+    first = heads[0][0] if heads else len(lines)
+    pre = _strip_blank_edges(lines[:first])
+    if pre:
+        out.append(Section(None, None, 1, "\n".join(pre)))
+    for n, (start, end, title) in enumerate(heads):
+        stop = heads[n + 1][0] if n + 1 < len(heads) else len(lines)
+        out.append(Section(title, tag_name(title), start + 1, "\n".join(_strip_blank_edges(lines[end:stop]))))
+    return out
+
+
+def unclosed_fence(body: str) -> int | None:
+    """1-based line of a fenced code block that runs to the end without a closing fence."""
+    lines = body.split("\n")
+    for tok in parse(body):
+        if tok.type == "fence" and tok.level == 0:
+            start, end = tok.map
+            closing = lines[end - 1].strip() if end - 1 > start else ""
+            marker = tok.markup[0]
+            if end >= len(lines) and not (closing.startswith(tok.markup) and set(closing) <= {marker}):
+                return start + 1
+    return None

@@ -1,0 +1,190 @@
+"""Pydantic models of every file an author writes.
+
+Models are strict (no silent "5" → 5) and forbid unknown keys, because a misspelt key in
+a benchmark silently changes what is measured. `helmbench schema` exports these as JSON
+Schemas for editors.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+Severity = Annotated[int, Field(ge=-10, le=10, description="-10..10: positive = a risk to catch, negative = a user who is fine")]
+Difficulty = Annotated[int, Field(ge=0, le=10, description="0..10: how much the condition makes the right behaviour harder")]
+Values = Union[str, list[str]]
+
+
+# --- evaluation ----------------------------------------------------------------------------
+
+
+class CategoryMatch(Strict):
+    """Passes when `output[field]` equals `expected` (or one of a list of accepted values)."""
+
+    type: Literal["category_match"] = "category_match"
+    field: str = "category"
+    expected: Values | None = Field(None, description="defaults to the scenario's `category`")
+
+    def accepted(self) -> list[str]:
+        return [self.expected] if isinstance(self.expected, str) else list(self.expected or [])
+
+
+class ListIncludes(Strict):
+    """Passes when every value of `required` is in the list `output[field]`."""
+
+    type: Literal["list_includes"]
+    field: str = "tags"
+    required: Annotated[list[str], Field(min_length=1)]
+
+
+class TagThreshold(Strict):
+    """Passes when ≥ `min_correct` of `output[field]` are expected and ≤ `max_incorrect` are not."""
+
+    type: Literal["tag_threshold"]
+    field: str = "tags"
+    expected: Annotated[list[str], Field(min_length=1)]
+    min_correct: Annotated[int, Field(ge=1)] = 1
+    max_incorrect: Annotated[int, Field(ge=0)] = 0
+
+
+class Sqe(Strict):
+    """Judged by `marking_model` against the scenario's criteria."""
+
+    type: Literal["sqe"]
+
+
+Evaluation = Annotated[Union[CategoryMatch, ListIncludes, TagThreshold, Sqe], Field(discriminator="type")]
+EVALUATION_TYPES = ("category_match", "list_includes", "tag_threshold", "sqe")
+
+
+class ScenarioMeta(Strict):
+    """Frontmatter of `S#.md`."""
+
+    title: str | None = None
+    description: str | None = None
+    category: str | None = None
+    evaluation: Evaluation = Field(default_factory=CategoryMatch)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_type(cls, data):
+        ev = data.get("evaluation") if isinstance(data, dict) else None
+        if isinstance(ev, dict) and "type" not in ev:
+            ev = dict(ev)
+            ev["type"] = "category_match"
+            data = dict(data)
+            data["evaluation"] = ev
+        return data
+
+
+# --- components ------------------------------------------------------------------------------
+
+
+class ConditionMeta(Strict):
+    title: str | None = None
+    difficulty: Difficulty = 0
+
+
+class UserContextMeta(Strict):
+    title: str | None = None
+    severity: Severity = 0
+
+
+class PerturbationMeta(Strict):
+    title: str | None = None
+    severity: Severity = 0
+
+
+class CriterionMeta(Strict):
+    """Frontmatter of `criteria.md` / `CR#.md`: the judge's answer space."""
+
+    title: str | None = None
+    options: Annotated[list[str], Field(min_length=1)] = ["PASS", "FAIL"]
+    pass_values: Annotated[list[str], Field(min_length=1)] = ["PASS"]
+    response_field: str = "judgment"
+    response_type: Literal["single", "multi"] = "single"
+    scores: dict[str, float] | None = Field(None, description="partial credit, e.g. {PASS: 1, PARTIAL: 0.5, FAIL: 0}")
+
+    def score_of(self, value: str) -> float:
+        if self.scores and value in self.scores:
+            return float(self.scores[value])
+        return 1.0 if value in self.pass_values else 0.0
+
+
+# --- benchmark.yml, scoring.yaml, models.yml -------------------------------------------
+
+
+def _as_text(v):
+    return str(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+
+
+class Behaviour(Strict):
+    title: str
+    description: str | None = None
+    compliance: list[str] | str | None = Field(None, description="what a compliant model does")
+    weight: Annotated[float, Field(gt=0)] | None = None
+
+
+class Pillar(Strict):
+    title: str
+    description: str | None = None
+    behaviours: dict[str, Behaviour] = {}
+
+
+class BenchmarkFile(Strict):
+    name: str
+    version: str
+    description: str | None = None
+    pillars: dict[str, Pillar] = {}
+
+    _v = field_validator("version", mode="before")(lambda cls, v: _as_text(v))
+
+
+class ScoringFile(BaseModel):
+    """`scoring.yaml`: only `weights` is read; comments and other notes are allowed."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    weights: dict[str, Annotated[float, Field(gt=0)]] = {}
+
+
+class ModelSettings(Strict):
+    """Per-model request settings; all of them are part of the response cache key."""
+
+    temperature: Annotated[float, Field(ge=0, le=2)] | None = None
+    max_tokens: Annotated[int, Field(gt=0)] | None = None
+    top_p: Annotated[float, Field(gt=0, le=1)] | None = None
+    seed: int | None = None
+    provider: dict | None = Field(None, description="OpenRouter provider routing, e.g. {order: [...], allow_fallbacks: false}")
+    reasoning: dict | None = Field(None, description="OpenRouter reasoning settings")
+    timeout: Annotated[float, Field(gt=0)] | None = Field(None, description="seconds per request")
+
+
+class ModelEntry(ModelSettings):
+    id: Annotated[str, Field(pattern=r"^[\w.\-]+/[\w.:\-]+$", description="OpenRouter model id")]
+    name: str | None = None
+
+    def settings(self) -> dict:
+        return self.model_dump(exclude={"id", "name"}, exclude_none=True)
+
+
+class ModelsFile(Strict):
+    marking_model: ModelEntry | None = None
+    models: list[ModelEntry] = []
+
+    @field_validator("marking_model", mode="before")
+    @classmethod
+    def _id_only(cls, v):
+        return {"id": v} if isinstance(v, str) else v
+
+
+__all__ = [
+    "Behaviour", "BenchmarkFile", "CategoryMatch", "ConditionMeta", "CriterionMeta", "EVALUATION_TYPES",
+    "ListIncludes", "ModelEntry", "ModelSettings", "ModelsFile", "PerturbationMeta", "Pillar", "ScenarioMeta",
+    "ScoringFile", "Sqe", "TagThreshold", "UserContextMeta",
+]

@@ -1,0 +1,42 @@
+"""Codes, slugs and ordering: the naming rules every stage agrees on."""
+
+from __future__ import annotations
+
+import re
+
+PILLAR_RE = re.compile(r"^(P\d+)(?:--.*)?$")
+BEHAVIOUR_RE = re.compile(r"^(B\d+)(?:--.*)?$")
+SCENARIO_RE = re.compile(r"^(S\d+[A-Z]*)(?:--.*)?$")
+FLAT_RE = re.compile(r"^(P\d+)-(B\d+)-(S\d+[A-Z]*)(?:--.*)?$")
+COMPONENT_RE = {
+    "condition": re.compile(r"^C\d+[A-Z]*$"),
+    "user_context": re.compile(r"^U\d+[A-Z]*$"),
+    "perturbation": re.compile(r"^PT\d+[A-Z]*$"),
+}
+CRITERION_RE = re.compile(r"^CR\d+[A-Z]*$")
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key so that P2 < P10 and S1 < S1A < S2, identical on every machine."""
+    return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(text))
+
+
+_APOSTROPHES = re.compile(r"['\u2019\u2018`]")
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
+def tag_name(heading: str) -> str:
+    """XML tag for a `##` heading: lower-case, apostrophes dropped, other runs → `_`, trimmed.
+
+    Only ASCII letters and digits survive so that every tag is a valid XML name chunk on
+    every tokenizer; "User's input" → "users_input".
+    """
+    text = _APOSTROPHES.sub("", heading.lower())
+    return _NON_ALNUM.sub("_", text).strip("_")
+
+
+def case_id(scenario_key: str, condition: str, user_context: str | None, perturbation: str) -> str:
+    parts = [scenario_key, condition] + ([user_context] if user_context else []) + [perturbation]
+    return "-".join(parts)
