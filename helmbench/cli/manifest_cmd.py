@@ -1,1 +1,176 @@
 """`helmbench compile`, `list`, `show` and `diff`: the manifest stage."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from helmbench.cli.app import app
+
+ROOT = typer.Argument(Path("benchmark"), help="The benchmark folder (holds scenarios/).")
+
+
+class Fmt(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class DiffFmt(str, Enum):
+    text = "text"
+    github = "github"
+    json = "json"
+
+
+@app.command("compile")
+def compile_(
+    root: Path = ROOT,
+    out: Path = typer.Option(Path("build"), "--out", help="Folder for manifest.jsonl and manifests/."),
+) -> None:
+    """Compile the tree into build/manifest.jsonl (one line per case) and a read-only copy.
+
+    Refuses a tree with lint errors. The output is byte-identical for the same tree.
+
+    Example: helmbench compile benchmark
+    """
+    from helmbench.lint.render import text
+    from helmbench.manifest import LintFailed, compile_tree
+
+    try:
+        result = compile_tree(root, out)
+    except LintFailed as exc:
+        print(text([d for d in exc.diagnostics if d.is_error]), file=sys.stderr)
+        raise
+    h = result.header
+    print(f"compiled {h['cases']} cases from {len(h['catalog']['scenarios'])} scenarios → {result.path}")
+    print(f"manifest {h['manifest_hash']} (copy: {result.copy})")
+
+
+@app.command("list")
+def list_(root: Path = ROOT, format: Fmt = typer.Option(Fmt.text, "--format", "-f")) -> None:
+    """List scenarios with pillar and behaviour titles, evaluation type and case counts.
+
+    Example: helmbench list benchmark --format json
+    """
+    from helmbench.spec import load_benchmark
+
+    bench, _ = load_benchmark(root)
+    rows = []
+    for sc in bench.scenarios:
+        p = bench.pillars.get(sc.pillar)
+        b = bench.behaviours.get(sc.behaviour_key)
+        rows.append({
+            "scenario": sc.key, "title": sc.meta.title if sc.meta else None,
+            "pillar": sc.pillar, "pillar_title": p.title if p else None,
+            "behaviour": sc.behaviour_key, "behaviour_title": b.title if b else None,
+            "evaluation": sc.evaluation_type, "conditions": len(sc.conditions),
+            "user_contexts": len(sc.user_contexts), "perturbations": len(sc.perturbations),
+            "criteria": len(sc.criteria), "cases": sc.case_count,
+        })
+    if format is Fmt.json:
+        print(json.dumps({"scenarios": rows, "cases": sum(r["cases"] for r in rows)}, indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{bench.name} {bench.version}")
+    for col in ("scenario", "pillar / behaviour", "evaluation", "C×U×PT", "cases"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(
+            r["scenario"] + (f"\n{r['title']}" if r["title"] else ""),
+            f"{r['pillar_title']}\n{r['behaviour_title']}",
+            r["evaluation"] or "?",
+            f"{r['conditions']}×{r['user_contexts'] or 1}×{r['perturbations']}",
+            str(r["cases"]),
+        )
+    console = Console()
+    console.print(table, markup=False)
+    console.print(f"{len(rows)} scenarios, {sum(r['cases'] for r in rows)} cases", markup=False)
+
+
+@app.command()
+def show(
+    case_id: str = typer.Argument(..., help="A case id such as P1-B1-S1-C1-U2-PT3."),
+    root: Path = typer.Option(Path("benchmark"), "--root", help="Benchmark folder to compose the case from."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="Read the case from a compiled manifest instead."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole case record as JSON."),
+) -> None:
+    """Show exactly what a model receives for one case: messages, response format, evaluation.
+
+    Example: helmbench show P1-B1-S1-C1-U2-PT3
+    """
+    from helmbench.errors import UsageError
+
+    case = _find_case(case_id, root, manifest)
+    if case is None:
+        raise UsageError(f"no case {case_id!r}", hint="`helmbench list` shows the scenarios and their counts")
+    if as_json:
+        print(json.dumps(case, indent=2, ensure_ascii=False))
+        return
+    sev = case["severity"]
+    print(f"# {case['id']}  hash {case['hash']}")
+    print(f"severity: perturbation {sev['perturbation']}, user context {sev['user_context']}, base {sev['base']}; "
+          f"difficulty {case['difficulty']}; weight {case['weight']}")
+    for msg in case["request"]["messages"]:
+        print(f"\n--- message ({msg['role']}) ---\n{msg['content']}")
+    rf = case["request"]["response_format"]
+    print("\n--- response format ---\n" + (json.dumps(rf, indent=2, ensure_ascii=False) if rf else "free text"))
+    print("\n--- evaluation ---\n" + json.dumps(case["evaluation"], indent=2, ensure_ascii=False))
+
+
+def _find_case(case_id: str, root: Path, manifest: Optional[Path]) -> dict | None:
+    if manifest is not None:
+        from helmbench.manifest import read_manifest
+
+        return next((c for c in read_manifest(manifest) if c["id"] == case_id), None)
+    from helmbench.manifest.canonical import canonical
+    from helmbench.manifest.cases import scenario_cases
+    from helmbench.spec import load_benchmark
+
+    bench, _ = load_benchmark(root)
+    for sc in bench.scenarios:
+        if case_id.startswith(sc.key + "-") and sc.meta is not None:
+            case = next((c for c in scenario_cases(bench, sc) if c["id"] == case_id), None)
+            return json.loads(canonical(case)) if case else None  # the form the manifest would hold
+    return None
+
+
+@app.command()
+def diff(
+    old: Optional[Path] = typer.Argument(None, help="The old manifest.jsonl."),
+    new: Optional[Path] = typer.Argument(None, help="The new manifest.jsonl (default build/manifest.jsonl with --against)."),
+    against: Optional[str] = typer.Option(None, "--against", help="Compile ROOT at this git revision as OLD."),
+    root: Path = typer.Option(Path("benchmark"), "--root", help="Benchmark folder for --against."),
+    format: DiffFmt = typer.Option(DiffFmt.text, "--format", "-f"),
+) -> None:
+    """Cases added, removed and changed between two manifests (request vs evaluation-only changes).
+
+    Examples:
+
+        helmbench diff old/manifest.jsonl build/manifest.jsonl
+
+        helmbench diff --against origin/main --format github
+    """
+    import tempfile
+
+    from helmbench.errors import UsageError
+    from helmbench.manifest.diff import compile_at_revision, diff_manifests, render
+
+    with tempfile.TemporaryDirectory() as tmp:
+        if against:
+            if old is not None and new is None:
+                new, old = old, None
+            old = compile_at_revision(root, against, Path(tmp))
+            if new is None:
+                from helmbench.manifest import compile_tree
+
+                new = compile_tree(root, Path(tmp) / "new").path
+        if old is None or new is None:
+            raise UsageError("give OLD and NEW manifests, or --against REF")
+        d = diff_manifests(old, new)
+        print(render(d, format.value))

@@ -1,0 +1,130 @@
+"""Case expansion: the full product conditions × user contexts × perturbations of a scenario.
+
+Each component body is composed once per scenario and reused for every case that uses it,
+and the request is serialised once per case; that keeps compile close to the cost of just
+serialising and hashing the records (see benchmarks/compile_speed.py).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Iterator
+
+from helmbench.manifest.canonical import canonical, hash_of
+from helmbench.manifest.compose import compose_body, response_format
+from helmbench.spec.naming import case_id, natural_key
+from helmbench.spec.tree import Benchmark, Scenario
+
+
+def evaluation_of(sc: Scenario) -> dict:
+    ev = sc.meta.evaluation
+    if ev.type == "category_match":
+        expected = ev.accepted() or ([sc.meta.category] if sc.meta.category else [])
+        return {"type": ev.type, "field": ev.field, "expected": expected}
+    if ev.type == "list_includes":
+        return {"type": ev.type, "field": ev.field, "required": list(ev.required)}
+    if ev.type == "tag_threshold":
+        return {"type": ev.type, "field": ev.field, "expected": list(ev.expected),
+                "min_correct": ev.min_correct, "max_incorrect": ev.max_incorrect}
+    criteria = []
+    for cr in sc.criteria:
+        meta = cr.meta
+        criteria.append({
+            "code": cr.code,
+            "title": meta.title,
+            "text": cr.body,
+            "options": list(meta.options),
+            "pass_values": list(meta.pass_values),
+            "response_field": meta.response_field,
+            "response_type": meta.response_type,
+            "scores": {o: meta.score_of(o) for o in meta.options},
+        })
+    return {"type": "sqe", "criteria": criteria}
+
+
+def _source(src) -> dict:
+    return {"path": src.path, "sha256": src.sha256}
+
+
+def _sorted(components):
+    return sorted(components, key=lambda c: natural_key(c.code))
+
+
+def scenario_cases(bench: Benchmark, sc: Scenario) -> Iterator[dict]:
+    """Yield the case records of one scenario in natural order of case id."""
+    evaluation = evaluation_of(sc)
+    eval_c = canonical(evaluation)
+    rf = response_format(sc.schema, sc.key)
+    rf_c = canonical(rf)
+    weight = bench.weight(sc.behaviour_key)
+    shared = [s for s in (sc.source, sc.schema_source, bench.weight_source(sc.behaviour_key)) if s]
+    shared += [cr.source for cr in sc.criteria]
+    scenario_text = compose_body(sc.body)
+    composed = {id(c): compose_body(c.body) for k in sc.components.values() for c in k}
+    for cond in _sorted(sc.conditions):
+        for uc in _sorted(sc.user_contexts) or [None]:
+            for pt in _sorted(sc.perturbations):
+                parts = [scenario_text, composed[id(cond)], composed[id(uc)] if uc else "", composed[id(pt)]]
+                content = "\n\n".join(p for p in parts if p)
+                request = {"messages": [{"role": "user", "content": content}], "response_format": rf}
+                req_c = '{"messages":' + canonical(request["messages"]) + ',"response_format":' + rf_c + "}"
+                request_hash = "sha256:" + hashlib.sha256(req_c.encode()).hexdigest()
+                # canonical({"evaluation": …, "request": …}) built from the parts already serialised
+                whole = '{"evaluation":' + eval_c + ',"request":' + req_c + "}"
+                files = {s.path: s for s in shared + [cond.source, pt.source] + ([uc.source] if uc else [])}
+                sev_uc = uc.severity if uc else 0
+                yield {
+                    "id": case_id(sc.key, cond.code, uc.code if uc else None, pt.code),
+                    "hash": "sha256:" + hashlib.sha256(whole.encode()).hexdigest(),
+                    "request_hash": request_hash,
+                    "pillar": sc.pillar,
+                    "behaviour": sc.behaviour_key,
+                    "scenario": sc.key,
+                    "condition": f"{sc.key}-{cond.code}",
+                    "user_context": f"{sc.key}-{uc.code}" if uc else None,
+                    "perturbation": f"{sc.key}-{pt.code}",
+                    "severity": {"perturbation": pt.severity, "user_context": sev_uc, "base": pt.severity + sev_uc},
+                    "difficulty": cond.difficulty,
+                    "weight": weight,
+                    "request": request,
+                    "evaluation": evaluation,
+                    "sources": [_source(files[p]) for p in sorted(files)],
+                }
+
+
+def all_cases(bench: Benchmark) -> Iterator[dict]:
+    for sc in bench.scenarios:
+        yield from scenario_cases(bench, sc)
+
+
+def catalog(bench: Benchmark) -> dict:
+    """Titles and component metadata that later stages show next to the numbers."""
+    comps = {}
+    scenarios = {}
+    for sc in bench.scenarios:
+        scenarios[sc.key] = {
+            "behaviour": sc.behaviour_key,
+            "title": sc.meta.title if sc.meta else None,
+            "category": sc.meta.category if sc.meta else None,
+            "evaluation_type": sc.evaluation_type,
+            "cases": sc.case_count,
+        }
+        for kind, items in sc.components.items():
+            for c in _sorted(items):
+                comps[f"{sc.key}-{c.code}"] = {
+                    "scenario": sc.key, "kind": kind, "code": c.code, "title": c.title,
+                    "difficulty": c.difficulty, "severity": c.severity,
+                }
+    return {
+        "pillars": {p.code: {"title": p.title, "description": p.description}
+                    for p in sorted(bench.pillars.values(), key=lambda p: natural_key(p.code))},
+        "behaviours": {b.key: {"pillar": b.pillar, "title": b.title, "description": b.description,
+                               "compliance": b.compliance, "weight": bench.weight(b.key)}
+                       for b in sorted(bench.behaviours.values(), key=lambda b: natural_key(b.key))},
+        "scenarios": scenarios,
+        "components": comps,
+    }
+
+
+def hash_catalog(cat: dict) -> str:
+    return hash_of(cat)

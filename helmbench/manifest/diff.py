@@ -1,0 +1,106 @@
+"""Diff two manifests by case id, splitting what needs new model calls from re-judging only.
+
+A pull request that edits a criterion costs judge calls; one that edits a perturbation
+costs model calls for exactly the cases using it. The split lets a reviewer see which.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from helmbench.errors import HelmbenchError, UsageError
+from helmbench.manifest.reader import read_manifest
+from helmbench.spec.naming import natural_key
+
+
+@dataclass
+class ManifestDiff:
+    old_hash: str
+    new_hash: str
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    request_changed: list[str] = field(default_factory=list)  # new model calls needed
+    evaluation_changed: list[str] = field(default_factory=list)  # re-judging only
+    unchanged: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed or self.request_changed or self.evaluation_changed)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _index(path: Path) -> tuple[str, dict[str, tuple[str, str]]]:
+    m = read_manifest(path)
+    return m.hash, {c["id"]: (c["hash"], c["request_hash"]) for c in m}
+
+
+def diff_manifests(old: str | Path, new: str | Path) -> ManifestDiff:
+    old_hash, a = _index(Path(old))
+    new_hash, b = _index(Path(new))
+    d = ManifestDiff(old_hash, new_hash)
+    for cid in sorted(a.keys() | b.keys(), key=natural_key):
+        if cid not in b:
+            d.removed.append(cid)
+        elif cid not in a:
+            d.added.append(cid)
+        elif a[cid][1] != b[cid][1]:
+            d.request_changed.append(cid)
+        elif a[cid][0] != b[cid][0]:
+            d.evaluation_changed.append(cid)
+        else:
+            d.unchanged += 1
+    return d
+
+
+def compile_at_revision(root: Path, ref: str, out_dir: Path) -> Path:
+    """Compile the tree as it was at git revision `ref` (for pull-request diffs)."""
+    from helmbench.manifest.writer import compile_tree
+
+    root = root.resolve()
+    try:
+        top = Path(subprocess.run(["git", "-C", str(root), "rev-parse", "--show-toplevel"],
+                                  check=True, capture_output=True, text=True).stdout.strip())
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        raise UsageError(f"{root} is not inside a git repository; --against needs one") from None
+    rel = root.relative_to(top).as_posix() or "."
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = Path(tmp) / "tree.tar"
+        proc = subprocess.run(["git", "-C", str(top), "archive", "--format=tar", "-o", str(archive), ref, "--", rel],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise UsageError(f"cannot read {rel} at revision {ref!r}: {proc.stderr.strip()}")
+        with tarfile.open(archive) as tar:
+            tar.extractall(Path(tmp) / "src", filter="data")
+        result = compile_tree(Path(tmp) / "src" / rel, Path(tmp) / "out")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        dest = out_dir / f"manifest-{ref.replace('/', '_')}.jsonl"
+        shutil.copyfile(result.path, dest)
+    return dest
+
+
+def render(d: ManifestDiff, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(d.to_dict(), indent=2)
+    groups = [("added", d.added), ("removed", d.removed),
+              ("request changed (new model calls)", d.request_changed),
+              ("evaluation changed (re-judge only)", d.evaluation_changed)]
+    if fmt == "github":
+        lines = [f"::notice title=HELMBench manifest diff::{len(d.added)} added, {len(d.removed)} removed, "
+                 f"{len(d.request_changed)} need new model calls, {len(d.evaluation_changed)} need re-judging only"]
+        return "\n".join(lines)
+    if fmt != "text":
+        raise HelmbenchError(f"unknown format {fmt!r}")
+    out = [f"{d.old_hash} → {d.new_hash}"]
+    for title, ids in groups:
+        out.append(f"{title}: {len(ids)}")
+        out += [f"  {i}" for i in ids]
+    out.append(f"unchanged: {d.unchanged}")
+    return "\n".join(out)

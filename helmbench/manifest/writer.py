@@ -1,0 +1,110 @@
+"""`compile`: write `build/manifest.jsonl` and its read-only copy under `build/manifests/`.
+
+Cases are streamed to disk as they are produced and the manifest hash is folded in
+incrementally, so memory does not grow with the number of cases; the header (which needs
+the count and the hash) is prepended at the end and the file is swapped in atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from helmbench import __version__
+from helmbench.diagnostics import Diagnostic
+from helmbench.errors import HelmbenchError
+from helmbench.manifest.canonical import canonical
+from helmbench.manifest.cases import all_cases, catalog, hash_catalog
+from helmbench.spec.tree import Benchmark
+
+FORMAT = "helmbench-manifest/1"
+
+
+class LintFailed(HelmbenchError):
+    """The tree has lint errors; the compiler refuses to write a manifest from it."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        errors = [d for d in diagnostics if d.is_error]
+        super().__init__(f"the benchmark has {len(errors)} lint error(s); fix them before compiling",
+                         hint="run `helmbench lint` to see them")
+        self.diagnostics = diagnostics
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    path: Path
+    copy: Path
+    header: dict
+    diagnostics: list[Diagnostic]
+
+
+class _ManifestHash:
+    """sha256 of canonical JSON of the ordered list of case hashes, folded one by one."""
+
+    def __init__(self) -> None:
+        self._h = hashlib.sha256(b"[")
+        self.count = 0
+
+    def add(self, case_hash: str) -> None:
+        self._h.update((b"," if self.count else b"") + canonical(case_hash).encode())
+        self.count += 1
+
+    def hexdigest(self) -> str:
+        h = self._h.copy()
+        h.update(b"]")
+        return "sha256:" + h.hexdigest()
+
+
+def header_for(bench: Benchmark, count: int, manifest_hash: str) -> dict:
+    cat = catalog(bench)
+    return {
+        "format": FORMAT,
+        "benchmark": {"name": bench.name, "version": bench.version, "description": bench.description},
+        "compiler": f"helmbench {__version__}",
+        "cases": count,
+        "manifest_hash": manifest_hash,
+        "catalog_hash": hash_catalog(cat),
+        "catalog": cat,
+    }
+
+
+def write_manifest(bench: Benchmark, out_dir: Path) -> tuple[Path, Path, dict]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    body_tmp = out_dir / ".manifest-cases.tmp"
+    final_tmp = out_dir / ".manifest.jsonl.tmp"
+    mh = _ManifestHash()
+    with open(body_tmp, "w", encoding="utf-8", newline="\n") as f:
+        for case in all_cases(bench):
+            mh.add(case["hash"])
+            f.write(canonical(case))
+            f.write("\n")
+    header = header_for(bench, mh.count, mh.hexdigest())
+    with open(final_tmp, "w", encoding="utf-8", newline="\n") as out, open(body_tmp, encoding="utf-8") as cases:
+        out.write(canonical(header) + "\n")
+        shutil.copyfileobj(cases, out, 1 << 20)
+    body_tmp.unlink()
+    path = out_dir / "manifest.jsonl"
+    os.replace(final_tmp, path)
+    copy = out_dir / "manifests" / f"{header['manifest_hash'].split(':', 1)[1]}.jsonl"
+    if not copy.exists():
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        tmp = copy.with_suffix(".tmp")
+        shutil.copyfile(path, tmp)
+        os.chmod(tmp, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        os.replace(tmp, copy)
+    return path, copy, header
+
+
+def compile_tree(root: str | Path, out_dir: str | Path = Path("build")) -> CompileResult:
+    """Lint the tree, refuse it on errors, else write the manifest; returns where it went."""
+    from helmbench.lint import lint_tree
+
+    bench, diags = lint_tree(root)
+    if any(d.is_error for d in diags):
+        raise LintFailed(diags)
+    path, copy, header = write_manifest(bench, Path(out_dir))
+    return CompileResult(path, copy, header, diags)
