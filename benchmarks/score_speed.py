@@ -1,0 +1,52 @@
+"""How long the seeded bootstrap interval takes, as a ratio to one plain score computation.
+
+    .venv/bin/python benchmarks/score_speed.py [N_RESULTS] [RESAMPLES]
+
+The bootstrap recomputes the run score RESAMPLES times; the ratio says how many plain
+`run_score` calls it costs (lower is better; 1,000 resamples done naively would cost ~1,000).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+import time
+
+from helmbench.score import ScoredResult, bootstrap_score_ci, run_score
+
+WEIGHTS = {"P1-B1": 12, "P1-B2": 10, "P2-B2": 15, "P3-B1": 8, "P4-B1": 5}
+
+
+def dataset(n: int, seed: int = 1) -> list[ScoredResult]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        b = rng.choice(sorted(WEIGHTS))
+        verdict = rng.choice(["PASS", "PASS", "FAIL"])
+        rows.append(ScoredResult(f"{b}-S1-C1-U1-PT{i}", b[:2], b, f"{b}-S1", f"{b}-S1-C1",
+                                 rng.randint(-3, 10), rng.randint(0, 10), rng.randint(0, 9), WEIGHTS[b],
+                                 verdict, 1.0 if verdict == "PASS" else 0.0))
+    return rows
+
+
+def best_of(fn, repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 5000
+    resamples = int(sys.argv[2]) if len(sys.argv) > 2 else 1000
+    rows = dataset(n)
+    plain = best_of(lambda: run_score(rows))
+    boot = best_of(lambda: bootstrap_score_ci(rows, resamples=resamples, seed=0))
+    print(f"{n} results: run_score {plain * 1000:.1f} ms; bootstrap ×{resamples} {boot * 1000:.1f} ms; "
+          f"ratio {boot / plain:.1f} plain score computations")
+
+
+if __name__ == "__main__":
+    main()

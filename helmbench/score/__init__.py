@@ -1,0 +1,77 @@
+"""Scoring and analytics: severity-weighted scores, pass rates, intervals, agreement.
+
+Pure standard library; reads only `ScoredResult` rows (built by the caller from the results
+database), so it can be tested, and re-run on old results, without the executor.
+Start with `summarise`; the other functions are its parts, usable on their own.
+See DESIGN.md §5 for the formula and `cost.py` for where it lives.
+"""
+
+from .agreement import Agreement, CaseMean, agreement, case_means, fleiss_kappa
+from .bootstrap import bootstrap_run_scores, bootstrap_score_ci, percentile_interval
+from .breakdown import (
+    BehaviourStats,
+    GroupStats,
+    breakdown,
+    by_behaviour,
+    by_condition,
+    by_perturbation_severity,
+    by_pillar,
+    by_user_context_severity,
+    group_stats,
+)
+from .cost import case_base, result_cost
+from .coverage import Coverage, coverage, pass_rate
+from .model import ERROR, FAIL, PASS, VERDICTS, ScoredResult, check_consistent
+from .summary import RunSummary, summarise
+from .weighted import (
+    BehaviourCost,
+    WeightedScores,
+    behaviour_costs,
+    behaviour_score,
+    run_score,
+    weighted_mean,
+    weighted_scores,
+)
+from .wilson import Z95, wilson_interval
+
+__all__ = [
+    "ERROR",
+    "FAIL",
+    "PASS",
+    "VERDICTS",
+    "Z95",
+    "Agreement",
+    "BehaviourCost",
+    "BehaviourStats",
+    "CaseMean",
+    "Coverage",
+    "GroupStats",
+    "RunSummary",
+    "ScoredResult",
+    "WeightedScores",
+    "agreement",
+    "behaviour_costs",
+    "behaviour_score",
+    "bootstrap_run_scores",
+    "bootstrap_score_ci",
+    "breakdown",
+    "by_behaviour",
+    "by_condition",
+    "by_perturbation_severity",
+    "by_pillar",
+    "by_user_context_severity",
+    "case_base",
+    "case_means",
+    "check_consistent",
+    "coverage",
+    "fleiss_kappa",
+    "group_stats",
+    "pass_rate",
+    "percentile_interval",
+    "result_cost",
+    "run_score",
+    "summarise",
+    "weighted_mean",
+    "weighted_scores",
+    "wilson_interval",
+]

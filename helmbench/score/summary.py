@@ -1,0 +1,92 @@
+"""The scoring stage's entry point: every number the site shows for one run/model.
+
+`summarise` checks the rows once, then asks each small module for its part; `RunSummary`
+is plain data with `to_dict()` for JSON (string keys, lists for intervals, no NaN).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .agreement import Agreement, agreement
+from .bootstrap import bootstrap_score_ci
+from .breakdown import (
+    BehaviourStats,
+    GroupStats,
+    by_behaviour,
+    by_condition,
+    by_perturbation_severity,
+    by_pillar,
+    by_user_context_severity,
+)
+from .coverage import coverage
+from .model import ScoredResult, check_consistent
+from .weighted import behaviour_costs, combine
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    score: float | None  # weighted run score in [0, 1]
+    score_ci: tuple[float, float] | None  # bootstrap 95 % percentile interval
+    pass_rate: float | None
+    pass_rate_ci: tuple[float, float] | None  # Wilson 95 %
+    n_results: int
+    n_verdicts: int
+    n_errors: int
+    n_pass: int
+    n_weighted: int  # rows the weighted score rests on (verdict and base ≠ 0)
+    coverage: float | None  # n_verdicts / n_results
+    by_pillar: dict[str, GroupStats]
+    by_behaviour: dict[str, BehaviourStats]
+    by_condition: dict[str, GroupStats]
+    by_user_context_severity: dict[int, GroupStats]
+    by_perturbation_severity: dict[int, GroupStats]
+    agreement: Agreement | None  # None unless some case has ≥ 2 samples with a verdict
+    bootstrap: int  # resamples used for score_ci
+    seed: int
+
+    def to_dict(self) -> dict:
+        return _plain(self)
+
+
+def _plain(obj):
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): _plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def summarise(results: Iterable[ScoredResult], *, bootstrap: int = 1000, seed: int = 0) -> RunSummary:
+    """Summarise the result rows of one run/model (ERROR rows included, for coverage).
+
+    `bootstrap` is the number of resamples for `score_ci` (0 skips it); `seed` makes the
+    interval reproducible.
+    """
+    rows = check_consistent(results)
+    cov = coverage(rows)
+    costs = behaviour_costs(rows)
+    return RunSummary(
+        score=combine(costs),
+        score_ci=bootstrap_score_ci(rows, resamples=bootstrap, seed=seed) if bootstrap else None,
+        pass_rate=cov.pass_rate,
+        pass_rate_ci=cov.pass_rate_ci(),
+        n_results=cov.n_results,
+        n_verdicts=cov.n_verdicts,
+        n_errors=cov.n_errors,
+        n_pass=cov.n_pass,
+        n_weighted=sum(c.n_weighted for c in costs.values()),
+        coverage=cov.share,
+        by_pillar=by_pillar(rows),
+        by_behaviour=by_behaviour(rows),
+        by_condition=by_condition(rows),
+        by_user_context_severity=by_user_context_severity(rows),
+        by_perturbation_severity=by_perturbation_severity(rows),
+        agreement=agreement(rows),
+        bootstrap=bootstrap,
+        seed=seed,
+    )
