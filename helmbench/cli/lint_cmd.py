@@ -1,7 +1,8 @@
-"""`helmbench lint`: the pull-request gate for the benchmark tree."""
+"""`helmbench lint` and `helmbench rules`: the pull-request gate for the benchmark tree."""
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -17,15 +18,25 @@ class Format(str, Enum):
     json = "json"
 
 
+def _prefix(root: Path) -> str:
+    """The root as seen from the working directory (GitHub annotations need repo paths)."""
+    rel = os.path.relpath(root.resolve(), Path.cwd().resolve())
+    if rel.startswith(".."):
+        rel = root.resolve().as_posix()
+    rel = Path(rel).as_posix()
+    return "" if rel == "." else rel.rstrip("/") + "/"
+
+
 @app.command()
 def lint(
     root: Path = typer.Argument(Path("benchmark"), help="The benchmark folder (holds scenarios/)."),
     format: Format = typer.Option(Format.text, "--format", "-f", help="text, github (annotations) or json."),
     strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
 ) -> None:
-    """Check the benchmark tree and report every problem as `path:line:col CODE message`.
+    """Check the benchmark tree and report every problem as `path:line:col: CODE message`.
 
-    Exit 0 when clean, 1 when there are findings (errors, or warnings with --strict), 2 on a usage error.
+    Exit 0 when clean, 1 when there are findings (errors, or warnings with --strict), 2 on a
+    usage error. `helmbench rules` explains every code.
 
     Examples:
 
@@ -33,32 +44,50 @@ def lint(
 
         helmbench lint --strict --format github benchmark
     """
-    from helmbench.lint import lint_tree
-    from helmbench.lint.render import RENDERERS
+    from helmbench.errors import UsageError
 
+    if not root.exists():
+        raise UsageError(f"benchmark folder not found: {root}", hint="pass the folder that holds scenarios/")
     if not root.is_dir():
-        from helmbench.errors import UsageError
+        raise UsageError(f"not a folder: {root}", hint="pass the benchmark folder, not a file in it")
 
-        raise UsageError(f"benchmark folder not found: {root}")
+    from helmbench.lint import lint_tree
+    from helmbench.lint.render import RENDERERS, summary
+
     _, diags = lint_tree(root)
-    rendered = RENDERERS[format.value](diags)
+    rendered = RENDERERS[format.value](diags, _prefix(root))
     if rendered:
         print(rendered)
-    errors = sum(d.is_error for d in diags)
-    warnings = len(diags) - errors
+    errors, warnings = summary(diags)
     if format is Format.text:
-        print(f"{errors} error(s), {warnings} warning(s)", file=sys.stderr)
+        verdict = "failed" if errors or (strict and warnings) else "ok"
+        print(f"{root}: {errors} error(s), {warnings} warning(s): {verdict}", file=sys.stderr)
     if errors or (strict and warnings):
         raise typer.Exit(1)
 
 
 @app.command()
-def rules() -> None:
-    """List every diagnostic code with its meaning and an example."""
+def rules(
+    code: str = typer.Argument(None, help="Show only this code (e.g. HB504)."),
+) -> None:
+    """List every diagnostic code with its meaning and an example.
+
+    Examples:
+
+        helmbench rules
+
+        helmbench rules HB504
+    """
+    from helmbench.errors import UsageError
     from helmbench.lint.codes import CODES
 
-    for c in CODES.values():
-        print(f"{c.code} ({c.severity}) {c.summary}\n    {c.explanation}")
+    selected = list(CODES.values())
+    if code:
+        if code.upper() not in CODES:
+            raise UsageError(f"unknown code {code}", hint="run `helmbench rules` for the list")
+        selected = [CODES[code.upper()]]
+    for c in selected:
+        print(f"{c.code} ({c.severity}) {c.summary}\n    {c.explanation}\n    example:")
         for line in c.example.split("\n"):
             print(f"      | {line}")
         print()

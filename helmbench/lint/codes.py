@@ -41,7 +41,8 @@ _TABLE = [
          "A key that the schema does not define: usually a typo. The hint suggests the closest known key.",
          "---\nseverty: 5\n---"),
     Code("HB202", "error", "missing field",
-         "A required key is absent.",
+         "A required key is absent; also a category_match evaluation with neither `expected` nor a "
+         "scenario `category` to compare the answer with.",
          "evaluation:\n  type: list_includes\n  field: tags   # no `required:`"),
     Code("HB203", "error", "wrong type or value",
          "A key holds a value of the wrong type or outside its allowed values.",
@@ -75,8 +76,8 @@ _TABLE = [
          "A `##` heading whose text has no letters or digits would become an empty XML tag.",
          "## ???"),
     Code("HB306", "error", "folder and file codes disagree",
-         "A scenario folder's code differs from its scenario file's code, or a component file's "
-         "name differs from its heading.",
+         "A scenario folder's code differs from its scenario file's code; the folder's code is used "
+         "for case ids, so one of the two names is wrong.",
          "scenarios/P1/B1/S2/S1.md"),
     Code("HB307", "warning", "unrecognised file",
          "A file in a scenario folder that the loader does not read: usually a misspelt name.",
@@ -136,9 +137,10 @@ _TABLE = [
          "Deterministic evaluations read a field of structured output, so the scenario needs "
          "an `S#.json` schema.",
          "evaluation: {type: category_match} without S1.json"),
-    Code("HB508", "warning", "response schema unused by a judged scenario",
-         "Criteria are given but so is a scenario schema; the judge sees the whole output.",
-         "criteria.md and S1.json"),
+    Code("HB508", "warning", "criteria beside a scenario that is not judged",
+         "`criteria.md` and `CR#.md` are only read for `sqe` scenarios; beside a deterministic "
+         "evaluation they are ignored, which usually means the evaluation type is wrong.",
+         "S1.md with evaluation: {type: list_includes} and a criteria.md beside it"),
     # HB6xx: benchmark.yml, scoring.yaml, models.yml
     Code("HB601", "warning", "no benchmark.yml",
          "Pillars and behaviours are derived from folder codes and README titles.",
@@ -147,11 +149,12 @@ _TABLE = [
          "A scenario sits under a pillar or behaviour that benchmark.yml does not declare.",
          "scenarios/P9/B1/S1 with no P9 in benchmark.yml"),
     Code("HB603", "warning", "weight for an unknown behaviour",
-         "A weight names a behaviour that has no scenarios or is not declared.",
+         "A scoring.yaml weight names a behaviour that benchmark.yml does not declare (or, without "
+         "benchmark.yml, one that has no scenarios); it is ignored.",
          "weights: {P7-B3: 4}"),
     Code("HB604", "error", "behaviour without a weight",
          "Every behaviour with scenarios needs a weight for the run score.",
-         "behaviours: {B1: {title: ...}}"),
+         "behaviours: {B1: {title: Detect planning}}   # no weight, and no scoring.yaml entry"),
     Code("HB605", "error", "duplicate model id",
          "models.yml lists the same model id twice.",
          "models: [{id: a/b}, {id: a/b}]"),

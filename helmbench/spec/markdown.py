@@ -6,6 +6,7 @@ inside fenced code, lists, block quotes or HTML is content and not a section.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -80,6 +81,9 @@ class Split:
     parts: list[Part]
 
 
+_CODE_HEADING = re.compile(r"^[A-Z]{1,3}\d+[A-Za-z]*(?:\s*[:\u2014\u2013-].*)?$")
+
+
 def split_consolidated(text: str) -> Split:
     """Split a consolidated file at its `#` headings; frontmatter follows each heading."""
     lines = text.split("\n")
@@ -87,15 +91,21 @@ def split_consolidated(text: str) -> Split:
     for i, tok in enumerate(tokens := parse(text)):
         if tok.type == "heading_open" and tok.tag == "h1" and tok.markup == "#" and tok.level == 0:
             h1.append((tok.map[0], tokens[i + 1].content.strip()))
+    # A frontmatter block may hold `# note` YAML comments (h1 tokens to markdown-it), so it
+    # can run past an h1; but it never runs past a component heading (`# C2` after a blank
+    # line), or an unclosed `---` under `# C1` would swallow `# C2` and everything after it.
+    code_lines = [l for l, title in h1 if _CODE_HEADING.match(title) and (l == 0 or is_blank(lines[l - 1]))]
     headings: list[tuple[int, str, Frontmatter]] = []
     skip_until = -1
-    for idx, (line, title) in enumerate(h1):
+    for line, title in h1:
         if line < skip_until:
             continue  # a YAML comment inside frontmatter, not a heading
-        next_line = next((l for l, _ in h1 if l > line), len(lines))
-        fm = find_frontmatter(lines, line + 1, len(lines))
+        limit = next((l for l in code_lines if l > line), len(lines))
+        fm = find_frontmatter(lines, line + 1, limit)
         if fm.text is not None:
             skip_until = fm.body_start
+        elif fm.unclosed_at is not None:
+            skip_until = limit  # the unclosed block's `# ...` lines are YAML comments too
         headings.append((line, title, fm))
     parts = []
     for n, (line, title, fm) in enumerate(headings):

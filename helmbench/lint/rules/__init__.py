@@ -1,3 +1,9 @@
 """Every rule module is imported here so that its rules register."""
 
+from helmbench.lint.rules import benchmark  # noqa: F401
 from helmbench.lint.rules import components  # noqa: F401
+from helmbench.lint.rules import criteria  # noqa: F401
+from helmbench.lint.rules import evaluation  # noqa: F401
+from helmbench.lint.rules import models  # noqa: F401
+from helmbench.lint.rules import prompt_tags  # noqa: F401
+from helmbench.lint.rules import schema  # noqa: F401

@@ -1,4 +1,9 @@
-"""Rules about components (conditions, user contexts, perturbations) of each scenario."""
+"""Rules about the text of each scenario and its components (conditions, user contexts,
+perturbations): what the model will actually be sent.
+
+Bodies are checked only when their frontmatter loaded: a component whose frontmatter is
+broken has already been reported, and its "body" would be the unparsed YAML.
+"""
 
 from __future__ import annotations
 
@@ -15,27 +20,41 @@ def duplicate_codes(bench: Benchmark, out: Collector) -> None:
             seen: dict[str, int] = {}
             for c in sc.components[kind]:
                 if c.code in seen:
-                    out.add("HB301", c.path, c.line, f"duplicate code `{c.code}` in scenario {sc.key} (first at line {seen[c.code]})")
+                    out.add("HB301", c.path, c.line,
+                            f"duplicate code `{c.code}` in scenario {sc.key} (first at line {seen[c.code]})",
+                            hint="number the components uniquely; case ids are built from these codes")
                 else:
                     seen[c.code] = c.line
+
+
+def _check_text(path: str, body: str, first_line: int, out: Collector, secs=None) -> None:
+    """Headings that give empty tags, and fences that swallow the rest of the text."""
+    for s in secs if secs is not None else md.sections(body):
+        if s.heading is not None and not s.tag:
+            out.add("HB305", path, first_line + s.line - 1, f"heading `## {s.heading}` gives an empty tag name",
+                    hint="use words in `##` headings: they become XML tags such as <users_input>")
+    if (fence := md.unclosed_fence(body)) is not None:
+        out.add("HB304", path, first_line + fence - 1, "code fence is never closed",
+                hint="add a closing ``` line; until then every heading after it is code")
 
 
 @rule("HB302", "HB303", "HB304", "HB305")
 def component_bodies(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
-        parts = [c for k in KINDS for c in sc.components[k]]
-        for c in parts:
+        if sc.source is not None and sc.meta is not None:
+            _check_text(sc.source.path, sc.body, sc.body_line, out)
+        for c in (c for k in KINDS for c in sc.components[k]):
+            if c.meta is None:
+                continue
             if not c.body.strip():
-                out.add("HB302", c.path, c.line, f"{c.code} has no text")
+                out.add("HB302", c.path, c.line, f"{c.code} has no text",
+                        hint="write the text the model should receive, or remove the component")
                 continue
             secs = md.sections(c.body)
             if all(s.heading is None for s in secs):
-                out.add("HB303", c.path, c.body_line, f"{c.code} has no `##` section; its text reaches the model untagged")
-            for s in secs:
-                if s.heading is not None and not s.tag:
-                    out.add("HB305", c.path, c.body_line + s.line - 1, f"heading `## {s.heading}` gives an empty tag name")
-            if (fence := md.unclosed_fence(c.body)) is not None:
-                out.add("HB304", c.path, c.body_line + fence - 1, "code fence is never closed")
+                out.add("HB303", c.path, c.body_line, f"{c.code} has no `##` section; its text reaches the model untagged",
+                        hint="start the text with a heading such as `## User's input`")
+            _check_text(c.path, c.body, c.body_line, out, secs)
 
 
 @rule("HB309")
@@ -44,4 +63,5 @@ def yields_cases(bench: Benchmark, out: Collector) -> None:
         if not sc.conditions or not sc.perturbations:
             missing = [n for n, lst in (("conditions", sc.conditions), ("perturbations", sc.perturbations)) if not lst]
             where = sc.source.path if sc.source else sc.folder
-            out.add("HB309", where, 1, f"scenario {sc.key} yields no cases: no {' and no '.join(missing)}")
+            out.add("HB309", where, 1, f"scenario {sc.key} yields no cases: no {' and no '.join(missing)}",
+                    hint="cases are conditions × user contexts × perturbations; add the missing file")

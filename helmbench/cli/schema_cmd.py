@@ -1,0 +1,72 @@
+"""`helmbench schema`: JSON Schemas of every authored file, for editors.
+
+Generated from the same Pydantic models the loader validates with, so an editor that
+validates frontmatter while an author types agrees with `helmbench lint` by construction.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from helmbench.cli.app import app
+
+# file stem -> model name in helmbench.spec.models, and what the schema describes
+SCHEMAS = {
+    "scenario": ("ScenarioMeta", "Frontmatter of a scenario file (S1.md)"),
+    "condition": ("ConditionMeta", "Frontmatter of a condition (# C1 in conditions.md, or conditions/C1.md)"),
+    "user-context": ("UserContextMeta", "Frontmatter of a user context (# U1 in user-contexts.md)"),
+    "perturbation": ("PerturbationMeta", "Frontmatter of a perturbation (# PT1 in perturbations.md)"),
+    "criterion": ("CriterionMeta", "Frontmatter of judge criteria (criteria.md, CR1.md)"),
+    "benchmark": ("BenchmarkFile", "benchmark.yml"),
+    "models": ("ModelsFile", "models.yml"),
+    "scoring": ("ScoringFile", "scoring.yaml"),
+}
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _accept_shorthands(stem: str, schema: dict) -> dict:
+    """Add the forms that the models' `mode="before"` validators accept but Pydantic cannot see:
+    `marking_model: <id>` as a plain string, and a numeric `version: 1`."""
+    props = schema.get("properties", {})
+    if stem == "models" and "anyOf" in props.get("marking_model", {}):
+        props["marking_model"]["anyOf"].insert(0, {"type": "string", "description": "OpenRouter model id"})
+    if stem == "benchmark" and props.get("version", {}).get("type") == "string":
+        props["version"] = {k: v for k, v in props["version"].items() if k != "type"}
+        props["version"]["type"] = ["string", "number"]
+    return schema
+
+
+def build_schemas() -> dict[str, dict]:
+    """{file name: JSON Schema} for every authored file type."""
+    from helmbench.spec import models
+
+    out = {}
+    for stem, (name, what) in SCHEMAS.items():
+        schema = _accept_shorthands(stem, getattr(models, name).model_json_schema())
+        schema = {"$schema": DRAFT, "$id": f"{stem}.schema.json", "description": what, **schema}
+        out[f"{stem}.schema.json"] = schema
+    return out
+
+
+@app.command()
+def schema(
+    out: Path = typer.Option(Path("build/schemas"), "--out", "-o", help="Folder to write the schemas to."),
+) -> None:
+    """Write JSON Schemas of frontmatter and YAML files (scenario.schema.json, …) for editors.
+
+    Example (VS Code, YAML extension): map `build/schemas/benchmark.schema.json` to
+    `benchmark/benchmark.yml` under `yaml.schemas`.
+    """
+    import json
+
+    from helmbench.errors import UsageError
+
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"not a folder: {out}")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, schema in build_schemas().items():
+        text = json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+        (out / name).write_text(text, encoding="utf-8", newline="\n")
+        print(out / name)

@@ -1,0 +1,86 @@
+"""Rules tying scenarios to benchmark.yml and to behaviour weights.
+
+The run score is a weighted mean over behaviours: a behaviour with scenarios but no
+weight cannot be scored, and a weight for a behaviour nobody declared usually means a
+renamed or mistyped code whose scenarios are now weighted by nothing.
+"""
+
+from __future__ import annotations
+
+from helmbench.diagnostics import Collector
+from helmbench.lint.registry import rule
+from helmbench.lint.where import benchmark_data, key_line, scenario_file
+from helmbench.spec.models import BenchmarkFile
+from helmbench.spec.tree import Benchmark
+
+
+def _declaration_usable(bench: Benchmark) -> bool:
+    """benchmark.yml exists and is valid; when it is not, the loader already said why."""
+    data = benchmark_data(bench)
+    if data is None:
+        return False
+    try:
+        BenchmarkFile.model_validate(data)
+    except ValueError:
+        return False
+    return True
+
+
+@rule("HB602")
+def declared(bench: Benchmark, out: Collector) -> None:
+    if not bench.declared or not _declaration_usable(bench):
+        return
+    for sc in bench.scenarios:
+        if sc.pillar not in bench.pillars:
+            msg = f"scenario {sc.key} is under pillar {sc.pillar}, which benchmark.yml does not declare"
+        elif sc.behaviour_key not in bench.behaviours:
+            msg = f"scenario {sc.key} is under behaviour {sc.behaviour_key}, which benchmark.yml does not declare"
+        else:
+            continue
+        out.add("HB602", scenario_file(sc), 1, msg,
+                hint="declare it under `pillars:` in benchmark.yml, or move the scenario")
+
+
+@rule("HB603")
+def unknown_weights(bench: Benchmark, out: Collector) -> None:
+    weights = bench.scoring_data.get("weights") if bench.scoring_data is not None else None
+    if not weights or bench.scoring_source is None:
+        return
+    with_scenarios = {sc.behaviour_key for sc in bench.scenarios}
+    for key in weights:
+        if bench.declared:
+            if key in bench.behaviours:
+                continue
+            why = "not declared in benchmark.yml"
+        elif key in with_scenarios:
+            continue
+        else:
+            why = "a behaviour with no scenarios"
+        out.add("HB603", bench.scoring_source.path, key_line(weights, key),
+                f"weight for `{key}`, {why}; it is ignored",
+                hint="check the behaviour code, or remove the weight")
+
+
+@rule("HB604")
+def missing_weights(bench: Benchmark, out: Collector) -> None:
+    if bench.declared and not _declaration_usable(bench):
+        return
+    first: dict[str, str] = {}
+    for sc in bench.scenarios:
+        first.setdefault(sc.behaviour_key, scenario_file(sc))
+    data = benchmark_data(bench)
+    for key, where in first.items():
+        info = bench.behaviours.get(key)
+        if bench.weight(key) is not None or (bench.declared and info is None):
+            continue  # weighted, or undeclared (HB602 says so)
+        if bench.declared:
+            path = bench.benchmark_source.path
+            line = key_line(data, "pillars", info.pillar, "behaviours", info.code)
+            hint = "add `weight: <number>` to the behaviour"
+        elif bench.scoring_source is not None:
+            path, line = bench.scoring_source.path, key_line(bench.scoring_data, "weights")
+            hint = f"add `{key}: <number>` under `weights:`"
+        else:
+            path, line = where, 1
+            hint = f"add scoring.yaml with `weights: {{{key}: <number>}}`, or a benchmark.yml"
+        out.add("HB604", path, line, f"behaviour {key} has scenarios but no weight", hint=hint)

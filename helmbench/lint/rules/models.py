@@ -1,0 +1,44 @@
+"""Rules about models.yml.
+
+Responses are stored per model id, so a repeated id would run and pay for the same model
+twice under one name; judged scenarios cannot be scored without a judge.
+"""
+
+from __future__ import annotations
+
+from helmbench.diagnostics import Collector
+from helmbench.lint.registry import rule
+from helmbench.spec.tree import Benchmark
+from helmbench.spec.yamlio import LineDict
+
+
+@rule("HB605")
+def duplicate_model_ids(bench: Benchmark, out: Collector) -> None:
+    data = bench.models_data
+    models = data.get("models") if isinstance(data, LineDict) else None
+    if not isinstance(models, list) or bench.models_source is None:
+        return
+    seen: dict[str, int] = {}
+    for entry in models:
+        if not isinstance(entry, LineDict) or not isinstance(entry.get("id"), str):
+            continue
+        line = entry.line_of("id")
+        if entry["id"] in seen:
+            out.add("HB605", bench.models_source.path, line,
+                    f"model `{entry['id']}` is listed twice (first at line {seen[entry['id']]})",
+                    hint="remove one of the two entries")
+        else:
+            seen[entry["id"]] = line
+
+
+@rule("HB606")
+def judge_present(bench: Benchmark, out: Collector) -> None:
+    data = {} if bench.models_data is None else bench.models_data  # an empty file names no judge
+    if bench.models_source is None or not isinstance(data, dict) or data.get("marking_model"):
+        return
+    judged = [sc.key for sc in bench.scenarios if sc.evaluation_type == "sqe"]
+    if judged:
+        more = f" and {len(judged) - 1} more" if len(judged) > 1 else ""
+        out.add("HB606", bench.models_source.path, 1,
+                f"scenario {judged[0]}{more} is judged (sqe), but models.yml has no `marking_model`",
+                hint="add `marking_model: <openrouter id>` to models.yml")

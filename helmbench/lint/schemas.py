@@ -1,0 +1,92 @@
+"""Reading a scenario's response schema: unwrap it, find a field, list its enum values.
+
+A schema file is either a bare JSON Schema or the `response_format` wrapper
+`{"type": "json_schema", "json_schema": {"name", "strict", "schema"}}`. Several rules need
+the same view of it (the schema rules, the evaluation rules, the prompt-tag rule), so the
+unwrapping and `$ref` following live here once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def is_wrapped(doc) -> bool:
+    return isinstance(doc, dict) and (doc.get("type") == "json_schema" or "json_schema" in doc)
+
+
+@dataclass(frozen=True)
+class Inner:
+    """The schema proper and the JSON path prefix at which it sits in the file."""
+
+    schema: object
+    prefix: tuple
+    strict: bool = True  # False only when the wrapper says `"strict": false`
+
+
+def inner(doc) -> Inner | None:
+    """The schema inside the file, or None when the wrapper is too broken to find one."""
+    if not is_wrapped(doc):
+        return Inner(doc, ())
+    js = doc.get("json_schema")
+    if not isinstance(js, dict) or not isinstance(js.get("schema"), dict):
+        return None
+    return Inner(js["schema"], ("json_schema", "schema"), js.get("strict") is not False)
+
+
+def resolve(root, node, depth: int = 0):
+    """Follow a local `$ref` (`#/$defs/Tag`); anything else is returned unchanged."""
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and depth < 20:
+        ref = node["$ref"]
+        if not ref.startswith("#"):
+            return node
+        target = root
+        for part in [p for p in ref[1:].split("/") if p]:
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(target, dict) or part not in target:
+                return node
+            target = target[part]
+        node, depth = target, depth + 1
+    return node
+
+
+def types_of(node) -> set[str]:
+    t = node.get("type") if isinstance(node, dict) else None
+    if isinstance(t, str):
+        return {t}
+    return {x for x in t if isinstance(x, str)} if isinstance(t, list) else set()
+
+
+def field(schema, name: str):
+    """The (resolved) schema of top-level property `name`, or None."""
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict) or name not in props:
+        return None
+    return resolve(schema, props[name])
+
+
+def enum_of(schema, node) -> list | None:
+    """Allowed values of a scalar field (`enum`, or a single `const`)."""
+    node = resolve(schema, node)
+    if not isinstance(node, dict):
+        return None
+    if isinstance(node.get("enum"), list):
+        return node["enum"]
+    if "const" in node:
+        return [node["const"]]
+    return None
+
+
+def all_enum_strings(schema) -> set[str]:
+    """Every string enum value anywhere in the schema: the tags a prompt may name."""
+    found: set[str] = set()
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            if isinstance(node.get("enum"), list):
+                found.update(v for v in node["enum"] if isinstance(v, str))
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found

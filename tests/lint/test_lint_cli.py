@@ -1,0 +1,142 @@
+"""`helmbench lint` as CI and pre-commit use it: exit codes, output formats, no crash."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from helmbench.lint.codes import CODES
+from lint_corpus import BASE, BROKEN, UPSTREAM, build, parse_text, run_cli
+
+GITHUB_LINE = re.compile(r"^::(error|warning) file=([^,]+),line=(\d+),col=(\d+),title=(HB\d{3})::(.+)$")
+
+
+def test_clean_tree_exits_0_even_with_strict(clean_tree):
+    proc = run_cli("lint", "--strict", clean_tree)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout == ""
+    assert "0 error(s), 0 warning(s)" in proc.stderr
+
+
+def test_text_lines_have_path_line_col_code_and_hint(broken_tree):
+    proc = run_cli("lint", broken_tree("unknown-field"))
+    lines = proc.stdout.splitlines()
+    m = parse_text(proc.stdout)[0]
+    assert m["path"] == "scenarios/P1/B1/S1--late-planning/perturbations.md"
+    assert (m["line"], m["col"], m["code"]) == ("3", "1", "HB201")
+    assert lines[1] == "    hint: did you mean `severity`?"
+
+
+def test_all_findings_are_collected(tmp_path):
+    """Three defects in three files: all three are reported in one run."""
+    root = build("unknown-field", tmp_path / "t")
+    shutil.copy(BROKEN / "duplicate-model/tree/models.yml", root / "models.yml")
+    (root / "scenarios/P1/B1/S1--late-planning/S1.json").unlink()
+    proc = run_cli("lint", root)
+    assert {m["code"] for m in parse_text(proc.stdout)} == {"HB201", "HB605", "HB507"}
+    assert proc.returncode == 1
+
+
+def test_github_format_annotations_use_repo_relative_paths(tmp_path):
+    build("prompt-tag-typo", tmp_path / "bench")
+    (tmp_path / "bench/models.yml").unlink()
+    shutil.copy(BASE / "models.yml", tmp_path / "bench/models.yml")
+    (tmp_path / "bench/scenarios/P1/B1/S2--judged/CR2.md").write_text("---\npass_values: [OK]\n---\nx\n")
+    proc = run_cli("lint", "--format", "github", "bench", cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert lines and all(GITHUB_LINE.match(l) for l in lines), proc.stdout
+    found = {(m[1], m[2], m[5]) for m in map(GITHUB_LINE.match, lines)}
+    assert ("warning", "bench/scenarios/P1/B1/S1--late-planning/S1.md", "HB504") in found
+    assert ("error", "bench/scenarios/P1/B1/S2--judged/CR2.md", "HB506") in found
+    assert proc.stderr == ""  # annotations only, no summary mixed in
+
+
+def test_github_format_escapes_commas_and_newlines():
+    from helmbench.diagnostics import Diagnostic
+    from helmbench.lint.render import github
+
+    out = github([Diagnostic("a,b:c.md", 2, 3, "HB101", "line one\nline two 100%", "error", None)], "x/")
+    assert out == "::error file=x/a%2Cb%3Ac.md,line=2,col=3,title=HB101::line one%0Aline two 100%25"
+
+
+def test_json_format_shape(broken_tree):
+    proc = run_cli("lint", "--format", "json", broken_tree("no-weight-anywhere"))
+    assert proc.returncode == 1
+    doc = json.loads(proc.stdout)
+    assert set(doc) == {"root", "errors", "warnings", "diagnostics"}
+    assert (doc["errors"], doc["warnings"]) == (1, 1)
+    for d in doc["diagnostics"]:
+        assert set(d) == {"path", "line", "col", "code", "message", "severity", "hint"}
+        assert d["code"] in CODES and d["severity"] == CODES[d["code"]].severity
+    assert [d["code"] for d in doc["diagnostics"]] == ["HB601", "HB604"]
+
+
+def test_missing_folder_is_a_usage_error(tmp_path):
+    proc = run_cli("lint", tmp_path / "nope")
+    assert proc.returncode == 2
+    assert "benchmark folder not found" in proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_file_instead_of_folder_is_a_usage_error(tmp_path):
+    (tmp_path / "f.yml").write_text("x: 1\n")
+    proc = run_cli("lint", tmp_path / "f.yml")
+    assert proc.returncode == 2 and "not a folder" in proc.stderr
+
+
+def test_unknown_format_is_a_usage_error(clean_tree):
+    proc = run_cli("lint", "--format", "xml", clean_tree)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stdout + proc.stderr
+
+
+def test_folder_without_scenarios_is_a_finding_not_a_crash(tmp_path):
+    proc = run_cli("lint", tmp_path)
+    assert proc.returncode == 1
+    assert "HB310" in proc.stdout and "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream sample not present")
+def test_upstream_sample_has_no_errors():
+    proc = run_cli("lint", "--format", "json", UPSTREAM)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 0 and doc["errors"] == 0, proc.stdout
+    codes = {d["code"] for d in doc["diagnostics"]}
+    assert codes == {"HB601", "HB607", "HB206", "HB504", "HB603"}
+    tag = [d for d in doc["diagnostics"] if d["code"] == "HB504"]
+    assert [(d["path"], d["line"]) for d in tag] == [("scenarios/P1/B1/S1/S1.md", 27)]
+    assert "META_ENQUIRY" in tag[0]["message"] and "META_INQUIRY" in tag[0]["message"]
+    weights = sorted(d["line"] for d in doc["diagnostics"] if d["code"] == "HB603")
+    assert weights == [7, 8, 9, 11, 13]  # P1-B2, P1-B3, P1-B4, P2-B2, P4-B1: no scenarios
+
+
+def test_lint_never_imports_litellm(clean_tree):
+    code = (
+        "import sys, runpy\n"
+        f"sys.argv = ['helmbench', 'lint', {str(clean_tree)!r}]\n"
+        "try:\n"
+        "    runpy.run_module('helmbench', run_name='__main__')\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "heavy = [m for m in ('litellm', 'openai', 'datasette', 'mkdocs') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_rules_lists_every_code_with_explanation_and_example():
+    proc = run_cli("rules")
+    assert proc.returncode == 0
+    for c in CODES.values():
+        assert f"{c.code} ({c.severity}) {c.summary}" in proc.stdout
+        assert c.explanation in proc.stdout
+    one = run_cli("rules", "HB504")
+    assert one.stdout.startswith("HB504 (warning)") and "META_ENQUIRY" in one.stdout
+    assert run_cli("rules", "HB999").returncode == 2

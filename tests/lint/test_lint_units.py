@@ -1,0 +1,92 @@
+"""The helpers under the rules: JSON positions, schema reading, tag near-misses."""
+
+from __future__ import annotations
+
+import json
+
+from helmbench.lint import lint_tree, schemas
+from helmbench.lint.jsonpos import locate
+from helmbench.lint.rules.prompt_tags import near_miss
+from helmbench.lint.rules.schema import strict_problems
+
+DOC = """{
+  "type": "object",
+  "properties": {
+    "tags": {
+      "type": "array",
+      "items": [
+        {"type": "string"},
+        {"enum": ["A", "B"]}
+      ]
+    }
+  }
+}
+"""
+
+
+def test_locate_reports_keys_and_array_elements():
+    assert locate(DOC, ()) == (1, 1)
+    assert locate(DOC, ("properties", "tags")) == (4, 5)
+    assert locate(DOC, ("properties", "tags", "items", 1)) == (8, 9)
+    assert locate(DOC, ("properties", "tags", "items", 1, "enum", 0)) == (8, 19)
+    assert locate(DOC, ("properties", "nope", "deeper")) == (3, 3)  # deepest existing prefix
+
+
+def test_locate_survives_escapes_and_unicode():
+    text = '{"a\\"b": {"c": "d\\u00e9\\n"}, "e": [1, -2.5e3, true, null, "\u00e9"]}'
+    assert json.loads(text)
+    assert locate(text, ("e", 4)) == (1, 1 + text.index('"\u00e9"'))
+
+
+def test_refs_are_followed_for_fields_and_enums():
+    schema = {"$defs": {"Tag": {"type": "string", "enum": ["X", "Y"]}},
+              "properties": {"tags": {"type": "array", "items": {"$ref": "#/$defs/Tag"}},
+                             "kind": {"$ref": "#/$defs/Tag"}}}
+    assert schemas.types_of(schemas.field(schema, "kind")) == {"string"}
+    assert schemas.enum_of(schema, schemas.field(schema, "tags")["items"]) == ["X", "Y"]
+    assert schemas.all_enum_strings(schema) == {"X", "Y"}
+
+
+def test_unwrapping():
+    bare = {"type": "object"}
+    assert schemas.inner(bare).schema is bare and schemas.inner(bare).prefix == ()
+    wrapped = {"type": "json_schema", "json_schema": {"name": "n", "strict": False, "schema": bare}}
+    found = schemas.inner(wrapped)
+    assert found.schema is bare and found.prefix == ("json_schema", "schema") and found.strict is False
+    assert schemas.inner({"type": "json_schema", "json_schema": {"name": "n"}}) is None
+
+
+def test_strict_problems_reach_nested_anyof_and_defs():
+    schema = {"type": "object", "additionalProperties": False, "required": ["a"],
+              "properties": {"a": {"anyOf": [{"type": "object", "properties": {}}, {"type": "null"}]}},
+              "$defs": {"D": {"type": "object", "additionalProperties": False, "properties": {"x": {}}}}}
+    found = {(path, msg.split()[0]) for path, msg in strict_problems(schema)}
+    assert found == {(("properties", "a", "anyOf", 0), "object"), (("$defs", "D", "properties", "x"), "property")}
+    assert [p for p, _ in strict_problems({"type": "string"})] == [()]
+
+
+def test_near_miss():
+    enum = {"META_INQUIRY", "TASK", "ASSISTANCE"}
+    assert near_miss("META_ENQUIRY", enum) == "META_INQUIRY"
+    assert near_miss("META_INQUIRY", enum) is None
+    assert near_miss("TASKS", enum) is None  # a plural, not a new tag
+    assert near_miss("ATTENTION", enum) is None
+    assert near_miss("PLEASE", enum) is None
+
+
+def test_tag_threshold_expected_values_are_checked_against_item_enum(clean_tree):
+    s1 = clean_tree / "scenarios/P1/B1/S1--late-planning/S1.md"
+    s1.write_text(s1.read_text().replace(
+        "  type: list_includes\n  field: tags\n  required: [ASSISTANCE]\n",
+        "  type: tag_threshold\n  field: tags\n  expected: [ASSISTANCE, META_ENQUIRY]\n  min_correct: 1\n"))
+    _, diags = lint_tree(clean_tree)
+    assert [(d.code, d.line) for d in diags] == [("HB503", 6)]
+    assert "META_ENQUIRY" in diags[0].message and diags[0].hint == "did you mean `META_INQUIRY`?"
+
+
+def test_diagnostics_are_sorted_and_deterministic(clean_tree):
+    (clean_tree / "models.yml").unlink()
+    (clean_tree / "scenarios/P1/B1/S1--late-planning/S1.json").unlink()
+    first = lint_tree(clean_tree)[1]
+    assert first == lint_tree(clean_tree)[1]
+    assert [d.code for d in first] == ["HB607", "HB507"]
