@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Iterator
 
-from helmbench.manifest.canonical import canonical, hash_of
+from helmbench.manifest.canonical import canonical_normalised, hash_of, normalise
 from helmbench.manifest.compose import compose_body, response_format
 from helmbench.spec.naming import case_id, natural_key
 from helmbench.spec.tree import Benchmark, Scenario
@@ -51,32 +51,41 @@ def _sorted(components):
 
 
 def scenario_cases(bench: Benchmark, sc: Scenario) -> Iterator[dict]:
-    """Yield the case records of one scenario in natural order of case id."""
-    evaluation = evaluation_of(sc)
-    eval_c = canonical(evaluation)
-    rf = response_format(sc.schema, sc.key)
-    rf_c = canonical(rf)
-    weight = bench.weight(sc.behaviour_key)
+    """Yield the case records of one scenario in natural order of case id.
+
+    Every value in a record is already normalised (see canonical.normalise), so the writer
+    serialises records with `canonical_normalised` without walking them again.
+    """
+    evaluation = normalise(evaluation_of(sc))
+    eval_c = canonical_normalised(evaluation)
+    rf = normalise(response_format(sc.schema, sc.key))
+    rf_c = canonical_normalised(rf)
+    weight = normalise(bench.weight(sc.behaviour_key))
     shared = [s for s in (sc.source, sc.schema_source, bench.weight_source(sc.behaviour_key)) if s]
     shared += [cr.source for cr in sc.criteria]
     scenario_text = compose_body(sc.body)
     composed = {id(c): compose_body(c.body) for k in sc.components.values() for c in k}
+    sources: dict[tuple, list[dict]] = {}  # one list per combination of source files
+    sha256 = hashlib.sha256
     for cond in _sorted(sc.conditions):
         for uc in _sorted(sc.user_contexts) or [None]:
             for pt in _sorted(sc.perturbations):
                 parts = [scenario_text, composed[id(cond)], composed[id(uc)] if uc else "", composed[id(pt)]]
                 content = "\n\n".join(p for p in parts if p)
-                request = {"messages": [{"role": "user", "content": content}], "response_format": rf}
-                req_c = '{"messages":' + canonical(request["messages"]) + ',"response_format":' + rf_c + "}"
-                request_hash = "sha256:" + hashlib.sha256(req_c.encode()).hexdigest()
+                messages = [{"role": "user", "content": content}]
+                request = {"messages": messages, "response_format": rf}
+                req_c = '{"messages":' + canonical_normalised(messages) + ',"response_format":' + rf_c + "}"
                 # canonical({"evaluation": …, "request": …}) built from the parts already serialised
                 whole = '{"evaluation":' + eval_c + ',"request":' + req_c + "}"
-                files = {s.path: s for s in shared + [cond.source, pt.source] + ([uc.source] if uc else [])}
+                key = (cond.source.path, pt.source.path, uc.source.path if uc else None)
+                if key not in sources:
+                    files = {s.path: s for s in shared + [cond.source, pt.source] + ([uc.source] if uc else [])}
+                    sources[key] = [_source(files[p]) for p in sorted(files)]
                 sev_uc = uc.severity if uc else 0
                 yield {
                     "id": case_id(sc.key, cond.code, uc.code if uc else None, pt.code),
-                    "hash": "sha256:" + hashlib.sha256(whole.encode()).hexdigest(),
-                    "request_hash": request_hash,
+                    "hash": "sha256:" + sha256(whole.encode()).hexdigest(),
+                    "request_hash": "sha256:" + sha256(req_c.encode()).hexdigest(),
                     "pillar": sc.pillar,
                     "behaviour": sc.behaviour_key,
                     "scenario": sc.key,
@@ -88,7 +97,7 @@ def scenario_cases(bench: Benchmark, sc: Scenario) -> Iterator[dict]:
                     "weight": weight,
                     "request": request,
                     "evaluation": evaluation,
-                    "sources": [_source(files[p]) for p in sorted(files)],
+                    "sources": sources[key],
                 }
 
 

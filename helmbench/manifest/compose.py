@@ -2,17 +2,19 @@
 
 Each `##` section becomes an XML block named by the tag-name rule; text before the first
 `##` passes through untagged. Bodies arrive with frontmatter and `#` delimiters already
-removed by the loader, so neither can reach a model.
+removed by the loader, so neither can reach a model. Line endings and a BOM are normalised
+here too (as the loader does), so a body given with CRLF composes exactly like one with LF.
 """
 
 from __future__ import annotations
 
 from helmbench.spec.markdown import sections
+from helmbench.spec.text import normalise
 
 
 def compose_body(body: str) -> str:
     blocks = []
-    for s in sections(body):
+    for s in sections(normalise(body)):
         if s.heading is None:
             blocks.append(s.text)
         else:

@@ -13,6 +13,7 @@ from typing import Iterator
 from helmbench.errors import HelmbenchError
 from helmbench.manifest.canonical import canonical, hash_of, sha256_tag
 from helmbench.manifest.writer import FORMAT, _ManifestHash
+from helmbench.spec.naming import case_id, natural_key
 
 
 class ManifestError(HelmbenchError):
@@ -23,6 +24,35 @@ def _case_hashes(case: dict) -> tuple[str, str]:
     req_c = canonical(case["request"])
     whole = '{"evaluation":' + canonical(case["evaluation"]) + ',"request":' + req_c + "}"
     return sha256_tag(whole.encode()), sha256_tag(req_c.encode())
+
+
+def _expected_cases(cat: dict) -> Iterator[tuple[str, dict]]:
+    """(id, scoring fields) of every case the catalog implies, in manifest order.
+
+    The hashes cover only request and evaluation; this ties the rest of each line (its id,
+    codes, severities, difficulty, weight) to the hash-checked catalog, and the order of
+    the lines to the product of the catalog's components.
+    """
+    comps: dict[str, dict[str, list[str]]] = {}
+    for c in cat.get("components", {}).values():
+        comps.setdefault(c["scenario"], {}).setdefault(c["kind"], []).append(c["code"])
+    components, behaviours = cat.get("components", {}), cat.get("behaviours", {})
+    for sc in sorted(cat.get("scenarios", {}), key=natural_key):
+        beh = cat["scenarios"][sc]["behaviour"]
+        kinds = {k: sorted(v, key=natural_key) for k, v in comps.get(sc, {}).items()}
+        for cond in kinds.get("condition", []):
+            for uc in kinds.get("user_context", []) or [None]:
+                for pt in kinds.get("perturbation", []):
+                    sev_pt = components[f"{sc}-{pt}"]["severity"]
+                    sev_uc = components[f"{sc}-{uc}"]["severity"] if uc else 0
+                    yield case_id(sc, cond, uc, pt), {
+                        "pillar": behaviours.get(beh, {}).get("pillar"), "behaviour": beh, "scenario": sc,
+                        "condition": f"{sc}-{cond}", "user_context": f"{sc}-{uc}" if uc else None,
+                        "perturbation": f"{sc}-{pt}",
+                        "severity": {"perturbation": sev_pt, "user_context": sev_uc, "base": sev_pt + sev_uc},
+                        "difficulty": components[f"{sc}-{cond}"]["difficulty"],
+                        "weight": behaviours.get(beh, {}).get("weight"),
+                    }
 
 
 class Manifest:
@@ -62,7 +92,20 @@ class Manifest:
                     raise ManifestError(f"{self.path}:{n}: not valid JSON ({exc.msg})") from None
 
     def verify(self) -> None:
+        hint = "recompile with `helmbench compile` instead of editing the manifest"
+        if "catalog" in self.header and hash_of(self.header["catalog"]) != self.header.get("catalog_hash"):
+            raise ManifestError(f"{self.path}:1: catalog does not match catalog_hash; the header was modified",
+                                hint=hint)
+        expected = _expected_cases(self.header["catalog"]) if "catalog" in self.header else None
+
+        def next_expected():
+            try:
+                return next(expected, (None, None))
+            except (KeyError, TypeError, AttributeError):
+                raise ManifestError(f"{self.path}:1: the catalog is malformed", hint=hint) from None
+
         mh = _ManifestHash()
+        n = 1
         for n, case in self._lines():
             try:
                 full, request = _case_hashes(case)
@@ -71,15 +114,28 @@ class Manifest:
             if request != case.get("request_hash") or full != case.get("hash"):
                 raise ManifestError(
                     f"{self.path}:{n}: case {case.get('id')} does not match its hash; the manifest was modified",
-                    hint="recompile with `helmbench compile` instead of editing the manifest",
+                    hint=hint,
                 )
+            if expected is not None:
+                want_id, want = next_expected()
+                if case.get("id") != want_id:
+                    what = f"expected case {want_id}" if want_id else "expected no more cases"
+                    raise ManifestError(f"{self.path}:{n}: {what}, found {case.get('id')}; "
+                                        "a case line was deleted, added or moved", hint=hint)
+                for key, value in want.items():
+                    if case.get(key) != value:
+                        raise ManifestError(f"{self.path}:{n}: case {want_id}: `{key}` is {case.get(key)!r} but the "
+                                            f"catalog says {value!r}; the manifest was modified", hint=hint)
             mh.add(case["hash"])
+        if expected is not None and (missing := next_expected()[0]):
+            raise ManifestError(f"{self.path}:{n + 1}: the manifest ends before case {missing}; "
+                                "a case line was deleted", hint=hint)
         if mh.count != self.header.get("cases"):
-            raise ManifestError(f"{self.path}: header says {self.header.get('cases')} cases, file has {mh.count}")
+            raise ManifestError(f"{self.path}:1: header says {self.header.get('cases')} cases, file has {mh.count}",
+                                hint=hint)
         if mh.hexdigest() != self.header.get("manifest_hash"):
-            raise ManifestError(f"{self.path}: manifest hash does not match its cases; the manifest was modified")
-        if "catalog" in self.header and hash_of(self.header["catalog"]) != self.header.get("catalog_hash"):
-            raise ManifestError(f"{self.path}:1: catalog does not match catalog_hash; the header was modified")
+            raise ManifestError(f"{self.path}:1: manifest_hash does not match its cases; the manifest was modified",
+                                hint=hint)
 
     def __iter__(self) -> Iterator[dict]:
         for _, case in self._lines():

@@ -7,6 +7,7 @@ the count and the hash) is prepended at the end and the file is swapped in atomi
 
 from __future__ import annotations
 
+import filecmp
 import hashlib
 import os
 import shutil
@@ -17,7 +18,7 @@ from pathlib import Path
 from helmbench import __version__
 from helmbench.diagnostics import Diagnostic
 from helmbench.errors import HelmbenchError
-from helmbench.manifest.canonical import canonical
+from helmbench.manifest.canonical import canonical, canonical_normalised
 from helmbench.manifest.cases import all_cases, catalog, hash_catalog
 from helmbench.spec.tree import Benchmark
 
@@ -80,19 +81,23 @@ def write_manifest(bench: Benchmark, out_dir: Path) -> tuple[Path, Path, dict]:
     with open(body_tmp, "w", encoding="utf-8", newline="\n") as f:
         for case in all_cases(bench):
             mh.add(case["hash"])
-            f.write(canonical(case))
+            f.write(canonical_normalised(case))  # records come normalised from all_cases
             f.write("\n")
     header = header_for(bench, mh.count, mh.hexdigest())
-    with open(final_tmp, "w", encoding="utf-8", newline="\n") as out, open(body_tmp, encoding="utf-8") as cases:
-        out.write(canonical(header) + "\n")
+    with open(final_tmp, "wb") as out, open(body_tmp, "rb") as cases:  # bytes: no decode + re-encode
+        out.write(canonical(header).encode("utf-8") + b"\n")
         shutil.copyfileobj(cases, out, 1 << 20)
     body_tmp.unlink()
     path = out_dir / "manifest.jsonl"
     os.replace(final_tmp, path)
     copy = out_dir / "manifests" / f"{header['manifest_hash'].split(':', 1)[1]}.jsonl"
-    if not copy.exists():
+    # The manifest hash covers requests and evaluations only: an edit to a severity, a weight
+    # or a title keeps it, so an existing copy may hold other bytes; it must be replaced, or
+    # manifests/<hash>.jsonl would no longer be the manifest that was compiled.
+    if not (copy.is_file() and filecmp.cmp(path, copy, shallow=False)):
         copy.parent.mkdir(parents=True, exist_ok=True)
         tmp = copy.with_suffix(".tmp")
+        tmp.unlink(missing_ok=True)
         shutil.copyfile(path, tmp)
         os.chmod(tmp, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
         os.replace(tmp, copy)
@@ -102,9 +107,13 @@ def write_manifest(bench: Benchmark, out_dir: Path) -> tuple[Path, Path, dict]:
 def compile_tree(root: str | Path, out_dir: str | Path = Path("build")) -> CompileResult:
     """Lint the tree, refuse it on errors, else write the manifest; returns where it went."""
     from helmbench.lint import lint_tree
+    from helmbench.spec import markdown
 
-    bench, diags = lint_tree(root)
-    if any(d.is_error for d in diags):
-        raise LintFailed(diags)
-    path, copy, header = write_manifest(bench, Path(out_dir))
+    try:
+        bench, diags = lint_tree(root)
+        if any(d.is_error for d in diags):
+            raise LintFailed(diags)
+        path, copy, header = write_manifest(bench, Path(out_dir))
+    finally:
+        markdown.clear_cache()  # bodies parsed once for lint and composition; not kept after
     return CompileResult(path, copy, header, diags)

@@ -1,0 +1,32 @@
+"""Paths and helpers shared by the manifest tests (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN_TREE = GOLDEN / "tree"
+EXPECTED = GOLDEN / "expected.jsonl"
+UPSTREAM = REPO.parent / "shared" / "fixtures" / "upstream-sample"
+SHIPPED = REPO / "benchmark"
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`python -m helmbench ARGS` in a fresh interpreter, as a user would run it."""
+    full_env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "helmbench", *args], cwd=cwd or REPO, capture_output=True,
+                          text=True, encoding="utf-8", env=full_env, timeout=120)
+
+
+def read_lines(path: Path) -> list[dict]:
+    """Every line of a manifest as JSON (header first), without verification."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def cases_by_id(path: Path) -> dict[str, dict]:
+    return {c["id"]: c for c in read_lines(path)[1:]}
