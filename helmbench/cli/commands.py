@@ -6,3 +6,4 @@ Each module is owned by one pipeline stage; adding a stage means adding one line
 from helmbench.cli import lint_cmd  # noqa: F401
 from helmbench.cli import manifest_cmd  # noqa: F401
 from helmbench.cli import schema_cmd  # noqa: F401
+from helmbench.cli import run_cmd  # noqa: F401

@@ -1,0 +1,183 @@
+"""Throughput and memory of the executor against the fake OpenRouter (a separate process).
+
+    .venv/bin/python benchmarks/run_throughput.py            # the full measurement (~3 min)
+    .venv/bin/python benchmarks/run_throughput.py --quick    # smaller, for a smoke test
+
+Three measurements, each in a fresh subprocess (litellm imported before the clock starts):
+1. latency-bound: 1,000 cases, 500 ms server latency, concurrency 32. Ideal wall time is
+   1000 / 32 × 0.5 s = 15.6 s; prints wall ÷ ideal (target ≤ 1.2).
+2. CPU-bound: zero latency, concurrency 32: cases/s of `helmbench run` relative to a bare
+   `litellm.acompletion` loop at the same concurrency on the same requests (target ≥ 0.8).
+3. memory: peak RSS (ru_maxrss) of a whole run at 10,000 cases relative to 1,000 (target ≤ 1.2).
+
+The manifests are synthetic (tests/fakes/manifests.py) in the documented format; the wall time
+of `helmbench run` covers registering the manifest, planning, calling, evaluating and writing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+MODEL = "bench/model"
+
+
+# --- workers (run in their own process) ---------------------------------------------------------
+
+
+def _preload_litellm() -> None:
+    from helmbench.run.provider import load_litellm
+
+    load_litellm()
+
+
+def worker_executor(a) -> dict:
+    """One `helmbench run` through the session API, timed after litellm is imported."""
+    _preload_litellm()
+    from rich.console import Console
+
+    from helmbench.run.config import RetryPolicy, RunOptions
+    from helmbench.run.session import run
+
+    opts = RunOptions(manifest=a.manifest, models_file=a.models, db=a.db, concurrency=a.concurrency,
+                      logs_dir=str(Path(a.db).parent / "logs"), retry=RetryPolicy(max_attempts=6, base_delay=0.05))
+    start = time.perf_counter()
+    report = run(opts, Console(stderr=True, quiet=True), live=False)
+    wall = time.perf_counter() - start
+    calls = sum(m.called for m in report.plan.models)
+    return {"wall": wall, "calls": calls, "status": report.status,
+            "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def worker_bare(a) -> dict:
+    """The same requests through a bare litellm.acompletion loop with a semaphore."""
+    _preload_litellm()
+    import litellm
+
+    from helmbench.manifest import read_manifest
+
+    requests = [c["request"] for c in read_manifest(a.manifest)]
+    base, key = os.environ["OPENROUTER_API_BASE"], os.environ["OPENROUTER_API_KEY"]
+
+    async def main() -> float:
+        sem = asyncio.Semaphore(a.concurrency)
+
+        async def one(req):
+            async with sem:
+                await litellm.acompletion(model="openrouter/" + MODEL, messages=req["messages"],
+                                          response_format=req["response_format"], timeout=120, num_retries=0,
+                                          api_base=base, api_key=key, temperature=0, max_tokens=300)
+
+        start = time.perf_counter()
+        await asyncio.gather(*(one(r) for r in requests))
+        return time.perf_counter() - start
+
+    wall = asyncio.run(main())
+    return {"wall": wall, "calls": len(requests), "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+# --- the driver -----------------------------------------------------------------------------------
+
+
+class FakeServer:
+    def __init__(self):
+        self.proc = subprocess.Popen([sys.executable, "-m", "tests.fakes.openrouter", "--port", "0"], cwd=REPO,
+                                     stdout=subprocess.PIPE, text=True)
+        self.port = int(self.proc.stdout.readline().split()[1])
+        self.base = f"http://127.0.0.1:{self.port}"
+
+    def configure(self, **values) -> None:
+        req = urllib.request.Request(self.base + "/_config", data=json.dumps(values).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(req).read()
+
+    def stop(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+
+def make_inputs(tmp: Path, n: int) -> tuple[Path, Path]:
+    from tests.fakes.manifests import synthetic_cases, write_manifest, write_models
+
+    manifest = tmp / f"m{n}" / "manifest.jsonl"
+    # four scenarios of list_includes/category_match/tag_threshold/sqe; sqe responses are stored for the judge
+    write_manifest(manifest, synthetic_cases(n))
+    models = write_models(tmp / "models.yml", [MODEL], temperature=0, max_tokens=300)
+    return manifest, models
+
+
+def measure(kind: str, server: FakeServer, manifest: Path, models: Path, db: Path, concurrency: int) -> dict:
+    env = dict(os.environ, OPENROUTER_API_BASE=server.base + "/api/v1", OPENROUTER_API_KEY="sk-bench",
+               PYTHONPATH=str(REPO))
+    server.configure(reset=True)
+    if db.exists():
+        for p in db.parent.glob(db.name + "*"):
+            p.unlink()
+    out = subprocess.run([sys.executable, __file__, "--worker", kind, "--manifest", str(manifest), "--models",
+                          str(models), "--db", str(db), "--concurrency", str(concurrency)],
+                         env=env, capture_output=True, text=True, check=True)
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    with urllib.request.urlopen(server.base + "/_stats") as r:
+        result["server_requests"] = json.load(r)["total"]
+    return result
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="smaller sizes (smoke test)")
+    p.add_argument("--worker", choices=["executor", "bare"], help=argparse.SUPPRESS)
+    p.add_argument("--manifest"), p.add_argument("--models"), p.add_argument("--db")
+    p.add_argument("--concurrency", type=int, default=32)
+    a = p.parse_args()
+    if a.worker:
+        print(json.dumps((worker_executor if a.worker == "executor" else worker_bare)(a)))
+        return
+
+    small, large, conc, latency = (200, 2000, 32, 0.5) if a.quick else (1000, 10000, 32, 0.5)
+    server = FakeServer()
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            tmp = Path(d)
+            m_small, models = make_inputs(tmp, small)
+            m_large, _ = make_inputs(tmp, large)
+            db = tmp / "results.db"
+
+            server.configure(latency=latency)
+            r = measure("executor", server, m_small, models, db, conc)
+            ideal = small / conc * latency
+            print(f"1. latency-bound: {r['calls']} calls, {latency * 1000:.0f} ms latency, concurrency {conc}: "
+                  f"wall {r['wall']:.2f} s, ideal {ideal:.2f} s, wall ÷ ideal = {r['wall'] / ideal:.3f} (target ≤ 1.2)")
+
+            server.configure(latency=0)
+            best = {}
+            for kind in ("bare", "executor") * 3:
+                res = measure(kind, server, m_small, models, db, conc)
+                rate = res["calls"] / res["wall"]
+                best[kind] = max(best.get(kind, 0), rate)
+                print(f"   {kind:8s} zero latency: {res['calls']} calls in {res['wall']:.2f} s = {rate:.1f}/s")
+            print(f"2. CPU-bound: helmbench run {best['executor']:.1f}/s vs bare litellm loop {best['bare']:.1f}/s: "
+                  f"ratio {best['executor'] / best['bare']:.3f} (target ≥ 0.8)")
+
+            r_small = measure("executor", server, m_small, models, db, conc)
+            r_large = measure("executor", server, m_large, models, db, conc)
+            print(f"3. memory: peak RSS {r_small['maxrss_mb']:.0f} MB at {r_small['calls']} cases, "
+                  f"{r_large['maxrss_mb']:.0f} MB at {r_large['calls']} cases: ratio "
+                  f"{r_large['maxrss_mb'] / r_small['maxrss_mb']:.3f} (target ≤ 1.2); "
+                  f"{r_large['calls'] / r_large['wall']:.1f} calls/s at {large}")
+    finally:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""`helmbench run`, `run-batch`, `run-all`, `run-single` and `costs`: the executor stage.
+
+Everything heavy (the executor, sqlite, litellm) is imported inside the command bodies, so
+`helmbench lint` and `helmbench --help` stay fast.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from helmbench.cli.app import app
+
+
+def _manifest():
+    return typer.Option(Path("build/manifest.jsonl"), "--manifest", help="The compiled manifest (`helmbench compile`).")
+
+
+def _models_file():
+    return typer.Option(Path("benchmark/models.yml"), "--models-file", help="models.yml: the models under test.")
+
+
+def _db():
+    return typer.Option(Path("build/results.db"), "--db", help="The results database (created if missing).")
+
+
+def _models():
+    return typer.Option(None, "--models", "-m", help="Only these model ids (comma-separated or repeated).")
+
+
+def _scenario():
+    return typer.Option(None, "--scenario", "-s",
+                        help="Only this scenario (P1-B1-S1), behaviour (P1-B1) or pillar (P1); repeatable.")
+
+
+def _samples():
+    return typer.Option(1, "--samples", min=1, help="Answers per case and model (samples 0..N-1).")
+
+
+def _concurrency():
+    return typer.Option(8, "--concurrency", "-c", min=1, help="Most calls in flight (halved on rate limits).")
+
+
+def _max_cost():
+    return typer.Option(None, "--max-cost", min=0.0, help="Stop making calls once this much (USD) is billed.")
+
+
+def _dry_run():
+    return typer.Option(False, "--dry-run", help="Send nothing; show how many calls would be made.")
+
+
+def _verbose():
+    return typer.Option(False, "--verbose", "-v", help="Debug logging.")
+
+
+def _consoles():
+    """stdout for tables, stderr for progress and logs; wide tables when not on a terminal (CI logs)."""
+    from rich.console import Console
+
+    out, err = Console(highlight=False), Console(stderr=True, highlight=False)
+    for c in (out, err):
+        if not c.is_terminal:
+            c.width = 160
+    return out, err
+
+
+def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str], models: list[str],
+             samples: int, concurrency: int, max_cost: float | None, dry_run: bool, verbose: bool,
+             case_ids: tuple[str, ...] = ()):
+    from helmbench.run import report as render
+    from helmbench.run.config import RetryPolicy, RunOptions
+    from helmbench.run.session import run
+
+    command = "helmbench " + shlex.join(sys.argv[1:])
+    opts = RunOptions(
+        manifest=str(manifest), models_file=str(models_file), db=str(db), scenarios=tuple(scenarios or ()),
+        models=tuple(models or ()), samples=samples, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
+        logs_dir=str(Path(db).parent / "logs"), command=command, case_ids=case_ids, retry=RetryPolicy.from_env(),
+    )
+    out, err = _consoles()
+    try:
+        result = run(opts, err, verbose=verbose, live=err.is_terminal)
+    except KeyboardInterrupt:  # before any run started: nothing to save
+        err.print(f"Interrupted. Resume with:\n  {command}", markup=False)
+        raise typer.Exit(130) from None
+    if result.dry_run:
+        if not case_ids:
+            render.dry_run(result, out)
+        return result
+    if not case_ids:
+        render.summary(result, out)
+    if result.status == "interrupted":
+        saved = sum(mp.called for mp in result.plan.models)
+        err.print(f"Interrupted: {saved} response(s) from this invocation are saved. Resume with:", markup=False)
+        err.print(f"  {command}", markup=False)
+        raise typer.Exit(130)
+    if result.status == "stopped_cost":
+        err.print(f"Stopped at --max-cost ${max_cost}: ${result.spent:.4f} billed. Run again (with a higher "
+                  f"--max-cost) to continue: nothing stored is asked again.", markup=False)
+    return result
+
+
+@app.command("run")
+def run_(
+    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(),
+    scenario: Optional[List[str]] = _scenario(),
+    all_scenarios: bool = typer.Option(False, "--all-scenarios", help="Every scenario (the default)."),
+    models: Optional[List[str]] = _models(), samples: int = _samples(), concurrency: int = _concurrency(),
+    max_cost: Optional[float] = _max_cost(), dry_run: bool = _dry_run(), verbose: bool = _verbose(),
+) -> None:
+    """Ask every model in models.yml every case of the manifest, evaluate, and store the results.
+
+    Incremental: a response already stored for the same request, model, settings and sample
+    is never requested again, so an interrupted run resumes where it stopped and a re-run
+    costs nothing. Without OPENROUTER_API_KEY (or with --dry-run) nothing is sent: it shows how
+    many calls would be made. Ctrl-C saves what completed and prints how to resume.
+
+    Examples:
+
+        helmbench run --dry-run
+
+        OPENROUTER_API_KEY=sk-or-... helmbench run --models google/gemini-2.5-flash --max-cost 2
+
+        helmbench run --scenario P1-B1-S1 --samples 3 --concurrency 16
+    """
+    _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[] if all_scenarios else (scenario or []),
+             models=models or [], samples=samples, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
+             verbose=verbose)
+
+
+@app.command("run-batch")
+def run_batch(
+    scenario: Optional[List[str]] = _scenario(),
+    all_scenarios: bool = typer.Option(False, "--all-scenarios", help="Every scenario."),
+    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(),
+    models: Optional[List[str]] = _models(), samples: int = _samples(), concurrency: int = _concurrency(),
+    max_cost: Optional[float] = _max_cost(), dry_run: bool = _dry_run(), verbose: bool = _verbose(),
+) -> None:
+    """Run some scenarios (or all of them): like `run`, but the selection must be explicit.
+
+    Examples:
+
+        helmbench run-batch --scenario P1-B1-S1 --scenario P1-B2
+
+        helmbench run-batch --all-scenarios --models openai/gpt-4.1-mini
+    """
+    from helmbench.errors import UsageError
+
+    if not scenario and not all_scenarios:
+        raise UsageError("run-batch needs --scenario CODE (repeatable) or --all-scenarios")
+    _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[] if all_scenarios else scenario,
+             models=models or [], samples=samples, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
+             verbose=verbose)
+
+
+@app.command("run-all")
+def run_all(
+    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(), samples: int = _samples(),
+    concurrency: int = _concurrency(), max_cost: Optional[float] = _max_cost(), dry_run: bool = _dry_run(),
+    verbose: bool = _verbose(),
+) -> None:
+    """Every scenario with every model in models.yml.
+
+    Example:
+
+        helmbench run-all --max-cost 20
+    """
+    _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[], models=[], samples=samples,
+             concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, verbose=verbose)
+
+
+@app.command("run-single")
+def run_single(
+    case_id: str = typer.Argument(..., help="A case id, e.g. P1-B1-S1-C1-U1-PT1."),
+    model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Only this model (default: every model)."),
+    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(),
+    dry_run: bool = _dry_run(), verbose: bool = _verbose(),
+) -> None:
+    """Ask one case of each model (or one model) and print the prompt, the answers and the verdicts.
+
+    A stored answer is shown without asking again. Output is printed literally (no markup).
+
+    Examples:
+
+        helmbench run-single P1-B1-S1-C1-U1-PT1
+
+        helmbench run-single P1-B1-S1-C1-U1-PT1 --model openai/gpt-4.1-mini
+    """
+    from helmbench.run import report as render
+    from helmbench.run.single import answers_for, find_case
+
+    result = _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[], models=model or [], samples=1,
+                      concurrency=1, max_cost=None, dry_run=dry_run, verbose=verbose, case_ids=(case_id,))
+    case = find_case(manifest, case_id)
+    answers = answers_for(db, case, result.plan.models)
+    render.single_case(case, answers, _consoles()[0], dry=result.dry_run)
+
+
+@app.command("costs")
+def costs(
+    db: Path = _db(),
+    run_id: Optional[int] = typer.Option(None, "--run-id", help="Only this run."),
+    model: Optional[str] = typer.Option(None, "--model", "-m", help="Only this model id."),
+) -> None:
+    """Cost and tokens per run and model, from the results database (billed costs only).
+
+    Examples:
+
+        helmbench costs
+
+        helmbench costs --model openai/gpt-4.1-mini
+    """
+    from helmbench.errors import UsageError
+    from helmbench.run import report as render
+    from helmbench.store import open_existing
+    from helmbench.store.runs import costs as query
+
+    database = open_existing(db)
+    if database is None:
+        raise UsageError(f"no results database at {db}", hint="run `helmbench run` first")
+    rows = query(database, run_id, model)
+    if not rows:
+        raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
+    render.costs(rows, _consoles()[0])

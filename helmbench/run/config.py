@@ -1,0 +1,71 @@
+"""Knobs of the executor, with defaults for real use and environment overrides for tests.
+
+Why environment variables for the retry timings: tests and the throughput benchmark drive the
+real CLI in a subprocess and need tiny backoff delays; a hidden CLI flag would leak test
+concerns into the user-facing surface.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+
+DEFAULT_TIMEOUT = 120.0
+DEFAULT_CONCURRENCY = 8
+
+
+def settings_hash(settings: dict) -> str:
+    """The cache key of a model's settings: sha256 of their canonical JSON."""
+    data = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    return float(raw) if raw not in (None, "") else default
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with full jitter; `Retry-After` is honoured but capped."""
+
+    max_attempts: int = 6
+    base_delay: float = 1.0
+    max_delay: float = 60.0
+
+    @classmethod
+    def from_env(cls) -> "RetryPolicy":
+        return cls(
+            max_attempts=int(_env_float("HELMBENCH_MAX_ATTEMPTS", cls.max_attempts)),
+            base_delay=_env_float("HELMBENCH_RETRY_BASE_DELAY", cls.base_delay),
+            max_delay=_env_float("HELMBENCH_RETRY_MAX_DELAY", cls.max_delay),
+        )
+
+
+@dataclass
+class RunOptions:
+    """Everything one invocation of `helmbench run` was asked to do."""
+
+    manifest: str = "build/manifest.jsonl"
+    models_file: str = "benchmark/models.yml"
+    db: str = "build/results.db"
+    scenarios: tuple[str, ...] = ()
+    case_ids: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    samples: int = 1
+    concurrency: int = DEFAULT_CONCURRENCY
+    max_cost: float | None = None
+    dry_run: bool = False
+    logs_dir: str = "build/logs"
+    command: str = "helmbench run"
+    retry: RetryPolicy = RetryPolicy()
+
+    @property
+    def api_key(self) -> str | None:
+        return os.environ.get("OPENROUTER_API_KEY") or None
+
+    @property
+    def api_base(self) -> str | None:
+        return os.environ.get("OPENROUTER_API_BASE") or None

@@ -1,0 +1,120 @@
+"""Plan an invocation: per model, how many calls are new and how many are already stored.
+
+Planning streams the manifest (nothing is held per case but a few counters), so a 10,000-case
+manifest plans in the same memory as a 100-case one. The same pass powers `--dry-run`: it
+needs no network and no litellm, only the manifest and, if it exists, the database.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from helmbench.errors import UsageError
+from helmbench.run.config import settings_hash
+from helmbench.spec.models import ModelEntry
+from helmbench.store.responses import done_keys
+
+
+@dataclass
+class ModelPlan:
+    entry: ModelEntry
+    settings: dict
+    settings_hash: str
+    done: set[tuple[str, int]] = field(default_factory=set)
+    run_id: int | None = None
+    settled: set[tuple[str, int]] = field(default_factory=set)  # (case_hash, sample) with a verdict in this run
+    new: int = 0
+    stored: int = 0
+    input_chars: int = 0
+    # filled while executing
+    called: int = 0
+    verdicts: dict[str, int] = field(default_factory=lambda: {"PASS": 0, "FAIL": 0, "ERROR": 0, "JUDGE": 0})
+    cost: float = 0.0
+    status: str = "running"
+
+    @property
+    def id(self) -> str:
+        return self.entry.id
+
+    @property
+    def est_input_tokens(self) -> int:
+        return self.input_chars // 4
+
+
+@dataclass
+class Plan:
+    manifest: object  # helmbench.manifest.Manifest
+    models: list[ModelPlan]
+    scenarios: set[str] | None
+    case_ids: set[str] | None
+    samples: int
+    cases: int = 0
+    sqe_cases: int = 0
+
+    @property
+    def new_calls(self) -> int:
+        return sum(m.new for m in self.models)
+
+    def selected(self, case: dict) -> bool:
+        if self.case_ids is not None and case["id"] not in self.case_ids:
+            return False
+        return self.scenarios is None or case["scenario"] in self.scenarios
+
+
+def _chars(request: dict) -> int:
+    return sum(len(m.get("content") or "") if isinstance(m.get("content"), str) else 0 for m in request["messages"])
+
+
+def build_plan(manifest, entries: list[ModelEntry], db, *, scenarios: set[str] | None,
+               case_ids: set[str] | None, samples: int) -> Plan:
+    models = []
+    for entry in entries:
+        settings = entry.settings()
+        sh = settings_hash(settings)
+        models.append(ModelPlan(entry, settings, sh, done_keys(db, entry.id, sh) if db is not None else set()))
+    plan = Plan(manifest, models, scenarios, case_ids, samples)
+    seen_ids: list[str] = []
+    found: set[str] = set()
+    for case in manifest:
+        if case_ids is not None:
+            seen_ids.append(case["id"])
+        if not plan.selected(case):
+            continue
+        found.add(case["id"])
+        plan.cases += 1
+        plan.sqe_cases += case["evaluation"]["type"] == "sqe"
+        chars = _chars(case["request"])
+        for mp in models:
+            for sample in range(samples):
+                if (case["request_hash"], sample) in mp.done:
+                    mp.stored += 1
+                else:
+                    mp.new += 1
+                    mp.input_chars += chars
+    for missing in sorted((case_ids or set()) - found):
+        close = difflib.get_close_matches(missing, seen_ids, n=3, cutoff=0.6)
+        raise UsageError(f"unknown case id {missing!r}: the manifest has no such case",
+                         hint=f"did you mean {', '.join(close)}?" if close else "list cases with `helmbench list`")
+    return plan
+
+
+@dataclass
+class Job:
+    case: dict
+    model: ModelPlan
+    sample: int
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.case["request_hash"], self.sample)
+
+
+def iter_jobs(plan: Plan) -> Iterator[Job]:
+    """Every (case, model, sample) of the plan, streamed in manifest order, models interleaved."""
+    for case in plan.manifest:
+        if plan.selected(case):
+            for mp in plan.models:
+                for sample in range(plan.samples):
+                    yield Job(case, mp, sample)

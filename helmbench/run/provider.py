@@ -1,0 +1,129 @@
+"""The one module that talks to litellm (and through it to OpenRouter).
+
+litellm is imported lazily, on the first real call, with the local cost map (otherwise the
+import fetches a price list from the internet) and its debug banners off. litellm retries
+nothing and would wait 6000 s by default, so every call passes an explicit timeout and
+num_retries=0: retrying is helmbench's job (retry.py). Errors leave this module as
+`ProviderError`s with a kind and whether they are transient or fatal.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+import warnings
+from typing import Any
+
+from helmbench.run.calls import Completion, ProviderError, classify_status, parse_retry_after
+
+log = logging.getLogger("helmbench.run.provider")
+_litellm = None
+
+
+def load_litellm():
+    global _litellm
+    if _litellm is None:
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        import litellm
+
+        litellm.suppress_debug_info = True
+        # Cancelling a call (Ctrl-C, a fatal error elsewhere) can drop a litellm-internal coroutine
+        # before it starts; Python then warns at exit. It is noise to a user, not a leak.
+        warnings.filterwarnings("ignore", message="coroutine .* was never awaited", category=RuntimeWarning)
+        for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm"):
+            logging.getLogger(name).setLevel(logging.ERROR)
+        _litellm = litellm
+    return _litellm
+
+
+def request_kwargs(model_id: str, settings: dict, request: dict, *, api_key: str, api_base: str | None,
+                   timeout: float) -> dict[str, Any]:
+    """The litellm.acompletion arguments for one case (settings from models.yml)."""
+    kw: dict[str, Any] = {
+        "model": "openrouter/" + model_id,
+        "messages": request["messages"],
+        "timeout": float(settings.get("timeout") or timeout),
+        "num_retries": 0,
+        "api_key": api_key,
+    }
+    if api_base:
+        kw["api_base"] = api_base
+    if request.get("response_format"):
+        kw["response_format"] = request["response_format"]
+    for name in ("temperature", "max_tokens", "top_p", "seed"):
+        if settings.get(name) is not None:
+            kw[name] = settings[name]
+    extra = {name: settings[name] for name in ("provider", "reasoning") if settings.get(name) is not None}
+    if extra:
+        kw["extra_body"] = extra
+    return kw
+
+
+def _error(exc: BaseException, api_key: str) -> ProviderError:
+    names = {c.__name__ for c in type(exc).__mro__}
+    status = getattr(exc, "status_code", None)
+    if "Timeout" in names or "APITimeoutError" in names or isinstance(exc, TimeoutError):
+        kind, transient, fatal = "timeout", True, False
+    elif "AuthenticationError" in names:
+        kind, transient, fatal = "auth", False, True
+    elif "RateLimitError" in names:
+        kind, transient, fatal = "rate_limit", True, False
+    elif "APIConnectionError" in names:
+        kind, transient, fatal = "connection", True, False
+    elif isinstance(status, int):
+        kind, transient, fatal = classify_status(status)
+    else:
+        kind, transient, fatal = "internal", False, False
+    headers = getattr(exc, "litellm_response_headers", None)
+    if headers is None and getattr(exc, "response", None) is not None:
+        headers = getattr(exc.response, "headers", None)
+    message = f"{type(exc).__name__}: {exc}"
+    if api_key:
+        message = message.replace(api_key, "***")
+    return ProviderError(kind, message[:1000], status=status if isinstance(status, int) else None,
+                         transient=transient, fatal=fatal, retry_after=parse_retry_after(headers))
+
+
+def _completion(resp: Any, latency_ms: int) -> Completion:
+    choices = getattr(resp, "choices", None) or []
+    if not choices:
+        raise ProviderError("empty_choices", "the provider returned no choices", transient=True)
+    choice = choices[0]
+    message = getattr(choice, "message", None)
+    usage = getattr(resp, "usage", None)
+    cost = getattr(usage, "cost", None) if usage is not None else None
+    return Completion(
+        content=getattr(message, "content", None),
+        finish_reason=getattr(choice, "finish_reason", None),
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+        cost=float(cost) if isinstance(cost, (int, float)) else None,
+        provider=getattr(resp, "provider", None) or None,
+        model_version=getattr(resp, "model", None),
+        generation_id=getattr(resp, "id", None),
+        reasoning=getattr(message, "reasoning_content", None),
+        latency_ms=latency_ms,
+    )
+
+
+class Provider:
+    """Calls `openrouter/<id>` through litellm; one instance per run."""
+
+    def __init__(self, api_key: str, api_base: str | None = None, default_timeout: float = 120.0):
+        self.api_key = api_key
+        self.api_base = api_base
+        self.default_timeout = default_timeout
+        self.litellm = load_litellm()
+
+    async def complete(self, model_id: str, settings: dict, request: dict) -> Completion:
+        kw = request_kwargs(model_id, settings, request, api_key=self.api_key, api_base=self.api_base,
+                            timeout=self.default_timeout)
+        start = time.monotonic()
+        try:
+            resp = await self.litellm.acompletion(**kw)
+        except ProviderError:
+            raise
+        except Exception as exc:  # litellm's exception zoo → one classified error
+            raise _error(exc, self.api_key) from None
+        return _completion(resp, int((time.monotonic() - start) * 1000))

@@ -1,0 +1,93 @@
+"""What `helmbench run` and friends print: summaries, the dry-run estimate, one case in full.
+
+Model output is untrusted text: it is printed as `rich.text.Text` (never parsed as markup),
+so `[red]` or `<script>` in an answer is shown literally and cannot restyle the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from helmbench.run.session import RunReport
+
+
+def _money(value: float | None) -> str:
+    return "—" if value is None else f"${value:.4f}"
+
+
+def dry_run(report: RunReport, out: Console) -> None:
+    plan = report.plan
+    why = "no OPENROUTER_API_KEY is set" if report.no_key else "--dry-run"
+    out.print(Text(f"Dry run ({why}): nothing was sent. {plan.cases} case(s) selected, {plan.samples} sample(s) each."))
+    table = Table("model", "new calls", "already stored", "est. input tokens")
+    for mp in plan.models:
+        table.add_row(Text(mp.id), str(mp.new), str(mp.stored), f"{mp.est_input_tokens:,}")
+    table.add_row(Text("total", style="bold"), str(plan.new_calls), str(sum(m.stored for m in plan.models)),
+                  f"{sum(m.est_input_tokens for m in plan.models):,}")
+    out.print(table)
+    out.print(Text("Input tokens are estimated as characters ÷ 4; output tokens and cost are not estimated."))
+    if plan.sqe_cases:
+        out.print(Text(f"{plan.sqe_cases} sqe case(s) will be answered now and judged later by the marking model."))
+
+
+def summary(report: RunReport, out: Console) -> None:
+    table = Table("run", "model", "status", "calls made", "stored", "pass", "fail", "error", "awaiting judge",
+                  "billed now")
+    by_id = {r["id"]: r for r in report.runs}
+    for mp in report.plan.models:
+        row = by_id.get(mp.run_id, {})
+        table.add_row(str(mp.run_id), Text(mp.id), row.get("status", "?"), str(mp.called), str(mp.stored),
+                      str(row.get("n_pass", 0)), str(row.get("n_fail", 0)), str(row.get("n_error", 0)),
+                      str(row.get("n_awaiting_judge", 0)), _money(mp.cost))
+    out.print(table)
+    errors = sum(r.get("n_error", 0) for r in report.runs)
+    if errors:
+        out.print(Text(f"{errors} result(s) are ERRORs (API failures): they are excluded from scores and will be "
+                       "retried by the next run."))
+
+
+def costs(rows: list[dict], out: Console) -> None:
+    table = Table("run", "model", "status", "calls paid", "errors", "unpriced", "prompt tokens", "completion tokens",
+                  "paid by run", "cost of run's responses")
+    for r in rows:
+        table.add_row(str(r["run_id"]), Text(r["model"]), r["status"], str(r["responses"] or 0), str(r["errors"] or 0),
+                      str(r["unpriced"] or 0), f"{r['prompt_tokens'] or 0:,}", f"{r['completion_tokens'] or 0:,}",
+                      _money(r["paid"]), _money(r["run_cost"]))
+    out.print(table)
+    total = sum(r["paid"] or 0 for r in rows)
+    out.print(Text(f"total paid: ${total:.4f} (billed cost as reported by OpenRouter; calls it did not price are "
+                   "counted as unknown, never estimated)"))
+
+
+def single_case(case: dict, answers: list[tuple[str, dict | None, dict | None]], out: Console, *, dry: bool) -> None:
+    """The prompt, then per model the response and the verdict."""
+    out.rule(Text(f"case {case['id']}  ({case['evaluation']['type']})"))
+    for m in case["request"]["messages"]:
+        out.print(Text(f"[{m['role']}]", style="bold"))
+        out.print(Text(str(m.get("content") or "")))
+    ev = {k: v for k, v in case["evaluation"].items() if k != "criteria"}
+    out.print(Text("evaluation: " + json.dumps(ev, ensure_ascii=False), style="dim"))
+    if dry:
+        missing = sum(1 for _, r, _ in answers if r is None or r.get("error_kind"))
+        out.print(Text(f"dry run: nothing was sent; {missing} of {len(answers)} model(s) have no stored answer and "
+                       "would be asked."))
+    for model_id, response, result in answers:
+        out.rule(Text(model_id))
+        if response is None:
+            out.print(Text("no response stored"))
+            continue
+        if response.get("error_kind"):
+            out.print(Text(f"API error ({response['error_kind']}): {response.get('error_message')}", style="red"))
+        else:
+            out.print(Text(response.get("content") or "(empty)"))
+        meta = f"finish_reason={response.get('finish_reason')} · {response.get('latency_ms')} ms · cost {_money(response.get('cost'))}"
+        out.print(Text(meta, style="dim"))
+        if result is not None:
+            style = {"PASS": "green", "FAIL": "red"}.get(result["verdict"], "yellow")
+            out.print(Text.assemble(("verdict: ", "bold"), (result["verdict"], style), f" — {result.get('reason') or ''}"))
+        elif not response.get("error_kind"):
+            out.print(Text("verdict: awaiting the judge (sqe)" if case["evaluation"]["type"] == "sqe" else "verdict: none"))

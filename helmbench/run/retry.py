@@ -1,0 +1,68 @@
+"""Call with retries: exponential backoff with full jitter, honouring Retry-After.
+
+Transient failures (429, 5xx, timeouts, dropped connections) are retried up to
+`max_attempts`; permanent ones (400, 403, 404) are returned at once as the final error;
+fatal ones (401, 402) propagate so the run stops. The wait happens outside the concurrency
+slot, so a backing-off call does not hold capacity other calls could use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Awaitable, Callable
+
+from helmbench.run.calls import Completion, ProviderError
+from helmbench.run.config import RetryPolicy
+from helmbench.run.limiter import AdaptiveLimiter
+
+log = logging.getLogger("helmbench.run.retry")
+
+
+def backoff_delay(policy: RetryPolicy, attempt: int, retry_after: float | None, rng: random.Random) -> float:
+    """Full jitter: uniform(0, min(cap, base·2^(attempt−1))); a Retry-After wins when given (capped)."""
+    if retry_after is not None:
+        return min(policy.max_delay, retry_after)
+    return rng.uniform(0, min(policy.max_delay, policy.base_delay * 2 ** (attempt - 1)))
+
+
+async def call_with_retries(
+    call: Callable[[], Awaitable[Completion]],
+    *,
+    policy: RetryPolicy,
+    limiter: AdaptiveLimiter,
+    may_start: Callable[[], bool] = lambda: True,
+    rng: random.Random | None = None,
+    label: str = "",
+) -> tuple[Completion | ProviderError | None, int]:
+    """(completion or final error, attempts made); (None, 0) if stopped before the first attempt.
+
+    `may_start` is checked once a slot is held, right before each attempt, so a cost limit or
+    Ctrl-C reached while waiting for a slot stops the call from being sent. Raises fatal
+    errors and cancellation.
+    """
+    rng = rng or random.Random()
+    attempt = 0
+    last: ProviderError | None = None
+    while True:
+        try:
+            async with limiter.slot():
+                if not may_start():
+                    return last, attempt
+                attempt += 1
+                result = await call()
+            limiter.on_success()
+            return result, attempt
+        except ProviderError as err:
+            if err.fatal:
+                raise
+            last = err
+            if err.kind == "rate_limit":
+                limiter.on_rate_limit()
+            if not err.transient or attempt >= policy.max_attempts or not may_start():
+                log.debug("%s: giving up after %d attempt(s): %s", label, attempt, err.kind)
+                return err, attempt
+            delay = backoff_delay(policy, attempt, err.retry_after, rng)
+            log.debug("%s: attempt %d failed (%s); retrying in %.2fs", label, attempt, err.kind, delay)
+            await asyncio.sleep(delay)

@@ -1,0 +1,135 @@
+"""One invocation of `helmbench run`, start to finish: check inputs, plan, call, record.
+
+The order matters for money and for trust: every input is checked (manifest hashes, model
+ids, scenario codes) before anything is spent; litellm is imported only when at least one
+call is actually needed (a re-run of an unchanged manifest never imports it); and however
+the invocation ends (done, Ctrl-C, cost limit, rejected key, crash), each run row records
+how it ended and its counts are refreshed from what was committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+
+from helmbench import __version__
+from helmbench.errors import HelmbenchError
+from helmbench.run.calls import ProviderError
+from helmbench.run.config import RunOptions
+from helmbench.run.plan import Plan, build_plan
+from helmbench.run.selection import load_models_file, select_models, select_scenarios
+
+log = logging.getLogger("helmbench.run")
+
+
+@dataclass
+class RunReport:
+    plan: Plan
+    dry_run: bool
+    status: str  # completed / partial / interrupted / stopped_cost / dry-run
+    runs: list[dict] = field(default_factory=list)
+    spent: float = 0.0
+    no_key: bool = False
+
+
+def _fatal_message(err: ProviderError) -> HelmbenchError:
+    if err.kind == "auth":
+        return HelmbenchError(
+            "OpenRouter rejected the API key (HTTP 401): check OPENROUTER_API_KEY. The run was stopped; nothing "
+            "more was sent.", hint="export OPENROUTER_API_KEY=<a key from https://openrouter.ai/keys>, or use --dry-run")
+    if err.kind == "payment_required":
+        return HelmbenchError("OpenRouter refused the call: payment required (HTTP 402). Add credits and run again.")
+    return HelmbenchError(f"the run was stopped by a provider error: {err.message}")
+
+
+def prepare(opts: RunOptions):
+    """Read and check every input; returns (manifest, model entries, scenario selection)."""
+    from helmbench.manifest import read_manifest
+    from helmbench.run.selection import split_values
+
+    manifest = read_manifest(opts.manifest)
+    models_path = Path(opts.models_file)
+    entries = select_models(load_models_file(models_path), split_values(opts.models), models_path)
+    catalog = list((manifest.header.get("catalog") or {}).get("scenarios", {}))
+    scenarios = select_scenarios(catalog, split_values(opts.scenarios))
+    if scenarios is not None and set(catalog) <= scenarios:
+        scenarios = None
+    return manifest, entries, scenarios
+
+
+def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool = False) -> RunReport:
+    from helmbench.store import open_db, open_existing
+
+    manifest, entries, scenarios = prepare(opts)
+    case_ids = set(opts.case_ids) if opts.case_ids else None
+    no_key = opts.api_key is None
+    if opts.dry_run or no_key:
+        db = open_existing(opts.db)
+        plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples)
+        return RunReport(plan, True, "dry-run", no_key=no_key)
+
+    from helmbench.store.catalog import is_registered, register_manifest, upsert_models
+    from helmbench.store.responses import settled_results
+    from helmbench.store.runs import finish_run, start_run
+
+    db = open_db(opts.db)
+    if not is_registered(db, manifest.hash):
+        register_manifest(db, manifest.header, iter(manifest))
+    upsert_models(db, [(e.id, e.name) for e in entries])
+    plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples)
+    for mp in plan.models:
+        mp.run_id = start_run(db, manifest_hash=manifest.hash, model=mp.id, settings=mp.settings,
+                              settings_hash=mp.settings_hash, samples=opts.samples,
+                              n_cases=manifest.header.get("cases", 0) * opts.samples, version=__version__)
+        mp.settled = settled_results(db, mp.run_id)
+    status = "failed"
+    report = RunReport(plan, False, status)
+    from helmbench.run.logs import run_logging
+
+    with run_logging(console, verbose=verbose, live=live, secrets=[opts.api_key or ""],
+                     logs_dir=Path(opts.logs_dir), run_ids=[mp.run_id for mp in plan.models]):
+        try:
+            for mp in plan.models:
+                log.info("run %d: %s on manifest %s: %d new call(s), %d stored", mp.run_id, mp.id,
+                         manifest.hash[:19], mp.new, mp.stored, extra={"run_id": mp.run_id})
+            status, report.spent = _execute(plan, db, opts, console, live)
+        except ProviderError as err:
+            if err.fatal:
+                log.error("stopping: %s", err.message)
+                raise _fatal_message(err) from None
+            raise
+        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C outside the event loop (e.g. while importing)
+            status = "interrupted"
+        finally:
+            final = status
+            if status == "completed" and (scenarios is not None or case_ids is not None):
+                final = "partial"
+            report.status = final
+            report.runs = [finish_run(db, mp.run_id, final) for mp in plan.models]
+            for row in report.runs:
+                log.info("run %d finished: %s; %d pass, %d fail, %d error, %d awaiting the judge", row["id"],
+                         row["status"], row["n_pass"], row["n_fail"], row["n_error"], row["n_awaiting_judge"],
+                         extra={"run_id": row["id"]})
+    return report
+
+
+def _execute(plan: Plan, db, opts: RunOptions, console: Console, live: bool) -> tuple[str, float]:
+    from helmbench.run.executor import Executor
+    from helmbench.run.progress import Progress
+    from helmbench.run.writer import Writer
+
+    provider = None
+    if plan.new_calls:
+        from helmbench.run.provider import Provider
+
+        provider = Provider(opts.api_key or "", opts.api_base)
+    writer = Writer(opts.db)
+    with Progress(plan.new_calls, console, live=live) as progress:
+        ex = Executor(plan, db, provider, writer, progress, concurrency=opts.concurrency, policy=opts.retry,
+                      max_cost=opts.max_cost)
+        status = asyncio.run(ex.execute())
+    return status, ex.spent

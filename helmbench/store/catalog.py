@@ -1,0 +1,126 @@
+"""Register a manifest and its catalog (pillars … perturbations, cases) in results.db.
+
+Cases are content-addressed (keyed by `hash`), so registering a manifest that shares cases
+with an earlier one adds only the new ones; the catalog's titles follow the latest manifest.
+A manifest is registered once: `manifests.registered_at` is set in the same transaction as
+its cases, so a crash mid-way simply registers it again next time.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Iterable
+
+import sqlite_utils
+
+BATCH = 500
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _json(value) -> str | None:
+    return None if value is None else json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def is_registered(db: sqlite_utils.Database, manifest_hash: str) -> bool:
+    row = db.execute("SELECT registered_at FROM manifests WHERE hash = ?", [manifest_hash]).fetchone()
+    return bool(row and row[0])
+
+
+def _upsert(conn, table: str, key: str, row: dict) -> None:
+    cols = list(row)
+    updates = ", ".join(f"{c} = excluded.{c}" for c in cols if c != key)
+    conn.execute(
+        f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
+        f"ON CONFLICT({key}) DO UPDATE SET {updates}",
+        [row[c] for c in cols],
+    )
+
+
+def _catalog(conn, catalog: dict) -> None:
+    for code, p in catalog.get("pillars", {}).items():
+        _upsert(conn, "pillars", "code", {"code": code, "title": p.get("title"), "description": p.get("description")})
+    for code, b in catalog.get("behaviours", {}).items():
+        _upsert(conn, "behaviours", "code", {
+            "code": code, "pillar": b.get("pillar") or code.split("-")[0], "title": b.get("title"),
+            "description": b.get("description"), "compliance_json": _json(b.get("compliance")), "weight": b.get("weight"),
+        })
+    for code, s in catalog.get("scenarios", {}).items():
+        _upsert(conn, "scenarios", "code", {
+            "code": code, "behaviour": s.get("behaviour") or code.rsplit("-", 1)[0], "title": s.get("title"),
+            "category": s.get("category"), "evaluation_type": s.get("evaluation_type"),
+        })
+    tables = {"condition": ("conditions", "difficulty"), "user_context": ("user_contexts", "severity"),
+              "perturbation": ("perturbations", "severity")}
+    for code, c in catalog.get("components", {}).items():
+        table, measure = tables[c["kind"]]
+        _upsert(conn, table, "code", {
+            "code": code, "scenario": c["scenario"], "title": c.get("title"), measure: c.get(measure) or 0,
+        })
+
+
+def case_row(case: dict) -> dict:
+    sev = case.get("severity") or {}
+    request = case["request"]
+    return {
+        "hash": case["hash"], "id": case["id"], "request_hash": case["request_hash"],
+        "pillar": case.get("pillar"), "behaviour": case.get("behaviour"), "scenario": case["scenario"],
+        "condition": case.get("condition"), "user_context": case.get("user_context"),
+        "perturbation": case.get("perturbation"),
+        "severity_perturbation": sev.get("perturbation", 0), "severity_user_context": sev.get("user_context", 0),
+        "severity_base": sev.get("base", 0), "difficulty": case.get("difficulty", 0), "weight": case.get("weight"),
+        "evaluation_type": case["evaluation"].get("type"),
+        "messages_json": _json(request["messages"]), "response_format_json": _json(request.get("response_format")),
+        "evaluation_json": _json(case["evaluation"]),
+    }
+
+
+def _insert_cases(conn, manifest_hash: str, rows: list[tuple[int, dict]]) -> None:
+    if not rows:
+        return
+    cols = list(rows[0][1])
+    conn.executemany(
+        f"INSERT OR IGNORE INTO cases ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+        [[r[c] for c in cols] for _, r in rows],
+    )
+    conn.executemany(
+        "INSERT OR IGNORE INTO manifest_cases (manifest_hash, case_hash, position, case_id) VALUES (?, ?, ?, ?)",
+        [(manifest_hash, r["hash"], pos, r["id"]) for pos, r in rows],
+    )
+
+
+def register_manifest(db: sqlite_utils.Database, header: dict, cases: Iterable[dict]) -> int:
+    """Store the header, catalog and every case (streamed, in one transaction); returns the count."""
+    conn = db.conn
+    bench = header.get("benchmark") or {}
+    n = 0
+    with conn:
+        _upsert(conn, "manifests", "hash", {
+            "hash": header["manifest_hash"], "format": header["format"], "benchmark_name": bench.get("name"),
+            "benchmark_version": bench.get("version"), "benchmark_description": bench.get("description"),
+            "compiler": header.get("compiler"), "cases": header.get("cases", 0),
+            "catalog_hash": header.get("catalog_hash"), "header_json": _json(header), "registered_at": None,
+        })
+        _catalog(conn, header.get("catalog") or {})
+        batch: list[tuple[int, dict]] = []
+        for pos, case in enumerate(cases):
+            batch.append((pos, case_row(case)))
+            n += 1
+            if len(batch) >= BATCH:
+                _insert_cases(conn, header["manifest_hash"], batch)
+                batch = []
+        _insert_cases(conn, header["manifest_hash"], batch)
+        conn.execute("UPDATE manifests SET registered_at = ? WHERE hash = ?", [_now(), header["manifest_hash"]])
+    return n
+
+
+def upsert_models(db: sqlite_utils.Database, models: Iterable[tuple[str, str | None]]) -> None:
+    with db.conn as conn:
+        for model_id, name in models:
+            conn.execute(
+                "INSERT INTO models (id, name) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET name = coalesce(excluded.name, name)",
+                [model_id, name],
+            )

@@ -1,0 +1,81 @@
+"""Ordered schema migrations: a list of (version, name, function), applied once each, in order.
+
+Why migrations rather than "create if missing": results.db outlives releases (it holds money
+already spent), so a schema change must upgrade an existing file in place, never require
+deleting it. A version is recorded in `migrations` in the same transaction as its DDL, so a
+crash leaves a migration either fully applied or not at all. The FTS migration is the
+exception (sqlite-utils commits internally); it is idempotent instead.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Callable, NamedTuple
+
+import sqlite_utils
+
+from helmbench.store.schema_v1 import DDL
+
+
+class Migration(NamedTuple):
+    version: int
+    name: str
+    apply: Callable[[sqlite_utils.Database], None]
+    atomic: bool = True
+
+
+def _initial(db: sqlite_utils.Database) -> None:
+    for statement in DDL.split(";"):
+        if statement.strip():
+            db.conn.execute(statement)
+
+
+def _responses_fts(db: sqlite_utils.Database) -> None:
+    db["responses"].enable_fts(["content"], create_triggers=True, replace=True)
+
+
+MIGRATIONS: list[Migration] = [
+    Migration(1, "initial schema", _initial),
+    Migration(2, "full-text search on responses.content", _responses_fts, atomic=False),
+]
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def applied_versions(db: sqlite_utils.Database) -> set[int]:
+    if "migrations" not in db.table_names():
+        return set()
+    return {row[0] for row in db.execute("SELECT version FROM migrations")}
+
+
+def migrate(db: sqlite_utils.Database, migrations: list[Migration] = MIGRATIONS) -> list[int]:
+    """Apply every pending migration in order; returns the versions applied now."""
+    conn = db.conn
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    conn.commit()
+    done: list[int] = []
+    for m in sorted(migrations, key=lambda m: m.version):
+        if m.version in applied_versions(db):
+            continue
+        if m.atomic:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                if conn.execute("SELECT 1 FROM migrations WHERE version = ?", [m.version]).fetchone():
+                    conn.execute("ROLLBACK")
+                    continue
+                m.apply(db)
+                conn.execute("INSERT INTO migrations VALUES (?, ?, ?)", [m.version, m.name, _now()])
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        else:
+            m.apply(db)
+            conn.execute("INSERT OR IGNORE INTO migrations VALUES (?, ?, ?)", [m.version, m.name, _now()])
+            conn.commit()
+        done.append(m.version)
+    return done

@@ -1,0 +1,102 @@
+"""Runs: one row per (manifest, model, settings), reused by every invocation that continues it.
+
+Why reuse: a run is "model M with settings S answering manifest X". Running it again (to
+resume after Ctrl-C, to add scenarios, to retry errors) continues the same run, so the
+leaderboard has one row per model and manifest, with coverage counts that tell how complete
+it is. A new manifest (any content change) starts a new run that reuses stored responses.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import sqlite_utils
+
+STATUSES = ("running", "completed", "partial", "interrupted", "failed", "stopped_cost")
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def start_run(db: sqlite_utils.Database, *, manifest_hash: str, model: str, settings: dict, settings_hash: str,
+              samples: int, n_cases: int, version: str) -> int:
+    with db.conn as conn:
+        row = conn.execute(
+            "INSERT INTO runs (manifest_hash, model, settings_json, settings_hash, samples, started_at, status, n_cases, "
+            "helmbench_version) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?) "
+            "ON CONFLICT(manifest_hash, model, settings_hash) DO UPDATE SET status = 'running', finished_at = NULL, "
+            "samples = max(samples, excluded.samples), n_cases = max(n_cases, excluded.n_cases), "
+            "helmbench_version = excluded.helmbench_version RETURNING id",
+            [manifest_hash, model, json.dumps(settings, sort_keys=True), settings_hash, samples, now(), n_cases, version],
+        ).fetchone()
+    return row[0]
+
+
+_VERDICTS = "SELECT verdict, count(*) FROM results WHERE run_id = :run GROUP BY verdict"
+
+# Both queries walk indexes (manifest_cases → cases → the responses/results unique keys), so a
+# 10,000-case run summarises in milliseconds.
+_AWAITING_JUDGE = """
+SELECT count(*) FROM manifest_cases mc
+JOIN cases c ON c.hash = mc.case_hash AND c.evaluation_type = 'sqe'
+JOIN responses resp ON resp.request_hash = c.request_hash AND resp.model = :model
+  AND resp.settings_hash = :settings_hash AND resp.sample < :samples AND resp.error_kind IS NULL
+WHERE mc.manifest_hash = :manifest_hash
+  AND NOT EXISTS (SELECT 1 FROM results res WHERE res.run_id = :run AND res.case_hash = c.hash
+                  AND res.sample = resp.sample)
+"""
+
+_USAGE = """
+SELECT sum(cost), sum(prompt_tokens), sum(completion_tokens) FROM responses
+WHERE model = :model AND settings_hash = :settings_hash AND sample < :samples AND error_kind IS NULL
+  AND request_hash IN (SELECT c.request_hash FROM manifest_cases mc JOIN cases c ON c.hash = mc.case_hash
+                       WHERE mc.manifest_hash = :manifest_hash)
+"""
+
+
+def finish_run(db: sqlite_utils.Database, run_id: int, status: str) -> dict:
+    """Record how the invocation ended and refresh the run's counts from what is stored.
+
+    `cost`/tokens cover every stored response the run uses (whoever paid for it): what it costs
+    to answer this manifest with this model and settings.
+    """
+    assert status in STATUSES, status
+    with db.conn as conn:
+        run = conn.execute("SELECT manifest_hash, model, settings_hash, samples FROM runs WHERE id = ?",
+                           [run_id]).fetchone()
+        params = {"run": run_id, "manifest_hash": run[0], "model": run[1], "settings_hash": run[2], "samples": run[3]}
+        verdicts = dict(conn.execute(_VERDICTS, params).fetchall())
+        awaiting = conn.execute(_AWAITING_JUDGE, params).fetchone()[0]
+        cost, pt, ct = conn.execute(_USAGE, params).fetchone()
+        conn.execute(
+            "UPDATE runs SET status = ?, finished_at = ?, n_pass = ?, n_fail = ?, n_error = ?, n_awaiting_judge = ?, "
+            "cost = ?, prompt_tokens = ?, completion_tokens = ? WHERE id = ?",
+            [status, now(), verdicts.get("PASS", 0), verdicts.get("FAIL", 0), verdicts.get("ERROR", 0), awaiting,
+             cost, pt, ct, run_id],
+        )
+    cur = db.execute("SELECT * FROM runs WHERE id = ?", [run_id])
+    return dict(zip([d[0] for d in cur.description], cur.fetchone()))
+
+
+COSTS = """
+SELECT runs.id AS run_id, runs.model, runs.status, runs.started_at,
+  count(resp.id) AS responses,
+  sum(resp.error_kind IS NOT NULL) AS errors,
+  sum(resp.prompt_tokens) AS prompt_tokens,
+  sum(resp.completion_tokens) AS completion_tokens,
+  sum(resp.cost) AS paid,
+  sum(resp.cost IS NULL AND resp.error_kind IS NULL) AS unpriced,
+  runs.cost AS run_cost
+FROM runs LEFT JOIN responses resp ON resp.run_id = runs.id
+WHERE (:run IS NULL OR runs.id = :run) AND (:model IS NULL OR runs.model = :model)
+GROUP BY runs.id ORDER BY runs.id
+"""
+
+
+def costs(db: sqlite_utils.Database, run_id: int | None = None, model: str | None = None) -> list[dict]:
+    """Per run: the calls it paid for (responses it created) and the cost of every response it uses."""
+    cur = db.execute(COSTS, {"run": run_id, "model": model})
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row)) for row in cur.fetchall()]

@@ -1,0 +1,51 @@
+"""Progress reporting and per-run logs."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+from rich.console import Console
+
+from helmbench.run.logs import run_logging
+from helmbench.run.progress import Progress
+from run_helpers import run_inprocess
+from tests.fakes.manifests import write_models
+
+
+def test_plain_progress_logs_a_line_per_interval(caplog):
+    console = Console(file=io.StringIO(), width=120)
+    with caplog.at_level(logging.INFO, logger="helmbench.run.progress"):
+        with Progress(10, console, live=False, interval=0.0) as p:
+            p.advance(cost=0.5)
+            p.advance(error=True)
+    lines = [r.getMessage() for r in caplog.records]
+    assert lines and "2/10 calls" in lines[-1] and "$0.5000" in lines[-1] and "1 error(s)" in lines[-1]
+
+
+def test_live_bar_renders_on_a_terminal():
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=120)
+    with Progress(3, console, live=True) as p:
+        for _ in range(3):
+            p.advance(cost=0.01)
+    assert "3/3" in buf.getvalue() and "$0.0300" in buf.getvalue()
+
+
+def test_the_api_key_is_redacted_from_every_log_line(tmp_path):
+    buf = io.StringIO()
+    with run_logging(Console(file=buf), verbose=True, live=False, secrets=["sk-secret-123"], logs_dir=tmp_path,
+                     run_ids=[7]):
+        logging.getLogger("helmbench.run").error("header was Bearer %s", "sk-secret-123")
+    assert "sk-secret-123" not in buf.getvalue() + (tmp_path / "run-7.log").read_text()
+    assert "Bearer ***" in buf.getvalue()
+
+
+def test_each_run_has_its_own_log_file(env, fake, small):
+    write_models(small["models"], ["test/model-a", "test/model-b"])
+    report = run_inprocess(small)
+    logs = small["db"].parent / "logs"
+    a, b = (logs / f"run-{mp.run_id}.log" for mp in report.plan.models)
+    text_a, text_b = a.read_text(), b.read_text()
+    assert "test/model-a P1-B1" in text_a and "test/model-b P1-B1" not in text_a
+    assert "test/model-b P1-B1" in text_b and "finished" in text_b
