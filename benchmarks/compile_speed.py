@@ -7,9 +7,11 @@ perturbations = 50,000 cases in a temporary folder, then
    best of --repeat runs, each into a fresh output folder;
 2. times a baseline in the same process that only serialises (canonical JSON) and hashes
    the same 50,000 records, taken from the compiled manifest: for each record, json.dumps +
-   sha256 of the request, of the {evaluation, request} pair and of the whole record;
+   sha256 of the request, of the {evaluation, request} pair and of the whole record
+   (compile and baseline runs alternate, so that a busy machine slows both alike);
 3. prints cases per second for both and the ratio compile / baseline throughput
-   (target >= 0.5: compile should cost at most about twice the unavoidable work);
+   (target >= 0.5: compile should cost at most about twice the unavoidable work), by wall
+   clock and by CPU time (steadier when other processes compete for the CPU);
 4. measures the peak memory of compiling 50,000 cases and 10,000 cases, each in a fresh
    subprocess (peak RSS, and tracemalloc's peak of Python allocations), and prints the
    ratios: the writer streams cases to disk, so they should stay close to 1. The 10,000
@@ -22,7 +24,7 @@ Usage:
     .venv/bin/python benchmarks/compile_speed.py --scenarios 40 --repeat 1 --no-memory   # quick
     .venv/bin/python benchmarks/compile_speed.py --profile    # cProfile of one compile, top functions
 
-Exit status is 1 when the ratio is below --target, so CI can run it as a check.
+Exit status is 1 when the wall-clock ratio is below --target, so CI can run it as a check.
 """
 
 from __future__ import annotations

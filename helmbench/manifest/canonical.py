@@ -20,9 +20,6 @@ def normalise(obj):
     return obj
 
 
-_normalise = normalise
-
-
 def canonical(obj) -> str:
     return canonical_normalised(normalise(obj))
 

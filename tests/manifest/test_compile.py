@@ -177,3 +177,39 @@ def test_manifest_commands_never_import_litellm(tmp_path, args):
     proc = subprocess.run([sys.executable, "-c", _NO_LITELLM, *argv], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().endswith("HEAVY:"), proc.stdout[-300:]
+
+
+def _minimal_scenario(folder: Path, conditions: list[str], perturbations: list[str]) -> None:
+    folder.mkdir(parents=True)
+    code = folder.name.split("--")[0].split("-")[-1]
+    (folder / f"{code}.md").write_text("---\ncategory: OK\n---\n## Your job\n\nAnswer, then classify.\n")
+    (folder / f"{code}.json").write_text(
+        '{"type": "object", "properties": {"category": {"type": "string", "enum": ["OK", "NO"]}},'
+        ' "required": ["category"], "additionalProperties": false}')
+    (folder / "conditions.md").write_text("".join(f"# {c}\n## System\n\n{c} text\n\n" for c in conditions))
+    (folder / "perturbations.md").write_text("".join(f"# {p}\n## User's input\n\n{p} text\n\n" for p in perturbations))
+
+
+def test_natural_order_with_suffixes_and_multi_digit_codes(tmp_path):
+    """P2 < P10, S1 < S1A < S2 < S10, C2 < C10, PT1 < PT1A < PT2; the reader expects the same order."""
+    from helmbench.spec.naming import natural_key
+
+    root = tmp_path / "tree"
+    for name in ("P10-B1-S1", "P2-B1-S10--ten", "P2-B1-S2", "P2-B1-S1A--draft", "P2-B1-S1"):
+        _minimal_scenario(root / "scenarios" / name, ["C10", "C2", "C1"], ["PT2", "PT1A", "PT1"])
+    (root / "scoring.yaml").write_text("weights:\n  P2-B1: 1\n  P10-B1: 2.0\n")
+    result = compile_tree(root, tmp_path / "out")
+    ids = [c["id"] for c in read_lines(result.path)[1:]]
+    assert len(ids) == 5 * 9
+    assert ids == sorted(ids, key=natural_key)
+    assert [i.rsplit("-", 2)[0] for i in ids[::9]] == ["P2-B1-S1", "P2-B1-S1A", "P2-B1-S2", "P2-B1-S10", "P10-B1-S1"]
+    assert ids[:9] == [f"P2-B1-S1-{c}-{p}" for c in ("C1", "C2", "C10") for p in ("PT1", "PT1A", "PT2")]
+    assert read_manifest(result.path).header["cases"] == 45
+    assert {c["weight"] for c in read_lines(result.path)[1:]} == {1, 2}
+
+
+def test_cli_compile_missing_folder_is_a_usage_error(tmp_path):
+    proc = run_cli("compile", str(tmp_path / "nope"), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "benchmark folder not found" in proc.stderr
+    assert not (tmp_path / "out").exists()
