@@ -133,7 +133,7 @@ class Manifest:
         if mh.count != self.header.get("cases"):
             raise ManifestError(f"{self.path}:1: header says {self.header.get('cases')} cases, file has {mh.count}",
                                 hint=hint)
-        if mh.hexdigest() != self.header.get("manifest_hash"):
+        if mh.manifest_hash(str(self.header.get("catalog_hash"))) != self.header.get("manifest_hash"):
             raise ManifestError(f"{self.path}:1: manifest_hash does not match its cases; the manifest was modified",
                                 hint=hint)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from helmbench import __version__
 from helmbench.diagnostics import Diagnostic
 from helmbench.errors import HelmbenchError
-from helmbench.manifest.canonical import canonical, canonical_normalised
+from helmbench.manifest.canonical import hash_of, canonical, canonical_normalised
 from helmbench.manifest.cases import all_cases, catalog, hash_catalog
 from helmbench.spec.tree import Benchmark
 
@@ -59,16 +59,23 @@ class _ManifestHash:
         h.update(b"]")
         return "sha256:" + h.hexdigest()
 
+    def manifest_hash(self, catalog_hash: str) -> str:
+        """The manifest's identity: its ordered case hashes and its catalog (severities,
+        difficulties, weights, titles), so that two manifests that would score the same
+        responses differently never share a hash."""
+        return hash_of({"cases": self.hexdigest(), "catalog": catalog_hash})
 
-def header_for(bench: Benchmark, count: int, manifest_hash: str) -> dict:
+
+def header_for(bench: Benchmark, mh: _ManifestHash) -> dict:
     cat = catalog(bench)
+    catalog_hash = hash_catalog(cat)
     return {
         "format": FORMAT,
         "benchmark": {"name": bench.name, "version": bench.version, "description": bench.description},
         "compiler": f"helmbench {__version__}",
-        "cases": count,
-        "manifest_hash": manifest_hash,
-        "catalog_hash": hash_catalog(cat),
+        "cases": mh.count,
+        "manifest_hash": mh.manifest_hash(catalog_hash),
+        "catalog_hash": catalog_hash,
         "catalog": cat,
     }
 
@@ -83,7 +90,7 @@ def write_manifest(bench: Benchmark, out_dir: Path) -> tuple[Path, Path, dict]:
             mh.add(case["hash"])
             f.write(canonical_normalised(case))  # records come normalised from all_cases
             f.write("\n")
-    header = header_for(bench, mh.count, mh.hexdigest())
+    header = header_for(bench, mh)
     with open(final_tmp, "wb") as out, open(body_tmp, "rb") as cases:  # bytes: no decode + re-encode
         out.write(canonical(header).encode("utf-8") + b"\n")
         shutil.copyfileobj(cases, out, 1 << 20)
@@ -91,9 +98,8 @@ def write_manifest(bench: Benchmark, out_dir: Path) -> tuple[Path, Path, dict]:
     path = out_dir / "manifest.jsonl"
     os.replace(final_tmp, path)
     copy = out_dir / "manifests" / f"{header['manifest_hash'].split(':', 1)[1]}.jsonl"
-    # The manifest hash covers requests and evaluations only: an edit to a severity, a weight
-    # or a title keeps it, so an existing copy may hold other bytes; it must be replaced, or
-    # manifests/<hash>.jsonl would no longer be the manifest that was compiled.
+    # Same hash means same cases and catalog; only the compiler version string can differ,
+    # and a copy with other bytes (an older compiler, or a damaged file) is replaced.
     if not (copy.is_file() and filecmp.cmp(path, copy, shallow=False)):
         copy.parent.mkdir(parents=True, exist_ok=True)
         tmp = copy.with_suffix(".tmp")

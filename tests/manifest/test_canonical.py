@@ -86,8 +86,9 @@ def test_case_hashes_recomputed_independently(golden_manifest):
         for src in case["sources"]:
             assert src["sha256"].startswith("sha256:")
         assert [s["path"] for s in case["sources"]] == sorted(s["path"] for s in case["sources"])
-    assert header["manifest_hash"] == independent_hash([c["hash"] for c in cases])
     assert header["catalog_hash"] == independent_hash(header["catalog"])
+    cases_digest = independent_hash([c["hash"] for c in cases])
+    assert header["manifest_hash"] == independent_hash({"cases": cases_digest, "catalog": header["catalog_hash"]})
 
 
 def test_sources_are_sha256_of_the_raw_file_bytes(golden_manifest):

@@ -96,16 +96,17 @@ def test_read_only_copy_named_by_manifest_hash(tmp_path):
     assert [p.name for p in (tmp_path / "build" / "manifests").iterdir()] == [result.copy.name]
 
 
-def test_copy_is_replaced_when_the_same_manifest_hash_gets_other_bytes(tree, tmp_path):
-    """A severity edit keeps every case hash (so the manifest hash) but changes the file:
-    manifests/<hash>.jsonl must still be the manifest just compiled, not the stale one."""
+def test_a_severity_edit_gives_a_new_immutable_copy(tree, tmp_path):
+    """A severity edit keeps every case hash but not the catalog, so it is a new manifest:
+    the old read-only copy stays as it was and a second one appears beside it."""
     out = tmp_path / "build"
     before = compile_tree(tree, out)
+    old_bytes = before.copy.read_bytes()
     path = tree / "scenarios/P1/B1/S1--late-planning/perturbations.md"
     path.write_text(path.read_text(encoding="utf-8").replace("severity: 5", "severity: 6"), encoding="utf-8")
     after = compile_tree(tree, out)
-    assert after.header["manifest_hash"] == before.header["manifest_hash"]
-    assert after.copy == before.copy
+    assert after.header["manifest_hash"] != before.header["manifest_hash"]
+    assert after.copy != before.copy and before.copy.read_bytes() == old_bytes
     assert after.copy.read_bytes() == after.path.read_bytes()
     assert stat.S_IMODE(after.copy.stat().st_mode) & 0o222 == 0
     read_manifest(after.copy)

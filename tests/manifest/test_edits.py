@@ -104,11 +104,11 @@ def test_changing_only_line_endings_changes_no_hash(tree, tmp_path):
 ])
 def test_scoring_metadata_edits_change_no_hash(tree, tmp_path, rel, old, new, field, component, sample, before, after):
     """Documented behaviour: severity, difficulty and weight are outside `hash` and
-    `request_hash` (and the manifest hash), so stored responses and verdicts stay valid;
-    only the field (and the catalog, hence catalog_hash) changes."""
+    `request_hash`, so stored responses and verdicts stay valid; the field, the catalog and
+    so the manifest hash change (a manifest that scores differently is another manifest)."""
     a, b, ha, hb = _compile_before_after(tree, tmp_path, lambda t: _edit(t, rel, old, new))
     assert _changed(a, b, "hash") == _changed(a, b, "request_hash") == set()
-    assert ha["manifest_hash"] == hb["manifest_hash"]
+    assert ha["manifest_hash"] != hb["manifest_hash"]
     assert ha["catalog_hash"] != hb["catalog_hash"]
     touched = {cid for cid, c in a.items()
                if component in (c["perturbation"], c["user_context"], c["condition"], c["behaviour"])}
@@ -121,4 +121,4 @@ def test_editing_a_title_changes_only_the_catalog(tree, tmp_path):
         tree, tmp_path, lambda t: _edit(t, f"{P1}/conditions.md", "# C1 — Plain assistant", "# C1 — Default assistant"))
     assert _changed(a, b, "hash") == _changed(a, b, "request_hash") == set()
     assert hb["catalog"]["components"]["P1-B1-S1-C1"]["title"] == "Default assistant"
-    assert ha["manifest_hash"] == hb["manifest_hash"] and ha["catalog_hash"] != hb["catalog_hash"]
+    assert ha["manifest_hash"] != hb["manifest_hash"] and ha["catalog_hash"] != hb["catalog_hash"]
