@@ -101,7 +101,7 @@ def write_manifest(path: Path, cases: list[dict]) -> dict:
         "benchmark": {"name": "Synthetic", "version": "0", "description": None},
         "compiler": "tests",
         "cases": len(cases),
-        "manifest_hash": hash_of([c["hash"] for c in cases]),
+        "manifest_hash": hash_of({"cases": hash_of([c["hash"] for c in cases]), "catalog": hash_of(catalog)}),
         "catalog_hash": hash_of(catalog),
         "catalog": catalog,
     }
