@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-import time
 from pathlib import Path
 
 from helmbench.store.db import connect
@@ -24,17 +23,18 @@ _STOP = object()
 
 
 class Writer:
-    def __init__(self, db_path: Path | str, *, interval: float = 0.25, max_batch: int = 512):
+    def __init__(self, db_path: Path | str, *, interval: float = 0.25):
         self.db_path = db_path
         self.interval = interval
-        self.max_batch = max_batch
         self.written = 0
         self.error: BaseException | None = None
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._wake = threading.Event()
         self._thread = threading.Thread(target=self._run, name="helmbench-writer", daemon=True)
         self._thread.start()
 
     def add(self, write: Write) -> None:
+        """Queue a write; it is committed within `interval` seconds. Never blocks the event loop."""
         self._check()
         self._queue.put(write)
 
@@ -42,6 +42,7 @@ class Writer:
         """Block until everything added so far is committed."""
         done = threading.Event()
         self._queue.put(done)
+        self._wake.set()
         while not done.wait(0.1):
             if not self._thread.is_alive():
                 break
@@ -51,6 +52,7 @@ class Writer:
         """Commit what is pending and stop the thread."""
         if self._thread.is_alive():
             self._queue.put(_STOP)
+            self._wake.set()
             self._thread.join()
         self._check()
 
@@ -59,33 +61,33 @@ class Writer:
             raise self.error
 
     def _run(self) -> None:
+        # The thread sleeps between batches instead of waking per item: waking per item would
+        # take the GIL from the event loop once per response.
         db = connect(self.db_path)
-        pending: list[Write] = []
         waiters: list[threading.Event] = []
-        deadline = time.monotonic() + self.interval
-        stop = False
         try:
+            stop = False
             while not stop:
-                try:
-                    item = self._queue.get(timeout=max(0.0, deadline - time.monotonic()))
-                except queue.Empty:
-                    item = None
-                if item is _STOP:
-                    stop = True
-                elif isinstance(item, threading.Event):
-                    waiters.append(item)
-                elif item is not None:
-                    pending.append(item)
-                due = time.monotonic() >= deadline or len(pending) >= self.max_batch
-                if pending and (due or waiters or stop):
+                self._wake.wait(self.interval)
+                self._wake.clear()
+                pending: list[Write] = []
+                while True:
+                    try:
+                        item = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if item is _STOP:
+                        stop = True
+                    elif isinstance(item, threading.Event):
+                        waiters.append(item)
+                    else:
+                        pending.append(item)
+                if pending:
                     self.written += write_batch(db, pending)
                     log.debug("committed %d write(s)", len(pending))
-                    pending = []
                 for w in waiters:
                     w.set()
                 waiters = []
-                if due:
-                    deadline = time.monotonic() + self.interval
         except BaseException as exc:  # surfaced to the event loop by _check
             self.error = exc
             log.error("writing results failed: %s", exc)
