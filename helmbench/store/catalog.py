@@ -82,8 +82,12 @@ def _insert_cases(conn, manifest_hash: str, rows: list[tuple[int, dict]]) -> Non
     if not rows:
         return
     cols = list(rows[0][1])
+    # A case hash covers request and evaluation only; severities, difficulty and weight come
+    # from the catalog, so the manifest registered last (the one being run) sets them.
+    scoring = ("severity_perturbation", "severity_user_context", "severity_base", "difficulty", "weight")
     conn.executemany(
-        f"INSERT OR IGNORE INTO cases ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+        f"INSERT INTO cases ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
+        f"ON CONFLICT(hash) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in scoring)}",
         [[r[c] for c in cols] for _, r in rows],
     )
     conn.executemany(
