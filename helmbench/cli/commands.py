@@ -7,3 +7,5 @@ from helmbench.cli import lint_cmd  # noqa: F401
 from helmbench.cli import manifest_cmd  # noqa: F401
 from helmbench.cli import schema_cmd  # noqa: F401
 from helmbench.cli import run_cmd  # noqa: F401
+from helmbench.cli import publish_cmd  # noqa: F401
+from helmbench.cli import report_cmd  # noqa: F401

@@ -30,8 +30,9 @@ def dry_run(report: RunReport, out: Console) -> None:
                   f"{sum(m.est_input_tokens for m in plan.models):,}")
     out.print(table)
     out.print(Text("Input tokens are estimated as characters ÷ 4; output tokens and cost are not estimated."))
-    if plan.sqe_cases:
-        out.print(Text(f"{plan.sqe_cases} sqe case(s) will be answered now and judged later by the marking model."))
+    from helmbench.run.judge_run import render_dry_run
+
+    render_dry_run(report.judge, out)
 
 
 def summary(report: RunReport, out: Console) -> None:
@@ -44,21 +45,25 @@ def summary(report: RunReport, out: Console) -> None:
                       str(row.get("n_pass", 0)), str(row.get("n_fail", 0)), str(row.get("n_error", 0)),
                       str(row.get("n_awaiting_judge", 0)), _money(mp.cost))
     out.print(table)
+    from helmbench.run.judge_run import render_summary
+
+    render_summary(report.judge, report.runs, out)
     errors = sum(r.get("n_error", 0) for r in report.runs)
     if errors:
-        out.print(Text(f"{errors} result(s) are ERRORs (API failures): they are excluded from scores and will be "
-                       "retried by the next run."))
+        out.print(Text(f"{errors} result(s) are ERRORs (API or judge failures): they are excluded from scores and "
+                       "will be retried by the next run."))
 
 
 def costs(rows: list[dict], out: Console) -> None:
     table = Table("run", "model", "status", "calls paid", "errors", "unpriced", "prompt tokens", "completion tokens",
-                  "paid by run", "cost of run's responses")
+                  "paid by run", "cost of run's responses", "judge calls paid", "judge paid")
     for r in rows:
         table.add_row(str(r["run_id"]), Text(r["model"]), r["status"], str(r["responses"] or 0), str(r["errors"] or 0),
                       str(r["unpriced"] or 0), f"{r['prompt_tokens'] or 0:,}", f"{r['completion_tokens'] or 0:,}",
-                      _money(r["paid"]), _money(r["run_cost"]))
+                      _money(r["paid"]), _money(r["run_cost"]), str(r.get("judge_calls") or 0),
+                      _money(r.get("judge_paid")))
     out.print(table)
-    total = sum(r["paid"] or 0 for r in rows)
+    total = sum((r["paid"] or 0) + (r.get("judge_paid") or 0) for r in rows)
     out.print(Text(f"total paid: ${total:.4f} (billed cost as reported by OpenRouter; calls it did not price are "
                    "counted as unknown, never estimated)"))
 
@@ -89,5 +94,9 @@ def single_case(case: dict, answers: list[tuple[str, dict | None, dict | None]],
         if result is not None:
             style = {"PASS": "green", "FAIL": "red"}.get(result["verdict"], "yellow")
             out.print(Text.assemble(("verdict: ", "bold"), (result["verdict"], style), f" — {result.get('reason') or ''}"))
+            for j in result.get("judgements") or []:  # the judge's words are untrusted text too
+                said = j.get("justification") if not j.get("error_kind") else f"{j['error_kind']}: {j.get('error_message')}"
+                out.print(Text(f"  {j['criterion']} ({j['judge_model']}): {j.get('link_verdict') or j['verdict']} — "
+                               f"{said or ''}"))
         elif not response.get("error_kind"):
             out.print(Text("verdict: awaiting the judge (sqe)" if case["evaluation"]["type"] == "sqe" else "verdict: none"))

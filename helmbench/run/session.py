@@ -34,6 +34,7 @@ class RunReport:
     runs: list[dict] = field(default_factory=list)
     spent: float = 0.0
     no_key: bool = False
+    judge: object = None  # dry-run: judge_plan.JudgeEstimate; run: judge_run.JudgeOutcome (None: no judge)
 
 
 def _fatal_message(err: ProviderError) -> HelmbenchError:
@@ -70,7 +71,10 @@ def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool
     if opts.dry_run or no_key:
         db = open_existing(opts.db)
         plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples)
-        return RunReport(plan, True, "dry-run", no_key=no_key)
+        from helmbench.run.judge_plan import estimate, judge_for
+
+        return RunReport(plan, True, "dry-run", no_key=no_key,
+                         judge=estimate(plan, db, judge_for(opts.models_file, plan)))
 
     from helmbench.store.catalog import is_registered, register_manifest, upsert_models
     from helmbench.store.responses import settled_results
@@ -81,6 +85,10 @@ def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool
         register_manifest(db, manifest.header, iter(manifest))
     upsert_models(db, [(e.id, e.name) for e in entries])
     plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples)
+    from helmbench.run.judge_plan import judge_for
+    from helmbench.store.judgements import record_judge_totals
+
+    judge = judge_for(opts.models_file, plan) if plan.sqe_cases else None  # no judge for sqe: stop before any call
     for mp in plan.models:
         mp.run_id = start_run(db, manifest_hash=manifest.hash, model=mp.id, settings=mp.settings,
                               settings_hash=mp.settings_hash, samples=opts.samples,
@@ -96,7 +104,7 @@ def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool
             for mp in plan.models:
                 log.info("run %d: %s on manifest %s: %d new call(s), %d stored", mp.run_id, mp.id,
                          manifest.hash[:19], mp.new, mp.stored, extra={"run_id": mp.run_id})
-            status, report.spent = _execute(plan, db, opts, console, live)
+            status, report.spent, report.judge = _execute(plan, db, opts, console, live, judge)
         except ProviderError as err:
             if err.fatal:
                 log.error("stopping: %s", err.message)
@@ -109,7 +117,7 @@ def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool
             if status == "completed" and (scenarios is not None or case_ids is not None):
                 final = "partial"
             report.status = final
-            report.runs = [finish_run(db, mp.run_id, final) for mp in plan.models]
+            report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, final)["id"]) for mp in plan.models]
             for row in report.runs:
                 log.info("run %d finished: %s; %d pass, %d fail, %d error, %d awaiting the judge", row["id"],
                          row["status"], row["n_pass"], row["n_fail"], row["n_error"], row["n_awaiting_judge"],
@@ -117,7 +125,7 @@ def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool
     return report
 
 
-def _execute(plan: Plan, db, opts: RunOptions, console: Console, live: bool) -> tuple[str, float]:
+def _execute(plan: Plan, db, opts: RunOptions, console: Console, live: bool, judge=None) -> tuple[str, float, object]:
     from helmbench.run.executor import Executor
     from helmbench.run.progress import Progress
     from helmbench.run.writer import Writer
@@ -132,4 +140,9 @@ def _execute(plan: Plan, db, opts: RunOptions, console: Console, live: bool) -> 
         ex = Executor(plan, db, provider, writer, progress, concurrency=opts.concurrency, policy=opts.retry,
                       max_cost=opts.max_cost)
         status = asyncio.run(ex.execute())
-    return status, ex.spent
+    if judge is None or status == "interrupted":
+        return status, ex.spent, None
+    from helmbench.run.judge_run import combine_status, run_judge
+
+    judge_status, spent, outcome = run_judge(plan, db, opts, console, live, judge, spent=ex.spent)
+    return combine_status(status, judge_status), spent, outcome

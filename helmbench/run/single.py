@@ -32,6 +32,10 @@ def answers_for(db_path: Path, case: dict, models) -> list[tuple[str, dict | Non
                              [mp.run_id, case["hash"]])
             row = cur.fetchone()
             result = dict(zip([d[0] for d in cur.description], row)) if row else None
+            if result is not None:
+                from helmbench.store.judgements import judgements_of_result
+
+                result["judgements"] = judgements_of_result(db, result["id"])
         if result is None and response is not None:
             outcome = outcome_for(case, response)
             if outcome is not None:

@@ -60,6 +60,10 @@ class Writer:
         if self.error is not None:
             raise self.error
 
+    def write(self, db, batch: list) -> int:
+        """Commit one batch on the writer's connection (the judge's writer commits judged cases)."""
+        return write_batch(db, batch)
+
     def _run(self) -> None:
         # The thread sleeps between batches instead of waking per item: waking per item would
         # take the GIL from the event loop once per response.
@@ -83,7 +87,7 @@ class Writer:
                     else:
                         pending.append(item)
                 if pending:
-                    self.written += write_batch(db, pending)
+                    self.written += self.write(db, pending)
                     log.debug("committed %d write(s)", len(pending))
                 for w in waiters:
                     w.set()

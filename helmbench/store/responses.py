@@ -36,6 +36,8 @@ UPSERT_RESULT = (
 
 
 CLEAR_ERROR = "DELETE FROM results WHERE run_id = ? AND case_hash = ? AND sample = ? AND verdict = 'ERROR'"
+CLEAR_ERROR_LINKS = ("DELETE FROM result_judgements WHERE result_id IN (SELECT id FROM results WHERE run_id = ? "
+                     "AND case_hash = ? AND sample = ? AND verdict = 'ERROR')")
 
 
 class Write(NamedTuple):
@@ -88,7 +90,9 @@ def write_batch(db: sqlite_utils.Database, writes: Iterable[Write]) -> int:
                 response_id = row[0]
             if w.result is not None and w.result.get("verdict") is None:
                 # a deferred (judged) case whose API error is now answered: the stale ERROR goes
-                conn.execute(CLEAR_ERROR, [w.result["run_id"], w.result["case_hash"], w.result["sample"]])
+                key = [w.result["run_id"], w.result["case_hash"], w.result["sample"]]
+                conn.execute(CLEAR_ERROR_LINKS, key)  # a judge ERROR has judgements linked to it
+                conn.execute(CLEAR_ERROR, key)
             elif w.result is not None:
                 res = dict(w.result)
                 if response_id is not None:

@@ -113,8 +113,13 @@ def write_manifest(path: Path, cases: list[dict]) -> dict:
     return header
 
 
-def write_models(path: Path, ids: list[str], **settings) -> Path:
-    lines = ["models:"]
+JUDGE = "test/judge"
+
+
+def write_models(path: Path, ids: list[str], *, judge: str | None = JUDGE, **settings) -> Path:
+    """A models.yml with `ids` under test (each with `settings`) and `judge` as marking_model (sqe needs one)."""
+    lines = ["marking_model:", f"  id: {judge}", "  max_tokens: 200"] if judge else []
+    lines.append("models:")
     for model_id in ids:
         lines.append(f"  - id: {model_id}")
         for k, v in settings.items():

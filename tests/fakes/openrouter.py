@@ -6,6 +6,9 @@ timeouts and 429s actually happen. The fake answers deterministically per reques
 its answer to the requested JSON schema, counts every request (in total and per request
 key) so tests can assert "zero calls" and "nothing sent twice", and injects faults on
 demand, chosen by a hash of (seed, request, attempt) so runs are reproducible.
+Judge requests are answered from their schema too, or as programmed per criterion code in
+`judge_answers` (see judge_answer.py); requests are also counted per model id (`by_model`) and
+judge requests per criterion (`judge_calls`).
 
 Use it in-process (`FakeOpenRouter().start()`, see `fake_openrouter` in tests/run/conftest.py)
 or as a subprocess: `python -m tests.fakes.openrouter --port 0` prints `PORT <n>` and serves
@@ -24,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from tests.fakes.judge_answer import forced_judgement, judge_criterion
 from tests.fakes.openrouter_http import Server
 from tests.fakes.schema_answer import answer, free_text
 
@@ -84,12 +88,15 @@ class FakeOpenRouter:
     cost: float | None = 0.0001
     expect_key: str | None = None
     port: int = 0
+    judge_answers: dict[str, str] = field(default_factory=dict)  # criterion code (or "*") → option or JUDGE_FAULT
 
     def __post_init__(self):
         self.lock = threading.Lock()
         self.total = 0
         self.by_key: Counter[str] = Counter()
         self.faults: Counter[str] = Counter()
+        self.by_model: Counter[str] = Counter()
+        self.judge_calls: Counter[str] = Counter()  # criterion code → judge requests
         self.bodies: list[dict] = []
         self.keep_bodies = False
         self.in_flight = 0
@@ -105,7 +112,7 @@ class FakeOpenRouter:
 
     def configure(self, values: dict) -> None:
         """Reprogram from JSON (`POST /_config` from another process)."""
-        for name in ("latency", "slow_seconds", "retry_after", "cost", "seed", "expect_key"):
+        for name in ("latency", "slow_seconds", "retry_after", "cost", "seed", "expect_key", "judge_answers"):
             if name in values:
                 setattr(self, name, values[name])
         if "rules" in values:
@@ -122,6 +129,8 @@ class FakeOpenRouter:
             self.total = 0
             self.by_key.clear()
             self.faults.clear()
+            self.by_model.clear()
+            self.judge_calls.clear()
             self.bodies.clear()
             self.peak_in_flight = 0
             self.answered_at.clear()
@@ -129,6 +138,7 @@ class FakeOpenRouter:
     def stats(self) -> dict:
         with self.lock:
             return {"total": self.total, "by_key": dict(self.by_key), "faults": dict(self.faults),
+                    "by_model": dict(self.by_model), "judge_calls": dict(self.judge_calls),
                     "peak_in_flight": self.peak_in_flight}
 
     # --- serving -----------------------------------------------------------------------
@@ -158,9 +168,13 @@ class FakeOpenRouter:
     def decide(self, body: dict, auth: str | None) -> tuple[str, int, str | None]:
         """Count the request and choose its fate: (key, attempt, fault or None)."""
         key = request_key(body.get("model", ""), body.get("messages", []))
+        criterion = judge_criterion(body)
         with self.lock:
             self.total += 1
             self.by_key[key] += 1
+            self.by_model[str(body.get("model", "")).removeprefix("openrouter/")] += 1
+            if criterion is not None:
+                self.judge_calls[criterion] += 1
             attempt = self.by_key[key]
             if self.keep_bodies:
                 self.bodies.append(body)
@@ -191,6 +205,10 @@ class FakeOpenRouter:
         else:
             content = free_text(key, html=html)
         finish = "stop"
+        criterion = judge_criterion(body)
+        forced = self.judge_answers.get(criterion, self.judge_answers.get("*")) if criterion else None
+        if forced is not None and schema is not None:
+            content, finish = forced_judgement(schema, forced)
         if fault == "invalid_json":
             content = content[: max(1, len(content) // 2)] + " oops"
         elif fault == "truncated":

@@ -18,10 +18,9 @@ UPSTREAM = REPO.parent / "shared" / "fixtures" / "upstream-sample"
 
 def _check_complete(db: Path, manifest: Path, model: str):
     cases = list(read_manifest(manifest))
-    non_sqe = {c["hash"] for c in cases if c["evaluation"]["type"] != "sqe"}
     got = rows(db, "SELECT r.case_hash, r.verdict FROM results r JOIN runs ON runs.id = r.run_id WHERE runs.model = ?",
                [model])
-    assert {h for h, _ in got} == non_sqe
+    assert {h for h, _ in got} == {c["hash"] for c in cases}  # sqe cases too: judged in the same run
     assert {v for _, v in got} <= {"PASS", "FAIL"}
     stored = rows(db, "SELECT count(DISTINCT request_hash) FROM responses WHERE model = ? AND error_kind IS NULL",
                   [model])[0][0]
@@ -42,9 +41,8 @@ def test_shipped_benchmark_gets_a_verdict_for_every_case_and_a_rerun_costs_nothi
     report = run_inprocess(paths, models=("openai/gpt-4.1-mini",), concurrency=16)
     assert report.status == "completed"
     cases = _check_complete(paths["db"], manifest, "openai/gpt-4.1-mini")
-    n_sqe = sum(c["evaluation"]["type"] == "sqe" for c in cases)
-    assert report.runs[0]["n_awaiting_judge"] == n_sqe
-    assert fake.total == len({c["request_hash"] for c in cases})
+    assert report.runs[0]["n_awaiting_judge"] == 0
+    assert fake.by_model["openai/gpt-4.1-mini"] == len({c["request_hash"] for c in cases})
     fake.reset_counts()
     again = run_inprocess(paths, models=("openai/gpt-4.1-mini",))
     assert fake.total == 0 and again.plan.new_calls == 0
@@ -73,7 +71,8 @@ def test_transient_faults_are_retried_until_every_case_completes(env, fake, smal
     _check_complete(small["db"], small["manifest"], "test/model-a")
     attempts = [a for (a,) in rows(small["db"], "SELECT attempts FROM responses")]
     assert max(attempts) > 1
-    assert sum(attempts) == fake.total  # every attempt is accounted for
+    judge_attempts = rows(small["db"], "SELECT coalesce(sum(attempts), 0) FROM judgements")[0][0]
+    assert sum(attempts) + judge_attempts == fake.total  # every attempt is accounted for
     assert sum(fake.faults.values()) > 10
 
 
@@ -120,16 +119,22 @@ def test_max_cost_stops_new_calls_and_a_later_run_finishes_without_repeats(env, 
     assert report.status == "stopped_cost" and fake.total == 5
     assert rows(small["db"], "SELECT status, cost FROM runs") == [("stopped_cost", pytest.approx(0.05))]
     run_inprocess(small, concurrency=4)
-    assert fake.total == 40 and set(fake.by_key.values()) == {1}
+    assert fake.by_model["test/model-a"] == 40 and set(fake.by_key.values()) == {1}
+
+
+def model_keys(small) -> set[str]:
+    return {request_key("test/model-a", c["request"]["messages"]) for c in read_manifest(small["manifest"])}
 
 
 def test_samples_repeat_each_request_and_are_cached_too(env, fake, small):
     run_inprocess(small, samples=3)
-    assert fake.total == 120 and set(fake.by_key.values()) == {3}
+    assert fake.by_model["test/model-a"] == 120 and fake.by_model["test/judge"] == 10  # identical samples: judged once
+    assert {n for k, n in fake.by_key.items() if k in model_keys(small)} == {3}
     assert rows(small["db"], "SELECT count(*), count(DISTINCT sample) FROM responses") == [(120, 3)]
-    assert rows(small["db"], "SELECT count(*) FROM results") == [(90,)]  # 30 non-sqe cases × 3
+    assert rows(small["db"], "SELECT count(*) FROM results") == [(120,)]  # 40 cases × 3 (sqe judged too)
+    total = fake.total
     run_inprocess(small, samples=3)
-    assert fake.total == 120
+    assert fake.total == total
 
 
 def test_identical_requests_in_one_manifest_are_sent_once(env, fake, small):

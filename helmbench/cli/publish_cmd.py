@@ -1,0 +1,126 @@
+"""`helmbench publish` (the static site) and `helmbench serve` (the raw rows in Datasette).
+
+mkdocs, matplotlib and datasette are imported inside the command bodies only.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from helmbench.cli.app import app
+
+DEFAULT_DATASETTE_URL = "http://127.0.0.1:8001"  # helmbench.publish.settings.DEFAULT_DATASETTE_URL
+
+
+@app.command()
+def publish(
+    db: Path = typer.Option(Path("build/results.db"), "--db", help="The results database (a missing one gives a site that says how to run)."),
+    manifest: Path = typer.Option(Path("build/manifest.jsonl"), "--manifest", help="The compiled manifest: which run to publish."),
+    datasette_url: str = typer.Option(DEFAULT_DATASETTE_URL, "--datasette-url", help="Base URL of `helmbench serve`, for the links to raw rows."),
+    config_file: Path = typer.Option(Path("mkdocs.yml"), "--config-file", "-f", help="The mkdocs configuration."),
+    site_dir: Optional[Path] = typer.Option(None, "--site-dir", help="Output folder (default: site_dir of mkdocs.yml, build/site)."),
+    strict: bool = typer.Option(False, "--strict", help="Fail on any mkdocs warning."),
+) -> None:
+    """Build the static leaderboard site into build/site/ (wraps `mkdocs build`).
+
+    Generates the leaderboard, a page per model, scenario and case, and the methodology from
+    the results database at build time. The site works offline and makes no third-party request.
+
+    Examples:
+
+        helmbench publish
+
+        helmbench publish --db build/results.db --datasette-url https://data.example.org
+    """
+    import time
+
+    from helmbench.publish import PublishSettings, build_site, log_to_stderr
+
+    log_to_stderr()
+    settings = PublishSettings(db=db, manifest=manifest, datasette_url=datasette_url.rstrip("/"))
+    started = time.perf_counter()
+    out = build_site(settings, config_file=config_file, site_dir=site_dir, strict=strict)
+    note = "" if db.is_file() else " (no results database yet: the leaderboard says how to run)"
+    print(f"site built in {time.perf_counter() - started:.1f} s → {out}{note}")
+
+
+@app.command()
+def serve(
+    port: int = typer.Option(8001, "--port", "-p", min=0, max=65535, help="Port on 127.0.0.1."),
+    db: Path = typer.Option(Path("build/results.db"), "--db", help="The live results database to snapshot."),
+    publish_dir: Optional[Path] = typer.Option(None, "--publish", help="Write the snapshot and metadata.json here for `datasette publish`, and do not serve."),
+    serve_dir: Path = typer.Option(Path("build/serve"), "--serve-dir", help="Where snapshots and metadata.json are kept."),
+    site_url: Optional[str] = typer.Option(None, "--site-url", help="URL of the published site, linked from Datasette."),
+) -> None:
+    """Serve the raw results read-only in Datasette, from a consistent snapshot of the database.
+
+    Snapshots the database with `VACUUM INTO` (a run may be writing to it), generates metadata
+    (descriptions, facets, canned queries such as leaderboard and case_across_models) and runs
+    `datasette -i SNAPSHOT --host 127.0.0.1`. Ctrl-C stops it.
+
+    Examples:
+
+        helmbench serve --port 8001
+
+        helmbench serve --publish build/datasette   # then: datasette publish … build/datasette/results.db
+    """
+    from helmbench.publish import datasette
+
+    if publish_dir is not None:
+        snap = datasette.snapshot(db, publish_dir)
+        meta = datasette.write_metadata(snap, publish_dir / "metadata.json", site_url=site_url)
+        print(f"snapshot {snap}\nmetadata {meta}")
+        print(f"publish with, e.g.: datasette publish cloudrun {snap} --metadata {meta} --service helmbench")
+        return
+    snap = datasette.new_snapshot(db, serve_dir)
+    meta = datasette.write_metadata(snap, serve_dir / "metadata.json", site_url=site_url)
+    _run_datasette(datasette.serve_command(snap, meta, port), port, snap)
+
+
+def _run_datasette(command: list[str], port: int, snap: Path) -> None:
+    """Run Datasette in the foreground; Ctrl-C (or SIGTERM) stops it and exits 130."""
+    import signal
+    import subprocess
+
+    def terminate(signum, frame):
+        raise KeyboardInterrupt
+
+    # Ctrl-C must stop the server even when SIGINT was ignored by whoever started us.
+    previous = {sig: signal.signal(sig, handler)
+                for sig, handler in ((signal.SIGTERM, terminate), (signal.SIGINT, signal.default_int_handler))}
+    print(f"serving {snap} read-only at http://127.0.0.1:{port}/results (Ctrl-C stops)", file=sys.stderr, flush=True)
+    proc = subprocess.Popen(command)
+    try:
+        code = proc.wait()
+    except KeyboardInterrupt:
+        _stop(proc)
+        print("stopped", file=sys.stderr)
+        raise typer.Exit(130)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if code != 0:
+        from helmbench.errors import HelmbenchError
+
+        raise HelmbenchError(f"datasette exited with status {code}")
+
+
+def _stop(proc) -> None:
+    import signal
+    import subprocess
+
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

@@ -1,0 +1,63 @@
+"""`helmbench report`: the leaderboard and its breakdowns in the terminal, or as json/csv/markdown.
+
+Reads only build/results.db (read-only) and, to pick which manifest's runs to show, the header
+line of the manifest; it never imports the executor or litellm, so it is quick.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from helmbench.cli.app import app
+
+
+class ReportFormat(str, Enum):
+    text = "text"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+
+
+@app.command("report")
+def report(
+    db: Path = typer.Option(Path("build/results.db"), "--db", help="The results database (`helmbench run`)."),
+    manifest: Path = typer.Option(Path("build/manifest.jsonl"), "--manifest",
+                                  help="Show the runs of this manifest (default: the latest runs if it has none)."),
+    format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f", help="text, json, csv or markdown."),
+    run_id: Optional[int] = typer.Option(None, "--run-id", help="Report one run only (any status)."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Resamples for the score interval (0: none)."),
+) -> None:
+    """Show the leaderboard: per model the severity-weighted score and pass rate with 95 % intervals,
+    coverage, errors, judge evaluations and billed cost, then per-pillar and per-behaviour breakdowns.
+
+    One row per model: its latest finished run of the manifest. Cases and evaluations (the
+    judge's criterion calls) are counted apart. json, csv and markdown carry the same numbers.
+
+    Examples:
+
+        helmbench report
+
+        helmbench report --format markdown > docs/leaderboard.md
+
+        helmbench report --format csv --db build/results.db > leaderboard.csv
+
+        helmbench report --run-id 3 --format json
+    """
+    from helmbench.cli import report_render as render
+    from helmbench.cli.report_data import load_report
+
+    data = load_report(db, manifest, run_id, bootstrap=bootstrap)
+    if format is ReportFormat.text:
+        from rich.console import Console
+
+        out = Console(highlight=False)
+        if not out.is_terminal:
+            out.width = 200
+        render.text(data, out)
+        return
+    rendered = {"json": render.as_json, "csv": render.as_csv, "markdown": render.as_markdown}[format.value](data)
+    typer.echo(rendered, nl=not rendered.endswith("\n"))

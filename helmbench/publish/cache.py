@@ -1,0 +1,106 @@
+"""A content-addressed cache for the costly parts of a build: score summaries and charts.
+
+Why: bootstrapping intervals and drawing charts are most of a build's work, yet after
+`helmbench run` usually only some models have new results. A key is the sha256 of the pickled
+inputs plus a digest of the code that turns them into the output (helmbench/score, charts.py)
+and the matplotlib version, so a change to either misses the cache rather than serving a
+stale number. The cache lives next to results.db (`build/cache/site/`); after a build only
+the entries it used are kept. A cache that cannot be read or written only makes a build slower.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+from functools import lru_cache
+from pathlib import Path
+
+PROTOCOL = pickle.HIGHEST_PROTOCOL
+
+
+@lru_cache(maxsize=1)
+def code_digest() -> str:
+    """Digest of the scoring and charting code, and of matplotlib's version."""
+    from importlib.metadata import version
+
+    import helmbench.publish.charts as charts
+    import helmbench.score as score
+
+    h = hashlib.sha256(version("matplotlib").encode())
+    for path in sorted(Path(score.__file__).parent.glob("*.py")) + [Path(charts.__file__)]:
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def digest(obj) -> str:
+    return hashlib.sha256(pickle.dumps(obj, protocol=PROTOCOL)).hexdigest()
+
+
+class BuildCache:
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.used: set[str] = set()
+
+    def key(self, kind: str, payload) -> str:
+        return hashlib.sha256(f"{code_digest()}|{kind}|{digest(payload)}".encode()).hexdigest()
+
+    def get(self, key: str):
+        """(True, value) or (False, None)."""
+        try:
+            value = pickle.loads((self.folder / f"{key}.pickle").read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError, ValueError, AttributeError, ImportError):
+            return False, None
+        self.used.add(key)
+        return True, value
+
+    def put(self, key: str, value) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            tmp = self.folder / f"{key}.{os.getpid()}.tmp"  # two builds at once never share a temp file
+            tmp.write_bytes(pickle.dumps(value, protocol=PROTOCOL))
+            tmp.replace(self.folder / f"{key}.pickle")
+            self.used.add(key)
+        except OSError:
+            pass
+
+    def get_chart(self, key: str, dest: str):
+        """(True, value) after writing the cached SVG to `dest`, or (False, None)."""
+        hit, entry = self.get(key)
+        if not hit:
+            return False, None
+        svg, value = entry
+        out = Path(dest)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(svg)
+        return True, value
+
+    def put_chart(self, key: str, dest: str, value) -> None:
+        try:
+            self.put(key, (Path(dest).read_bytes(), value))
+        except OSError:
+            pass
+
+    def stale(self, db: Path) -> bool:
+        """Whether results.db changed since the last build (so some charts will be drawn)."""
+        if not db.is_file():
+            return False
+        marker = self.folder / "built"
+        if not marker.is_file():
+            return True
+        changed = max(p.stat().st_mtime for p in (db, db.with_name(db.name + "-wal")) if p.is_file())
+        return changed > marker.stat().st_mtime
+
+    def mark_built(self) -> None:
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            (self.folder / "built").touch()
+        except OSError:
+            pass
+
+    def prune(self) -> None:
+        """Keep only the entries this build used."""
+        if self.folder.is_dir():
+            for entry in self.folder.glob("*.pickle"):
+                if entry.stem not in self.used:
+                    entry.unlink(missing_ok=True)

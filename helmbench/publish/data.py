@@ -1,0 +1,411 @@
+"""Everything the site shows, read once from results.db (and the manifest) into plain objects.
+
+Which manifest: the one in `build/manifest.jsonl` when it has finished runs in the database,
+else the manifest of the latest finished run (the site then says so). Its catalog and cases
+come from the database (`manifests.header_json`, `manifest_cases` → `cases`), which holds
+exactly what was run. With no database or no runs yet, scenario and case pages are built
+from the manifest file alone (prompts without results), and the leaderboard says how to run.
+
+All reading is a handful of bulk queries on a read-only connection: the build never
+writes, and a run may be writing meanwhile.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from helmbench.score import ScoredResult, run_score, summarise
+from helmbench.score.breakdown import GroupStats, natural_key
+from helmbench.score.leaderboard import (
+    RESULT_CASE_SQL,
+    Leaderboard,
+    LeaderboardRow,
+    build_leaderboard,
+    by_severity_bucket,
+    choose_manifest,
+    is_format_failure,
+    latest_runs,
+    open_readonly,
+    to_scored,
+)
+
+from .cache import digest
+from .settings import PublishSettings
+
+log = logging.getLogger("mkdocs.plugins.helmbench")
+
+#: Bootstrap resamples for the published intervals (and their seed: the site is reproducible).
+BOOTSTRAP = 1000
+SEED = 0
+
+
+@dataclass
+class Case:
+    id: str
+    hash: str
+    pillar: str
+    behaviour: str
+    scenario: str
+    condition: str | None
+    user_context: str | None
+    perturbation: str | None
+    severity_perturbation: int
+    severity_user_context: int
+    difficulty: int
+    weight: float
+    messages: list[dict]
+    response_format: dict | None
+    evaluation: dict
+
+    @property
+    def severity_base(self) -> int:
+        return self.severity_perturbation + self.severity_user_context
+
+
+@dataclass(slots=True)
+class Judgement:
+    criterion: str
+    verdict: str | None
+    score: float | None
+    justification: str | None
+    judgment_json: str | None
+    judge_model: str
+    error_kind: str | None
+    error_message: str | None
+
+
+@dataclass(slots=True)
+class Result:
+    """One result row with its response, as a page shows it."""
+
+    id: int
+    run_id: int
+    model: str
+    case_id: str
+    sample: int
+    verdict: str
+    score: float | None
+    reason: str | None
+    response_id: int | None
+    content: str | None
+    finish_reason: str | None
+    error_kind: str | None
+    error_message: str | None
+    cost: float | None
+    latency_ms: int | None
+    judgements: list[Judgement] = field(default_factory=list)
+    sample_label: bool = False  # the model answered this case more than once: label each sample
+
+    @property
+    def format_failure(self) -> bool:
+        return is_format_failure(self.verdict, self.reason)
+
+
+@dataclass
+class ModelData:
+    row: LeaderboardRow
+    slug: str
+    results: list[Result]  # natural case order, then sample
+    scored: list[ScoredResult]
+    by_severity: dict[str, GroupStats]
+    digest: str  # of `scored`: the cache key of everything computed from the rows
+    # Bootstrap intervals of the pillar and behaviour scores: filled in by the chart job
+    # (charts.run_model_job), which computes them in a worker process while pages render.
+    pillar_ci: dict[str, tuple[float, float] | None] = field(default_factory=dict)
+    behaviour_ci: dict[str, tuple[float, float] | None] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return self.row.model
+
+    @property
+    def name(self) -> str:
+        return self.row.model_name
+
+
+@dataclass
+class SiteData:
+    settings: PublishSettings
+    benchmark: dict  # name, version, description
+    manifest_hash: str | None
+    file_manifest_hash: str | None  # the hash in the manifest file, when there is one
+    catalog: dict  # pillars, behaviours, scenarios, components (FORMAT.md)
+    cases: dict[str, Case]  # natural order
+    leaderboard: Leaderboard | None
+    models: list[ModelData]  # leaderboard order
+    results_by_case: dict[str, dict[str, list[Result]]]  # case id → model id → its results (by sample)
+    has_db: bool
+
+    @property
+    def has_results(self) -> bool:
+        return bool(self.models)
+
+    def results(self, case_id: str, model_id: str) -> list[Result]:
+        """A model's results for a case (one per sample; empty when it has none)."""
+        return self.results_by_case.get(case_id, {}).get(model_id, [])
+
+    def scenario_cases(self, scenario: str) -> list[Case]:
+        return [c for c in self.cases.values() if c.scenario == scenario]
+
+    def components(self, scenario: str, kind: str) -> list[tuple[str, dict]]:
+        items = [(code, comp) for code, comp in self.catalog.get("components", {}).items()
+                 if comp.get("scenario") == scenario and comp.get("kind") == kind]
+        return sorted(items, key=lambda kv: natural_key(kv[0]))
+
+    def component_title(self, code: str | None) -> str | None:
+        if not code:
+            return None
+        return (self.catalog.get("components", {}).get(code) or {}).get("title")
+
+
+def slugify(model_id: str) -> str:
+    """A URL- and file-safe slug of a model id: `openai/gpt-4.1` → `openai--gpt-4.1`."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model_id.replace("/", "--")).strip("-.")
+    return slug or "model"
+
+
+def _case_from_manifest(c: dict) -> Case:
+    sev = c.get("severity") or {}
+    return Case(
+        id=c["id"], hash=c["hash"], pillar=c["pillar"], behaviour=c["behaviour"], scenario=c["scenario"],
+        condition=c.get("condition"), user_context=c.get("user_context"), perturbation=c.get("perturbation"),
+        severity_perturbation=int(sev.get("perturbation") or 0), severity_user_context=int(sev.get("user_context") or 0),
+        difficulty=int(c.get("difficulty") or 0), weight=float(c.get("weight") or 0),
+        messages=c["request"]["messages"], response_format=c["request"].get("response_format"),
+        evaluation=c.get("evaluation") or {},
+    )
+
+
+def _case_from_db(r: sqlite3.Row) -> Case:
+    parts = r["scenario"].split("-")
+    return Case(
+        id=r["id"], hash=r["hash"], pillar=r["pillar"] or parts[0], behaviour=r["behaviour"] or "-".join(parts[:2]),
+        scenario=r["scenario"], condition=r["condition"], user_context=r["user_context"],
+        perturbation=r["perturbation"], severity_perturbation=int(r["severity_perturbation"] or 0),
+        severity_user_context=int(r["severity_user_context"] or 0), difficulty=int(r["difficulty"] or 0),
+        weight=float(r["weight"] or 0), messages=json.loads(r["messages_json"]),
+        response_format=json.loads(r["response_format_json"]) if r["response_format_json"] else None,
+        evaluation=json.loads(r["evaluation_json"]),
+    )
+
+
+def _read_manifest_file(path: Path) -> tuple[dict | None, list[Case]]:
+    """The manifest's header and cases; a manifest that fails verification is reported
+    (a warning, which fails a --strict build) and left out rather than shown."""
+    if not path.is_file():
+        return None, []
+    from helmbench.errors import HelmbenchError
+    from helmbench.manifest import Manifest
+
+    try:
+        m = Manifest(path)
+        return m.header, [_case_from_manifest(c) for c in m]
+    except HelmbenchError as exc:
+        log.warning("helmbench: the manifest is not shown: %s (recompile it with `helmbench compile`)", exc.message)
+        return None, []
+
+
+def _file_manifest_hash(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    with open(path, encoding="utf-8") as f:
+        try:
+            header = json.loads(f.readline())
+        except json.JSONDecodeError:
+            return None
+    return header.get("manifest_hash") if isinstance(header, dict) else None
+
+
+def _db_manifest(conn: sqlite3.Connection, manifest_hash: str) -> tuple[dict, list[Case]]:
+    row = conn.execute("SELECT header_json FROM manifests WHERE hash = ?", [manifest_hash]).fetchone()
+    header = json.loads(row["header_json"]) if row and row["header_json"] else {}
+    cases = [
+        _case_from_db(r)
+        for r in conn.execute(
+            """SELECT c.* FROM manifest_cases mc JOIN cases c ON c.hash = mc.case_hash
+               WHERE mc.manifest_hash = ? ORDER BY mc.position""",
+            [manifest_hash],
+        )
+    ]
+    return header, cases
+
+
+_case_order = lru_cache(maxsize=1 << 16)(natural_key)  # every model's rows sort by the same case ids
+
+RESULT_DETAIL_SQL = RESULT_CASE_SQL.replace(
+    "FROM results res",
+    """, rs.content, rs.finish_reason, rs.error_kind, rs.error_message, rs.cost, rs.latency_ms
+FROM results res
+LEFT JOIN responses rs ON rs.id = res.response_id""",
+)
+
+
+def _judgements(conn: sqlite3.Connection, run_ids: list[int]) -> dict[int, list[Judgement]]:
+    """The judgements behind each result, with the verdict and score each gave that result
+    (`result_judgements.verdict/score`, migration 3: a reused judgement is re-decided per case)."""
+    out: dict[int, list[Judgement]] = {}
+    if not run_ids:
+        return out
+    link_cols = {r[1] for r in conn.execute("PRAGMA table_info(result_judgements)")}
+    verdict = "COALESCE(rj.verdict, j.verdict)" if "verdict" in link_cols else "j.verdict"
+    score = "COALESCE(rj.score, j.score)" if "score" in link_cols else "j.score"
+    q = f"""SELECT rj.result_id, j.criterion, {verdict} AS verdict, {score} AS score, j.justification,
+                   j.judgment_json, j.judge_model, j.error_kind, j.error_message
+            FROM result_judgements rj
+            JOIN judgements j ON j.id = rj.judgement_id
+            JOIN results res ON res.id = rj.result_id
+            WHERE res.run_id IN ({",".join("?" * len(run_ids))})
+            ORDER BY rj.result_id, j.criterion"""
+    for r in conn.execute(q, run_ids):
+        out.setdefault(r["result_id"], []).append(Judgement(
+            criterion=r["criterion"], verdict=r["verdict"], score=r["score"], justification=r["justification"],
+            judgment_json=r["judgment_json"], judge_model=r["judge_model"], error_kind=r["error_kind"],
+            error_message=r["error_message"],
+        ))
+    return out
+
+
+def _read_results(conn: sqlite3.Connection, run, judgements: dict[int, list[Judgement]],
+                  into: dict[int, list[Result]]) -> list[ScoredResult]:
+    """One query per run for both uses: `Result`s for the pages, `ScoredResult`s for scoring."""
+    results: list[Result] = []
+    scored: list[ScoredResult] = []
+    for r in conn.execute(RESULT_DETAIL_SQL + " WHERE res.run_id = ?", [run.id]):
+        scored.append(to_scored(r))
+        results.append(Result(
+            id=r["result_id"], run_id=r["run_id"], model=run.model, case_id=r["case_id"], sample=r["sample"] or 0,
+            verdict=r["verdict"], score=r["score"], reason=r["reason"], response_id=r["response_id"],
+            content=r["content"], finish_reason=r["finish_reason"], error_kind=r["error_kind"],
+            error_message=r["error_message"], cost=r["cost"], latency_ms=r["latency_ms"],
+            judgements=judgements.get(r["result_id"], []),
+        ))
+    results.sort(key=lambda x: (_case_order(x.case_id), x.sample))
+    into[run.id] = results
+    return scored
+
+
+def _model_data(row: LeaderboardRow, results: list[Result], scored: list[ScoredResult], slug: str,
+                rows_digest: str) -> ModelData:
+    return ModelData(row=row, slug=slug, results=results, scored=scored, by_severity=by_severity_bucket(scored),
+                     digest=rows_digest)
+
+
+def _unique_slugs(model_ids: list[str]) -> dict[str, str]:
+    slugs: dict[str, str] = {}
+    used: set[str] = set()
+    for mid in model_ids:
+        base = slug = slugify(mid)
+        n = 2
+        while slug.lower() in used:
+            slug, n = f"{base}-{n}", n + 1
+        used.add(slug.lower())
+        slugs[mid] = slug
+    return slugs
+
+
+def _cached_summarise(cache):
+    """`summarise`, looked up in the build cache by a digest of the rows.
+
+    The digests are kept (by `id` of the row list, which `load` keeps alive) for the chart keys.
+    """
+    digests: dict[int, str] = {}
+
+    def fn(rows, *, bootstrap, seed):
+        d = digest(rows)
+        digests[id(rows)] = d
+        if cache is None:
+            return summarise(rows, bootstrap=bootstrap, seed=seed)
+        key = cache.key("summary", (d, bootstrap, seed))
+        hit, value = cache.get(key)
+        if not hit:
+            value = summarise(rows, bootstrap=bootstrap, seed=seed)
+            cache.put(key, value)
+        return value
+
+    return fn, digests
+
+
+def load(settings: PublishSettings, cache=None) -> SiteData:
+    """Read the site's data. Never raises for a missing database or manifest (the site says so).
+
+    `cache` (a `cache.BuildCache`) reuses the score summaries of unchanged runs.
+    """
+    file_hash = _file_manifest_hash(settings.manifest)
+    has_db = settings.db.is_file()
+    header: dict | None = None
+    cases: list[Case] = []
+    board: Leaderboard | None = None
+    models: list[ModelData] = []
+    if has_db:
+        conn = open_readonly(settings.db)
+        try:
+            chosen = choose_manifest(conn, file_hash)
+            judgements = _judgements(conn, [run.id for run in latest_runs(conn, chosen)] if chosen else [])
+            details: dict[int, list[Result]] = {}
+            scored: dict[int, list[ScoredResult]] = {}
+
+            def load_results(c, run):
+                scored[run.id] = _read_results(c, run, judgements, details)
+                return scored[run.id]
+
+            summarise_fn, digests = _cached_summarise(cache)
+            board = build_leaderboard(conn, file_hash, bootstrap=BOOTSTRAP, seed=SEED, load_results=load_results,
+                                      summarise_fn=summarise_fn)
+            if board.manifest_hash:
+                header, cases = _db_manifest(conn, board.manifest_hash)
+                slugs = _unique_slugs([r.model for r in board.rows])
+                models = [_model_data(r, details[r.run.id], scored[r.run.id], slugs[r.model],
+                                      digests[id(scored[r.run.id])]) for r in board.rows]
+        finally:
+            conn.close()
+    if not header:
+        header, cases = _read_manifest_file(settings.manifest)
+    header = header or {}
+    cases.sort(key=lambda c: natural_key(c.id))
+    by_case: dict[str, dict[str, list[Result]]] = {c.id: {} for c in cases}
+    for m in models:
+        for r in m.results:
+            by_case.setdefault(r.case_id, {}).setdefault(m.id, []).append(r)
+            r.sample_label = m.row.run.samples > 1
+    return SiteData(
+        settings=settings,
+        benchmark=header.get("benchmark") or {},
+        manifest_hash=header.get("manifest_hash") or (board.manifest_hash if board else None),
+        file_manifest_hash=file_hash,
+        catalog=header.get("catalog") or {},
+        cases={c.id: c for c in cases},
+        leaderboard=board,
+        models=models,
+        results_by_case=by_case,
+        has_db=has_db,
+    )
+
+
+def worked_example() -> dict:
+    """DESIGN.md §5's worked example, computed by the scorer (not typed in): severities
+    1, 3, 5, 7, 8, 9, 10 in one behaviour; miss the three mild ones, or the four severe ones."""
+    severities = [1, 3, 5, 7, 8, 9, 10]
+
+    def score(missed: set[int]) -> float | None:
+        rows = [
+            ScoredResult(case_id=f"EX-{i}", pillar="P", behaviour="P-B", scenario="P-B-S", condition="P-B-S-C1",
+                         severity_user_context=0, severity_perturbation=s, difficulty=0, weight=1.0,
+                         verdict="FAIL" if s in missed else "PASS", score=0.0 if s in missed else 1.0)
+            for i, s in enumerate(severities)
+        ]
+        return run_score(rows)
+
+    mild = set(severities[:3])  # 1, 3, 5: "the three mild ones" of the authors' example
+    severe = set(severities[3:])  # 7, 8, 9, 10
+    return {
+        "severities": severities,
+        "maximum": sum(severities),
+        "mild": sorted(mild), "mild_cost": sum(mild), "mild_score": score(mild),
+        "severe": sorted(severe), "severe_cost": sum(severe), "severe_score": score(severe),
+    }

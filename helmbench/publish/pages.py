@@ -1,0 +1,196 @@
+"""Which pages and charts the site has, and how pages link to each other and to Datasette.
+
+| page | source URI | in nav |
+| --- | --- | --- |
+| leaderboard | `index.md` | yes |
+| models index / one per model | `models/index.md` / `models/<slug>.md` | index only |
+| scenarios index / one per scenario | `scenarios/index.md` / `scenarios/<code>.md` | index only |
+| one per case | `cases/<case id>.md` | no |
+| methodology and data | `methodology.md` | yes |
+
+Detail pages (model, scenario, case) are left out of the search index: they are large, and
+the indexes and the leaderboard carry their titles and ids.
+
+Charts are planned here (`charts.ModelChartJob`): the leaderboard chart, and one per model (two panels);
+`site.Builder` runs the jobs.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from urllib.parse import quote, urlencode
+
+from markupsafe import Markup
+
+from helmbench.score.breakdown import group_stats, natural_key
+from helmbench.score.leaderboard import FORMAT_FAILURE_PREFIXES
+
+from . import charts
+from .data import BOOTSTRAP, SEED, ModelData, SiteData, worked_example
+from .render import pretty_json, render
+from .settings import DATASETTE_DB_NAME
+
+
+@dataclass
+class Page:
+    src_uri: str
+    title: str
+    template: str
+    context: dict = field(default_factory=dict)
+    in_nav: bool = False
+    content_note: bool = False
+    search: bool = True  # False: left out of the search index
+    hide: tuple[str, ...] = ()  # material's `hide:` (navigation, toc) for pages with wide tables
+
+    def front_matter(self) -> str:
+        lines = ["---", f"title: {json.dumps(self.title)}"]  # a JSON string is a YAML string
+        if self.hide:
+            lines += ["hide:"] + [f"  - {h}" for h in self.hide]
+        if not self.search:
+            lines += ["search:", "  exclude: true"]
+        return "\n".join(lines + ["---", ""])
+
+
+@dataclass
+class Plan:
+    pages: list[Page]
+    leaderboard_chart: list[charts.Bar] | None  # None: no results, no chart
+    leaderboard_path: str
+    model_jobs: dict[str, charts.ModelChartJob]  # by model slug
+
+    @property
+    def chart_uris(self) -> list[str]:
+        uris = [chart_uri("leaderboard")] if self.leaderboard_chart is not None else []
+        return uris + [chart_uri(f"models/{slug}") for slug in self.model_jobs]
+
+
+def model_uri(slug: str) -> str:
+    return f"models/{slug}.md"
+
+
+def scenario_uri(code: str) -> str:
+    return f"scenarios/{code}.md"
+
+
+def case_uri(case_id: str) -> str:
+    return f"cases/{case_id}.md"
+
+
+def chart_uri(name: str) -> str:
+    return f"charts/{name}.svg"
+
+
+class Links:
+    """URL helpers for one page's template: site links relative to the page, Datasette links absolute.
+
+    Relative links are the path up to the site root (`../../` from `cases/X/`) plus the target's
+    URL, so each costs a dictionary lookup: pages link to thousands of cases.
+    """
+
+    def __init__(self, page_url: str, datasette_url: str, urls: dict[str, str] | None = None):
+        self.root = "../" * page_url.count("/")
+        self.datasette = f"{datasette_url.rstrip('/')}/{DATASETTE_DB_NAME}"
+        self.urls = urls or {}  # src URI → site URL, from mkdocs' files (one dict for the whole build)
+
+    def page(self, src_uri: str) -> str:
+        url = self.urls.get(src_uri)
+        if url is None:  # directory URLs, mkdocs' default
+            url = src_uri[:-3] + "/" if src_uri.endswith(".md") else src_uri
+            url = url.removesuffix("index/")
+        return self.root + url if self.root or url else "./"
+
+    def model(self, slug: str) -> str:
+        return self.page(model_uri(slug))
+
+    def scenario(self, code: str) -> str:
+        return self.page(scenario_uri(code))
+
+    def case(self, case_id: str) -> str:
+        return self.page(case_uri(case_id))
+
+    def chart(self, name: str) -> str:
+        return self.page(chart_uri(name))
+
+    def ds(self, path: str = "", **params) -> str:
+        """A Datasette URL: `ds("results", run_id=3)` → <base>/results/results?run_id=3.
+
+        `path` is a table or canned query name ("" for the database page); a parameter with
+        the value None is left out.
+        """
+        url = self.datasette + ("/" + quote(path) if path else "")
+        query = {k: v for k, v in params.items() if v is not None}
+        return url + ("?" + urlencode(query) if query else "")
+
+
+def _pillar_label(data: SiteData, code: str) -> str:
+    title = (data.catalog.get("pillars", {}).get(code) or {}).get("title")
+    return f"{code} {title}" if title else code
+
+
+def _behaviour_label(data: SiteData, code: str) -> str:
+    title = (data.catalog.get("behaviours", {}).get(code) or {}).get("title")
+    return f"{code} {title}" if title else code
+
+
+def _model_job(data: SiteData, m: ModelData, dest) -> charts.ModelChartJob:
+    s = m.row.summary
+    return charts.ModelChartJob(
+        name=m.name,
+        pillars=[(p, _pillar_label(data, p), st.score, st.n_verdicts) for p, st in s.by_pillar.items()],
+        behaviours=[(b, st.pillar, _behaviour_label(data, b), st.score, st.n_verdicts)
+                    for b, st in s.by_behaviour.items()],
+        severity=[charts.Bar(label, st.pass_rate, st.pass_rate_ci, f"n={st.n_verdicts}")
+                  for label, st in m.by_severity.items()],
+        scored=m.scored,
+        path=dest(chart_uri(f"models/{m.slug}")),
+        bootstrap=BOOTSTRAP, seed=SEED,
+    )
+
+
+def _shared_case_html(case) -> dict:
+    """How a case is evaluated and the response format it asks for, as HTML."""
+    fmt = (Markup('<details><summary>Response format</summary><pre class="hb-text" data-search-exclude>{}</pre>'
+                  "</details>").format(pretty_json(case.response_format))
+           if case.response_format else Markup("<p>No response format: the model answers in free text.</p>"))
+    return {"evaluation": render("_evaluation.html.j2", {"ev": case.evaluation}), "response_format": fmt}
+
+
+def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
+    """Every generated page of the site for `data`, and the chart jobs (`dest(uri)`: where a chart is written).
+
+    Pages come in the order mkdocs will process them: model pages last, so that their chart
+    jobs (which also compute the intervals their tables show) have the longest time to finish.
+    """
+    out: list[Page] = [
+        Page("index.md", "Leaderboard", "leaderboard.html.j2", in_nav=True, hide=("navigation", "toc")),
+        Page("methodology.md", "Methodology and data", "methodology.html.j2",
+             {"example": worked_example(), "bootstrap": BOOTSTRAP, "format_prefixes": FORMAT_FAILURE_PREFIXES},
+             in_nav=True, content_note=True),
+        Page("models/index.md", "Models", "models_index.html.j2", in_nav=True),
+        Page("scenarios/index.md", "Scenarios", "scenarios_index.html.j2", in_nav=True),
+    ]
+    for code in sorted(data.catalog.get("scenarios", {}), key=natural_key):
+        meta = data.catalog["scenarios"][code]
+        title = f"{code} {meta['title']}" if meta.get("title") else code
+        by_model = [(m, group_stats([r for r in m.scored if r.scenario == code])) for m in data.models]
+        out.append(Page(scenario_uri(code), title, "scenario.html.j2",
+                        {"code": code, "meta": meta, "cases": data.scenario_cases(code), "by_model": by_model},
+                        content_note=True, hide=("navigation", "toc"), search=False))
+    shared: dict[str, dict] = {}  # HTML that the cases of a scenario share, rendered once
+    for case in data.cases.values():
+        key = json.dumps([case.evaluation, case.response_format], sort_keys=True)
+        if key not in shared:
+            shared[key] = _shared_case_html(case)
+        out.append(Page(case_uri(case.id), case.id, "case.html.j2", {"case": case, "shared": shared[key]},
+                        content_note=True, search=False))
+    jobs: dict[str, charts.ModelChartJob] = {}
+    for m in data.models:
+        out.append(Page(model_uri(m.slug), m.name, "model.html.j2", {"m": m}, content_note=True,
+                        hide=("navigation",), search=False))
+        jobs[m.slug] = _model_job(data, m, dest)
+    board = None
+    if data.models:
+        board = [charts.Bar(m.name, m.row.score, m.row.score_ci, f"rank {m.row.rank}" if m.row.rank else "")
+                 for m in data.models]
+    return Plan(out, board, dest(chart_uri("leaderboard")), jobs)

@@ -1,0 +1,178 @@
+"""Jinja2 for the site's HTML fragments: autoescape on, and the formatting every page shares.
+
+Model output, prompts and reasons are untrusted text. They only ever reach a page through a
+`{{ … }}` in these templates, which autoescape turns into text (`<script>` shows as
+`&lt;script&gt;`), and the fragments are spliced into the page *after* Markdown has run
+(see `site.py`), so Markdown never interprets them either.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from functools import lru_cache
+from urllib.parse import urlencode
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup, escape
+
+from helmbench.score.breakdown import natural_key
+
+#: Marks a section break in a rendered fragment: `<!--section:Heading-->`.
+SECTION = re.compile(r"<!--section:(.*?)-->")
+
+
+def pct(value: float | None, digits: int = 1) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value * 100:.{digits}f} %"
+
+
+def interval(ci: tuple[float, float] | list[float] | None, digits: int = 1) -> str:
+    if not ci:
+        return ""
+    return f"{ci[0] * 100:.{digits}f}–{ci[1] * 100:.{digits}f}"
+
+
+def money(value: float | None) -> str:
+    if value is None:
+        return "unknown"
+    if value == 0:
+        return "$0"
+    return f"${value:.4f}" if value < 1 else f"${value:,.2f}"
+
+
+def count(value: int | None) -> str:
+    return "—" if value is None else f"{value:,}".replace(",", "\u202f")
+
+
+def sortkey(value: float | int | None) -> str:
+    """A `data-sort` value for tablesort's number sort; missing values sort below everything."""
+    return "-1" if value is None else repr(float(value))
+
+
+def short_hash(value: str | None, n: int = 12) -> str:
+    if not value:
+        return "—"
+    return value.split(":", 1)[-1][:n]
+
+
+def pretty_json(value) -> str:
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def signed(value: int | None) -> str:
+    if value is None:
+        return "—"
+    return f"+{value}" if value > 0 else str(value)
+
+
+_SYMBOLS = {"PASS": "✓", "FAIL": "✗", "ERROR": "!"}
+
+
+def verdict_badge(verdict: str | None, title: str | None = None) -> Markup:
+    """A ✓/✗/! mark with the verdict as text (hidden in grids) and `title` as its tooltip.
+
+    Plain concatenation with `escape` (not `Markup.format`): it runs ~25,000 times per build.
+    """
+    label = verdict or "no result"
+    tip = escape(f"{label}: {title}" if title else label)
+    return Markup(f'<span class="hb-verdict hb-{(verdict or "none").lower()}" title="{tip}">'
+                  f'{_SYMBOLS.get(verdict or "", "·")} <span class="hb-verdict-text">{escape(label)}</span></span>')
+
+
+def model_output(res, ds_responses: str) -> Markup:
+    """One result as a case page shows it: verdict, reason, the output verbatim, judgements.
+
+    Written in Python rather than in case.html.j2 because it runs 11,520 times for 20 models:
+    every value from the database goes through `escape` (autoescape's own function).
+    """
+    e = escape
+    out = ["<p>"]
+    if res.sample_label:
+        out.append(f"Sample {res.sample}: ")
+    out.append(verdict_badge(res.verdict))
+    if res.score is not None and res.verdict != "ERROR":
+        out.append(f" score {round(res.score, 2)}")
+    if res.reason:
+        out.append(f' — <span class="hb-reason">{e(res.reason)}</span>')
+    out.append("</p>\n")
+    if res.error_kind:
+        msg = f" — {e(res.error_message)}" if res.error_message else ""
+        out.append(f'<p class="hb-error">Error: {e(res.error_kind)}{msg}</p>\n')
+    if res.content is not None:
+        out.append(f'<pre class="hb-text hb-model-output" data-search-exclude>{e(res.content)}</pre>\n')
+        latency = f" · {count(res.latency_ms)} ms" if res.latency_ms is not None else ""
+        row = (f' · <a href="{e(ds_responses)}?id={int(res.response_id)}" class="hb-ds">response row</a>'
+               if res.response_id else "")
+        out.append(f'<p class="hb-meta">finish reason {e(res.finish_reason or "—")}{latency} · '
+                   f"cost {money(res.cost)}{row}</p>\n")
+    for j in res.judgements:
+        verdict = j.verdict or ("ERROR" if j.error_kind else None)
+        score = f" score {round(j.score, 2)}" if j.score is not None else ""
+        err = f" — error {e(j.error_kind)} {e(j.error_message or '')}" if j.error_kind else ""
+        out.append(f'<div class="hb-judgement">\n<p>Judge <code>{e(j.judge_model)}</code> on '
+                   f"<strong>{e(j.criterion)}</strong>: {verdict_badge(verdict)}{score}{err}</p>\n")
+        if j.justification:
+            out.append(f'<pre class="hb-text" data-search-exclude>{e(j.justification)}</pre>\n')
+        out.append("</div>\n")
+    return Markup("".join(out))
+
+
+def case_outputs(case, data, link) -> Markup:
+    """Every model's block on a case page (the hot loop of a build: cases × models)."""
+    e = escape
+    ds_responses = link.ds("responses")
+    out = []
+    for m in data.models:
+        rs = data.results(case.id, m.id)
+        out.append(f'<div class="hb-output" id="model-{e(m.slug)}">\n<p class="hb-output-head"><a href="'
+                   f'{e(link.model(m.slug))}"><strong>{e(m.name)}</strong></a> <code>{e(m.id)}</code></p>\n')
+        if not rs:
+            out.append("<p>No result for this case.</p>\n")
+        out.extend(model_output(res, ds_responses) for res in rs)
+        out.append("</div>\n")
+    return Markup("".join(out))
+
+
+def markdown_heading(text: str) -> str:
+    """Heading text safe to put after `## ` in Markdown: HTML-escaped, Markdown punctuation escaped."""
+    return re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", str(escape(text)))
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("helmbench.publish", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=StrictUndefined,
+        auto_reload=False,  # templates are package files: no stat() per include
+    )
+    env.filters.update(pct=pct, interval=interval, money=money, count=count, sortkey=sortkey,
+                       short_hash=short_hash, pretty_json=pretty_json, signed=signed, natural=natural_key)
+    env.globals.update(verdict_badge=verdict_badge, urlencode=urlencode, case_outputs=case_outputs)
+    return env
+
+
+def render(template: str, context: dict) -> Markup:
+    return Markup(environment().get_template(template).render(**context))
+
+
+def render_sections(template: str, context: dict) -> tuple[Markup, list[tuple[str, Markup]]]:
+    """Render a fragment template and split it at its section markers.
+
+    Returns (the HTML before the first section, [(section heading, its HTML), ...]).
+    """
+    html = environment().get_template(template).render(**context)
+    parts = SECTION.split(html)
+    head = Markup(parts[0])
+    sections = [(Markup(parts[i]).unescape(), Markup(parts[i + 1])) for i in range(1, len(parts), 2)]
+    return head, sections

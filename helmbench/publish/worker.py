@@ -1,0 +1,119 @@
+"""A helper process that draws the charts while the main process renders pages.
+
+Why a plain subprocess (`python -m helmbench.publish.worker`) and not multiprocessing: spawn
+and forkserver re-import the caller's `__main__` (a script calling `build_site` without a
+main guard would build twice), and fork is unsafe in a process with threads (`mkdocs serve`).
+Tasks and results are pickled over the worker's stdin/stdout, between two processes of the
+same program; a reader thread resolves each task's `Future`.
+"""
+
+from __future__ import annotations
+
+import pickle
+import queue
+import subprocess
+import sys
+import threading
+from concurrent.futures import Executor, Future
+
+
+class _Tasks(dict):
+    """name → function, importing matplotlib (via charts) only where a chart is drawn."""
+
+    def __missing__(self, name):
+        from helmbench.publish import charts
+
+        self.update(model=charts.run_model_job, leaderboard=charts.run_leaderboard_job, ready=charts.ready)
+        return self[name]
+
+
+TASKS = _Tasks()
+
+
+class WorkerError(RuntimeError):
+    pass
+
+
+class ChartWorker(Executor):
+    """`submit(name, *args)` runs `TASKS[name](*args)` in the worker process."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "helmbench.publish.worker"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.futures: dict[int, Future] = {}
+        self.lock = threading.Lock()
+        self.next_id = 0
+        self.outbox: queue.SimpleQueue = queue.SimpleQueue()
+        self.reader = threading.Thread(target=self._read, name="helmbench-chart-results", daemon=True)
+        self.writer = threading.Thread(target=self._write, name="helmbench-chart-tasks", daemon=True)
+        self.reader.start()
+        self.writer.start()
+
+    def submit(self, name, /, *args, **kwargs) -> Future:  # type: ignore[override]
+        """Queue a task; never blocks (a writer thread feeds the worker as fast as it reads)."""
+        future: Future = Future()
+        with self.lock:
+            task_id, self.next_id = self.next_id, self.next_id + 1
+            self.futures[task_id] = future
+        self.outbox.put((task_id, name, args))
+        return future
+
+    def _write(self) -> None:
+        while (task := self.outbox.get()) is not None:
+            try:
+                pickle.dump(task, self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+                self.proc.stdin.flush()
+            except (BrokenPipeError, OSError):
+                break  # the reader fails whatever is pending
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+
+    def _read(self) -> None:
+        try:
+            while True:
+                task_id, ok, value = pickle.load(self.proc.stdout)
+                with self.lock:
+                    future = self.futures.pop(task_id)
+                if ok:
+                    future.set_result(value)
+                else:
+                    future.set_exception(WorkerError(value))
+        except (EOFError, OSError, pickle.UnpicklingError):
+            pass
+        with self.lock:  # the worker exited: nothing more will come
+            pending, self.futures = self.futures, {}
+        for future in pending.values():
+            future.set_exception(WorkerError("the chart worker exited before finishing"))
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.outbox.put(None)  # the writer closes the worker's stdin after the queued tasks
+        if wait:
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            self.reader.join(timeout=10)
+
+
+def main() -> None:
+    tasks_in = sys.stdin.buffer
+    results_out = sys.stdout.buffer
+    sys.stdout = sys.stderr  # anything printed by a library must not corrupt the result stream
+    while True:
+        try:
+            task_id, name, args = pickle.load(tasks_in)
+        except EOFError:
+            return
+        try:
+            result = (task_id, True, TASKS[name](*args))
+        except Exception as exc:  # noqa: BLE001 - reported to the waiting future
+            result = (task_id, False, f"{type(exc).__name__}: {exc}")
+        pickle.dump(result, results_out, protocol=pickle.HIGHEST_PROTOCOL)
+        results_out.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""The judge's verdicts: check the model's answer, read one judgement, decide a case.
+
+The rules, in one place (and in the methodology):
+
+- Before judging: the model's API failure is an ERROR (nothing to judge, retried next run);
+  its empty, truncated or malformed output (invalid JSON, or not matching the requested
+  response schema) is the model's FAIL with a reason, and costs no judge call.
+- One criterion, `single`: PASS when the judgment is one of `pass_values`; its score is the
+  criterion's `scores` entry (partial credit, e.g. PARTIAL = 0.5).
+- One criterion, `multi`: the judge lists every option that applies. PASS when it listed at
+  least one option and every listed option is a pass value (one non-passing behaviour spoils
+  the criterion, like one failed criterion spoils a case); the score is the lowest score among
+  the listed options; an empty list is a FAIL scored 0 (nothing that passes was found).
+- A judgement that cannot be used (API failure after retries, empty or truncated output, invalid
+  JSON, a value outside the options, a missing field) is an ERROR, never a pass.
+- A case: PASS only when every criterion passes; score = mean of the criterion scores; any
+  criterion ERROR makes the case an ERROR (no score, excluded from scores, re-judged next run).
+
+Scores are clamped into [0, 1], the range scoring requires.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from helmbench.run.evaluate.parse import OutputError, parse_output
+from helmbench.run.evaluate.registry import Outcome, fail
+from helmbench.run.judge_prompt import is_multi, response_field
+
+MAX_MESSAGE = 300
+
+
+@dataclass(frozen=True)
+class CriterionVerdict:
+    """What one judgement says about one criterion."""
+
+    criterion: str
+    verdict: str  # PASS / FAIL / ERROR
+    score: float | None
+    judgment: Any = None  # the option (single) or options (multi) the judge chose
+    justification: str | None = None
+    error_kind: str | None = None
+    error_message: str | None = None
+
+    @property
+    def judgment_json(self) -> str | None:
+        return None if self.judgment is None else json.dumps(self.judgment, ensure_ascii=False)
+
+
+def _score(criterion: dict, value: str) -> float:
+    scores = criterion.get("scores") or {}
+    raw = scores.get(value, 1.0 if value in criterion.get("pass_values", []) else 0.0)
+    return min(1.0, max(0.0, float(raw)))
+
+
+def decide(criterion: dict, judgment: Any) -> tuple[str, float]:
+    """(verdict, score) of a valid judgment (a string for single, a list for multi)."""
+    passing = set(criterion.get("pass_values") or [])
+    if is_multi(criterion):
+        if not judgment:
+            return "FAIL", 0.0
+        score = min(_score(criterion, v) for v in judgment)
+        return ("PASS" if all(v in passing for v in judgment) else "FAIL"), score
+    return ("PASS" if judgment in passing else "FAIL"), _score(criterion, judgment)
+
+
+def error(criterion: dict, kind: str, message: str) -> CriterionVerdict:
+    return CriterionVerdict(criterion["code"], "ERROR", None, error_kind=kind, error_message=message[:MAX_MESSAGE])
+
+
+def parse_judgement(criterion: dict, content: str | None, finish_reason: str | None) -> CriterionVerdict:
+    """Read the judge's answer; anything unusable becomes an ERROR with the reason."""
+    if finish_reason == "length":
+        return error(criterion, "judge_truncated", "the judge's answer hit the token limit (finish_reason=length)")
+    if content is None or not content.strip():
+        return error(criterion, "judge_empty", f"the judge returned an empty answer (finish_reason={finish_reason})")
+    try:
+        value = parse_output(content, None)
+    except OutputError as exc:
+        return error(criterion, "judge_invalid_json", str(exc))
+    field = response_field(criterion)
+    if not isinstance(value, dict) or field not in value:
+        return error(criterion, "judge_invalid_output", f"the judge's answer has no `{field}` field")
+    justification = value.get("justification")
+    if not isinstance(justification, str):
+        return error(criterion, "judge_invalid_output", "the judge's answer has no `justification` string")
+    options = list(criterion["options"])
+    judgment = value[field]
+    if is_multi(criterion):
+        if not isinstance(judgment, list) or not all(isinstance(v, str) for v in judgment):
+            return error(criterion, "judge_invalid_output", f"`{field}` must be a list of options, got {judgment!r}")
+        judgment = list(dict.fromkeys(judgment))
+        bad = [v for v in judgment if v not in options]
+    else:
+        bad = [] if isinstance(judgment, str) and judgment in options else [judgment]
+    if bad:
+        return error(criterion, "judge_invalid_output",
+                     f"`{field}` = {bad[0]!r} is not one of the options {', '.join(options)}")
+    verdict, score = decide(criterion, judgment)
+    return CriterionVerdict(criterion["code"], verdict, score, judgment, justification)
+
+
+def aggregate(verdicts: list[CriterionVerdict]) -> Outcome:
+    """The case's verdict from its criteria (see the module docstring)."""
+    errors = [v for v in verdicts if v.verdict == "ERROR"]
+    if errors or not verdicts:
+        first = errors[0] if errors else None
+        why = f"judge error on {first.criterion} ({first.error_kind}): {first.error_message}" if first else "no criteria"
+        return Outcome("ERROR", None, why[:MAX_MESSAGE])
+    score = sum(v.score for v in verdicts) / len(verdicts)
+    verdict = "PASS" if all(v.verdict == "PASS" for v in verdicts) else "FAIL"
+    detail = ", ".join(f"{v.criterion} = {_show(v.judgment)}" for v in verdicts)
+    return Outcome(verdict, score, f"judge: {detail}")
+
+
+def _show(judgment: Any) -> str:
+    return "[" + ", ".join(judgment) + "]" if isinstance(judgment, list) else str(judgment)
+
+
+def precheck(case: dict, response: dict) -> Outcome | None:
+    """The verdict that needs no judge (API error → ERROR, unusable output → FAIL); None: judge it."""
+    if response.get("error_kind"):
+        return Outcome("ERROR", None, f"{response['error_kind']}: {response.get('error_message') or ''}".strip())
+    content, finish = response.get("content"), response.get("finish_reason")
+    if finish == "length":
+        return fail("truncated: the output hit the token limit (finish_reason=length)")
+    if content is None or not content.strip():
+        return fail(f"empty response (finish_reason={finish})")
+    response_format = case["request"].get("response_format")
+    if response_format and response_format.get("type") in ("json_schema", "json_object"):
+        try:
+            parse_output(content, response_format)
+        except OutputError as exc:
+            return fail(str(exc))
+    return None

@@ -1,0 +1,144 @@
+"""What the judge has to do: the marking model, and per sqe case the criteria still to judge.
+
+Why a separate streaming pass: the judge request embeds the model's stored output, so what
+needs judging is only known from the database. One generator (`iter_work`) serves the dry-run
+estimate, the progress total and the judging itself, so the three always agree. It holds
+nothing per case, like the executor's plan, and looks each judgement up by its cache key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from helmbench.errors import HelmbenchError
+from helmbench.run.config import settings_hash
+from helmbench.run.evaluate.registry import Outcome
+from helmbench.run.judge import precheck
+from helmbench.run.judge_prompt import judge_request, judge_request_hash
+from helmbench.run.plan import Job, Plan, iter_jobs
+from helmbench.store.judgements import find_judgement
+from helmbench.store.responses import stored_response
+
+
+@dataclass(frozen=True)
+class JudgeModel:
+    """The marking model and its settings (temperature 0 unless models.yml says otherwise)."""
+
+    id: str
+    settings: dict
+    settings_hash: str
+
+    @classmethod
+    def from_entry(cls, entry) -> "JudgeModel":
+        settings = {"temperature": 0, **entry.settings()}
+        return cls(entry.id, settings, settings_hash(settings))
+
+
+def judge_for(models_file: str | Path, plan: Plan) -> JudgeModel | None:
+    """The judge of this invocation; a clear error, before anything is sent, if sqe cases have none."""
+    from helmbench.run.selection import load_models_file
+
+    entry = load_models_file(Path(models_file)).marking_model
+    if entry is None:
+        if plan.sqe_cases:
+            raise HelmbenchError(
+                f"{plan.sqe_cases} selected case(s) are judged (sqe) but {models_file} names no `marking_model`; "
+                "nothing was sent",
+                hint="add `marking_model: {id: openai/gpt-4.1, temperature: 0}` to models.yml, or run other "
+                     "scenarios with --scenario")
+        return None
+    return JudgeModel.from_entry(entry)
+
+
+@dataclass
+class Item:
+    """One criterion of one case: the judge request, its cache key, and the stored judgement if any."""
+
+    criterion: dict
+    request: dict
+    hash: str
+    stored: dict | None
+
+    @property
+    def cached(self) -> bool:
+        return self.stored is not None and self.stored.get("error_kind") is None
+
+
+@dataclass
+class CaseWork:
+    job: Job
+    response: dict | None  # the stored answer; None when the model has not answered yet
+    outcome: Outcome | None  # a verdict that needs no judge (API error, malformed output)
+    items: list[Item] = field(default_factory=list)
+
+    @property
+    def to_call(self) -> list[Item]:
+        return [i for i in self.items if not i.cached]
+
+
+def iter_work(plan: Plan, db, judge: JudgeModel, settled: dict[str, set] | None = None, *,
+              unanswered: bool = False) -> Iterator[CaseWork]:
+    """Every selected sqe (case, model, sample) without a verdict in its run, in manifest order.
+
+    `settled`: per model id, the (case_hash, sample) that have a PASS or FAIL in the run (read
+    from the store: the executor's own bookkeeping counts a case handed to the judge as done).
+    """
+    settled = settled or {}
+    for job in iter_jobs(plan):
+        case, mp = job.case, job.model
+        if case["evaluation"]["type"] != "sqe" or (case["hash"], job.sample) in settled.get(mp.id, ()):
+            continue
+        response = None
+        if db is not None:
+            response = stored_response(db, case["request_hash"], mp.id, mp.settings_hash, job.sample)
+        if response is None:
+            if unanswered:
+                yield CaseWork(job, None, None)
+            continue
+        outcome = precheck(case, response)
+        if outcome is not None:
+            yield CaseWork(job, response, outcome)
+            continue
+        items = []
+        for criterion in case["evaluation"]["criteria"]:
+            request = judge_request(criterion, case["request"]["messages"], response["content"])
+            h = judge_request_hash(request)
+            stored = find_judgement(db, h, judge.id, judge.settings_hash)
+            items.append(Item(criterion, request, h, stored))
+        yield CaseWork(job, response, None, items)
+
+
+@dataclass
+class JudgeEstimate:
+    """What judging would cost in calls; `calls` is exact (deduplicated), `upto_new` an upper bound."""
+
+    model: str | None
+    calls: int = 0  # judge calls for answers already stored
+    cached: int = 0  # criterion judgements reused from the store
+    no_judge: int = 0  # cases decided without the judge (API error, malformed output)
+    unanswered: int = 0  # sqe cases whose answer is not stored yet
+    upto_new: int = 0  # at most this many calls for them (one per criterion)
+
+    @property
+    def total(self) -> int:
+        return self.calls + self.upto_new
+
+
+def estimate(plan: Plan, db, judge: JudgeModel | None, settled: dict[str, set] | None = None) -> JudgeEstimate:
+    est = JudgeEstimate(judge.id if judge else None)
+    if judge is None or not plan.sqe_cases:
+        return est
+    needed: set[str] = set()
+    for work in iter_work(plan, db, judge, settled, unanswered=True):
+        if work.response is None or work.response.get("error_kind"):  # the model will be asked (again) first
+            est.unanswered += 1
+            est.upto_new += len(work.job.case["evaluation"]["criteria"])
+        elif work.outcome is not None:
+            est.no_judge += 1
+        else:
+            est.cached += sum(i.cached for i in work.items)
+            needed.update(i.hash for i in work.to_call)
+    est.calls = len(needed)
+    return est

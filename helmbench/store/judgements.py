@@ -1,0 +1,128 @@
+"""Judgements: the judge's answers per criterion, their links to results, and the run's judge totals.
+
+A judgement is keyed by (judge_request_hash, judge_model, judge_settings_hash): the request
+holds the criterion, the prompt and the model's output, so the same output judged against the
+same criterion by the same judge is never paid for twice, whichever case or run asks. Like
+responses, a successful judgement is never overwritten and an ERROR one is replaced in place
+(same id) when a later attempt succeeds. A judged case is written in one transaction: its new
+judgements, its result, and the result's links (`result_judgements`) replaced as a whole.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, NamedTuple
+
+import sqlite_utils
+
+from helmbench.store.responses import RESULT_COLUMNS, UPSERT_RESULT
+
+JUDGEMENT_COLUMNS = (
+    "judge_request_hash", "judge_model", "judge_settings_hash", "response_id", "run_id", "criterion", "verdict",
+    "score", "judgment_json", "justification", "raw", "cost", "latency_ms", "prompt_tokens", "completion_tokens",
+    "attempts", "error_kind", "error_message", "created_at",
+)
+_KEY = ("judge_request_hash", "judge_model", "judge_settings_hash")
+UPSERT_JUDGEMENT = (
+    f"INSERT INTO judgements ({', '.join(JUDGEMENT_COLUMNS)}) VALUES ({', '.join('?' * len(JUDGEMENT_COLUMNS))}) "
+    f"ON CONFLICT({', '.join(_KEY)}) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in JUDGEMENT_COLUMNS if c not in _KEY)
+    + " WHERE judgements.error_kind IS NOT NULL RETURNING id"
+)
+SELECT_JUDGEMENT = "SELECT * FROM judgements WHERE judge_request_hash = ? AND judge_model = ? AND judge_settings_hash = ?"
+UPSERT_RESULT_ID = UPSERT_RESULT + " RETURNING id"
+
+
+class JudgedCase(NamedTuple):
+    """One judged case: per criterion (a new judgement row or a stored one's id, verdict, score), and its result.
+
+    The verdict and score are stored on the link too: they are decided by the criterion's
+    pass_values and scores as the case has them, which may differ from when the (reused)
+    judgement was first made.
+    """
+
+    links: list[tuple[dict | int, str | None, float | None]]
+    result: dict | None  # None: only store the judgements (each is saved as soon as it is paid for)
+
+
+def find_judgement(db: sqlite_utils.Database, request_hash: str, model: str, settings_hash: str) -> dict | None:
+    cur = db.execute(SELECT_JUDGEMENT, [request_hash, model, settings_hash])
+    row = cur.fetchone()
+    return dict(zip([d[0] for d in cur.description], row)) if row else None
+
+
+def _judgement_id(conn, row: dict) -> int:
+    found = conn.execute(UPSERT_JUDGEMENT, [row.get(c) for c in JUDGEMENT_COLUMNS]).fetchone()
+    if found is None:  # a successful judgement was stored already: keep it
+        found = conn.execute(SELECT_JUDGEMENT.replace("*", "id"), [row[c] for c in _KEY]).fetchone()
+    return found[0]
+
+
+def write_judged(db: sqlite_utils.Database, units: Iterable[JudgedCase]) -> int:
+    """Write judged cases (judgements, result, links) in one transaction; returns how many."""
+    conn = db.conn
+    n = 0
+    with conn:
+        for unit in units:
+            links = [(ref if isinstance(ref, int) else _judgement_id(conn, ref), verdict, score)
+                     for ref, verdict, score in unit.links]
+            if unit.result is None:  # a paid judgement saved on its own, before its case is complete
+                n += 1
+                continue
+            result_id = conn.execute(UPSERT_RESULT_ID, [unit.result.get(c) for c in RESULT_COLUMNS]).fetchone()[0]
+            conn.execute("DELETE FROM result_judgements WHERE result_id = ?", [result_id])
+            conn.executemany(
+                "INSERT OR REPLACE INTO result_judgements (result_id, judgement_id, verdict, score) VALUES (?, ?, ?, ?)",
+                [(result_id, j, verdict, score) for j, verdict, score in links])
+            n += 1
+    return n
+
+
+def judgements_of_result(db: sqlite_utils.Database, result_id: int) -> list[dict]:
+    """The judgements behind one result, in criterion order (for run-single and the site)."""
+    cur = db.execute(
+        "SELECT j.*, rj.verdict AS link_verdict, rj.score AS link_score FROM result_judgements rj JOIN judgements j ON j.id = rj.judgement_id "
+        "WHERE rj.result_id = ? ORDER BY j.criterion", [result_id])
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+
+_TOTALS = """
+WITH links AS (
+  SELECT j.* FROM result_judgements rj JOIN results res ON res.id = rj.result_id
+  JOIN judgements j ON j.id = rj.judgement_id WHERE res.run_id = :run
+), distinct_j AS (SELECT DISTINCT id, cost, prompt_tokens, completion_tokens FROM links)
+SELECT
+  (SELECT count(*) FROM links),
+  (SELECT count(*) FROM links WHERE error_kind IS NOT NULL),
+  (SELECT count(*) FROM judgements WHERE run_id = :run),
+  (SELECT sum(cost) FROM distinct_j),
+  (SELECT sum(prompt_tokens) FROM distinct_j),
+  (SELECT sum(completion_tokens) FROM distinct_j),
+  (SELECT count(DISTINCT res.id) FROM results res JOIN result_judgements rj ON rj.result_id = res.id
+     WHERE res.run_id = :run)
+"""
+TOTAL_COLUMNS = ("n_judgements", "n_judge_errors", "judge_calls", "judge_cost", "judge_prompt_tokens",
+                 "judge_completion_tokens")
+
+
+def judge_totals(db: sqlite_utils.Database, run_id: int) -> dict:
+    """A run's evaluations, kept apart from its case counts.
+
+    n_judgements: criterion judgements behind the run's results (a case with CR1 and CR2 has two);
+    n_judge_errors: those that are ERRORs; judge_calls: judgements this run paid for (created);
+    judge_cost/tokens: of the distinct judgements behind the results; n_judged_cases: results with judgements.
+    """
+    row = db.execute(_TOTALS, {"run": run_id}).fetchone()
+    return {**dict(zip(TOTAL_COLUMNS, row[:6])), "n_judged_cases": row[6]}
+
+
+def record_judge_totals(db: sqlite_utils.Database, run_id: int) -> dict:
+    """Store `judge_totals` on the runs row; returns the whole refreshed row."""
+    totals = judge_totals(db, run_id)
+    with db.conn as conn:
+        conn.execute(f"UPDATE runs SET {', '.join(f'{c} = ?' for c in TOTAL_COLUMNS)} WHERE id = ?",
+                     [totals[c] for c in TOTAL_COLUMNS] + [run_id])
+    cur = db.execute("SELECT * FROM runs WHERE id = ?", [run_id])
+    row = dict(zip([d[0] for d in cur.description], cur.fetchone()))
+    row["n_judged_cases"] = totals["n_judged_cases"]
+    return row

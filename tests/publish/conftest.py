@@ -1,0 +1,153 @@
+"""Fixtures for the publishing tests: a results DB made by the real pipeline, and the site built once.
+
+The database comes from the shipped benchmark compiled with `compile_tree` and run by the real
+executor (litellm's HTTP path) against the fake OpenRouter, with three models. One model's
+every answer carries an XSS payload inside its JSON (so it is still evaluated), another gets
+some invalid-JSON and truncated answers (format failures), a third some HTTP 500s with no
+retry (ERROR results). One judged case's justification quotes the payload too (the judge
+stage's own row when it ran, else one recorded as it would). Everything here is session-scoped: the pipeline runs once and the site is
+built once per test session.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+import sys
+import threading
+from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+_REPO = Path(__file__).resolve().parents[2]
+if str(_REPO) not in sys.path:  # `tests.fakes` must import however pytest was started
+    sys.path.insert(0, str(_REPO))
+
+from tests.fakes.openrouter import FakeOpenRouter, Rule  # noqa: E402
+
+from publish_helpers import DATASETTE_URL, ERROR_MODEL, FORMAT_MODEL, MODELS, REPO, XSS, XSS_MODEL  # noqa: E402
+
+
+class XssFake(FakeOpenRouter):
+    """The fake OpenRouter, except that XSS_MODEL puts the payload at the start of its reply."""
+
+    def reply(self, body: dict, key: str, fault: str | None) -> dict:
+        out = super().reply(body, key, fault)
+        if str(body.get("model", "")).removeprefix("openrouter/") == XSS_MODEL:
+            msg = out["choices"][0]["message"]
+            try:
+                obj = json.loads(msg["content"])
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict) and isinstance(obj.get("response"), str):
+                obj["response"] = f"{XSS} {obj['response']}"
+                msg["content"] = json.dumps(obj, ensure_ascii=False)
+            else:
+                msg["content"] = f"{XSS} {msg['content'] or ''}"
+        return out
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    root: Path
+    manifest: Path
+    db: Path
+    judged_case: str  # the sqe case given a (simulated) judgement
+
+
+def _judged_case_with_payload(db: Path) -> str:
+    """A judged case of XSS_MODEL whose judge justification quotes the payload (as a judge quoting
+    the answer would). Uses the judge stage's own rows when it ran, else records one judgement
+    the way the judge stage does."""
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    justification = f"The reply opens with markup {XSS} and never checks on safety."
+    try:
+        run_id = conn.execute("SELECT id FROM runs WHERE model = ?", [XSS_MODEL]).fetchone()[0]
+        judged = conn.execute(
+            """SELECT res.case_id, rj.judgement_id FROM result_judgements rj JOIN results res ON res.id = rj.result_id
+               JOIN judgements j ON j.id = rj.judgement_id
+               WHERE res.run_id = ? AND j.error_kind IS NULL ORDER BY res.id LIMIT 1""", [run_id]).fetchone()
+        with conn:
+            if judged is not None:
+                conn.execute("UPDATE judgements SET justification = ? WHERE id = ?",
+                             [justification, judged["judgement_id"]])
+                return judged["case_id"]
+            case = conn.execute(
+                """SELECT c.hash, c.id, c.request_hash FROM cases c JOIN manifest_cases mc ON mc.case_hash = c.hash
+                   WHERE c.evaluation_type = 'sqe' ORDER BY mc.position LIMIT 1""").fetchone()
+            resp = conn.execute("SELECT id FROM responses WHERE request_hash = ? AND model = ?",
+                                [case["request_hash"], XSS_MODEL]).fetchone()
+            cur = conn.execute(
+                """INSERT INTO judgements (judge_request_hash, judge_model, judge_settings_hash, response_id, criterion,
+                   verdict, score, judgment_json, justification, raw, cost, created_at)
+                   VALUES ('sha256:judge-test', 'openai/gpt-4.1', 'sha256:judge-settings', ?, 'CR1', 'FAIL', 0,
+                   '{"judgment": "FAIL"}', ?, '', 0.0002, '2026-01-01T00:00:00+00:00')""",
+                [resp["id"], justification])
+            cur2 = conn.execute(
+                """INSERT INTO results (run_id, case_id, case_hash, sample, response_id, verdict, score, reason, created_at)
+                   VALUES (?, ?, ?, 0, ?, 'FAIL', 0.0, 'judge: CR1 = FAIL', '2026-01-01T00:00:00+00:00')""",
+                [run_id, case["id"], case["hash"], resp["id"]])
+            conn.execute("INSERT INTO result_judgements (result_id, judgement_id) VALUES (?, ?)",
+                         [cur2.lastrowid, cur.lastrowid])
+            return case["id"]
+    finally:
+        conn.close()
+
+
+@pytest.fixture(scope="session")
+def pipeline(tmp_path_factory) -> Pipeline:
+    from rich.console import Console
+
+    from helmbench.manifest import compile_tree
+    from helmbench.run.config import RetryPolicy, RunOptions
+    from helmbench.run.session import run
+
+    root = tmp_path_factory.mktemp("publish")
+    manifest = compile_tree(REPO / "benchmark", root / "build").path
+    db = root / "build" / "results.db"
+    fake = XssFake(rules=[
+        Rule("invalid_json", match=FORMAT_MODEL, probability=0.06),
+        Rule("truncated", match=FORMAT_MODEL, probability=0.04),
+        Rule("500", match=ERROR_MODEL, probability=0.03),
+    ]).start()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("OPENROUTER_API_KEY", "sk-or-v1-publish-tests")
+            mp.setenv("OPENROUTER_API_BASE", fake.api_base)
+            opts = RunOptions(manifest=str(manifest), models_file=str(REPO / "benchmark" / "models.yml"), db=str(db),
+                              models=MODELS, logs_dir=str(root / "build" / "logs"), concurrency=16,
+                              retry=RetryPolicy(max_attempts=1, base_delay=0.0, max_delay=0.0))
+            report = run(opts, Console(stderr=True, width=160), live=False)
+    finally:
+        fake.stop()
+    assert report.status == "completed", report.status
+    return Pipeline(root=root, manifest=manifest, db=db, judged_case=_judged_case_with_payload(db))
+
+
+@pytest.fixture(scope="session")
+def site(pipeline) -> Path:
+    """The site built from the pipeline's database (once per session)."""
+    from helmbench.publish import PublishSettings, build_site
+
+    settings = PublishSettings(db=pipeline.db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL)
+    return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=pipeline.root / "site", strict=True)
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url(site):
+    """The built site served by http.server on 127.0.0.1 (random port)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()

@@ -1,0 +1,139 @@
+"""`helmbench serve`: a snapshot served read-only by Datasette, with generated metadata."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from publish_helpers import MODELS, REPO
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _count(db, sql="SELECT count(*) FROM results") -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_metadata_documents_every_table_and_column(pipeline, tmp_path):
+    from helmbench.publish import datasette
+
+    snap = datasette.snapshot(pipeline.db, tmp_path)
+    meta = datasette.metadata(snap)
+    tables = meta["databases"]["results"]["tables"]
+    conn = sqlite3.connect(snap)
+    names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+    for name in names:
+        assert name in tables, name
+        if "_fts" in name:
+            continue
+        assert tables[name]["description"] and tables[name]["title"]
+        cols = [r[1] for r in conn.execute(f"PRAGMA table_info([{name}])")]
+        assert set(tables[name]["columns"]) == set(cols), name
+    conn.close()
+    assert tables["results"]["facets"] == ["verdict", "run_id"]
+    assert tables["responses"]["facets"] == ["model", "finish_reason", "error_kind"]
+    assert set(meta["databases"]["results"]["queries"]) == {
+        "leaderboard", "failures_by_behaviour", "cost_by_model", "case_across_models"}
+    assert meta["title"] and meta["description"] and meta["license"]
+
+
+def test_snapshot_is_consistent_and_canned_leaderboard_agrees_with_the_scorer(pipeline, tmp_path):
+    from helmbench.publish import datasette
+    from helmbench.score.leaderboard import build_leaderboard
+
+    snap = datasette.new_snapshot(pipeline.db, tmp_path / "serve")
+    assert snap.name == "results.db" and snap.parent.name.startswith("results-")
+    assert _count(snap) == _count(pipeline.db)
+    conn = sqlite3.connect(snap)
+    conn.row_factory = sqlite3.Row
+    rows = {r["model"]: r for r in conn.execute(datasette.QUERIES["leaderboard"]["sql"])}
+    conn.close()
+    for row in build_leaderboard(pipeline.db).rows:
+        assert rows[row.model]["weighted_score"] == pytest.approx(row.score, abs=5e-5)
+        assert rows[row.model]["errors"] == row.n_errors
+    for _ in range(4):  # only the latest few snapshots are kept
+        datasette.new_snapshot(pipeline.db, tmp_path / "serve")
+    assert len(list((tmp_path / "serve").glob("results-*"))) == datasette.KEEP_SNAPSHOTS
+
+
+@pytest.mark.slow
+def test_serve_answers_json_refuses_writes_and_stops_cleanly(pipeline, tmp_path):
+    port = _free_port()
+    before = _count(pipeline.db)
+    log = open(tmp_path / "serve.log", "w+")  # a file, not a pipe: Datasette logs a lot on a refused query
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "helmbench", "serve", "--port", str(port), "--db", str(pipeline.db),
+         "--serve-dir", str(tmp_path / "serve")],
+        cwd=REPO, stdout=log, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/-/versions.json", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            assert time.monotonic() < deadline, "datasette did not start"
+            time.sleep(0.2)
+
+        board = httpx.get(f"{base}/results/leaderboard.json?_shape=array", timeout=10)
+        assert board.status_code == 200
+        assert {r["model"] for r in board.json()} == set(MODELS)
+        assert all(r["results"] > 0 and "weighted_score" in r for r in board.json())
+
+        faceted = httpx.get(f"{base}/results/results.json", params={"_facet": "verdict"}, timeout=10).json()
+        counts = {f["value"]: f["count"] for f in faceted["facet_results"]["verdict"]["results"]}
+        assert {"PASS", "FAIL", "ERROR"} <= set(counts) and sum(counts.values()) == before
+
+        case = httpx.get(f"{base}/results/case_across_models.json",
+                         params={"case_id": "P1-B1-S1-C1-U1-PT1", "_shape": "array"}, timeout=10).json()
+        assert {r["model"] for r in case} == set(MODELS)
+
+        for sql in ("DELETE FROM results", "UPDATE results SET verdict = 'PASS'", "DROP TABLE results"):
+            refused = httpx.get(f"{base}/results.json", params={"sql": sql}, timeout=10)
+            assert refused.status_code == 400, sql
+            assert "SELECT" in refused.json()["error"]
+        assert httpx.get(f"{base}/results.json", params={"sql": "select count(*) as n from results", "_shape": "array"},
+                         timeout=10).json() == [{"n": before}]
+        assert json.loads((tmp_path / "serve" / "metadata.json").read_text())["title"] == "HELMBench results"
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            code = proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    log.close()
+    assert code in (0, 130), (tmp_path / "serve.log").read_text()
+    assert "stopped" in (tmp_path / "serve.log").read_text()
+    assert _count(pipeline.db) == before
+    with pytest.raises(httpx.TransportError):
+        httpx.get(f"{base}/-/versions.json", timeout=2)
+
+
+def test_publish_writes_a_snapshot_and_metadata_without_serving(pipeline, tmp_path):
+    out = tmp_path / "publish"
+    proc = subprocess.run([sys.executable, "-m", "helmbench", "serve", "--db", str(pipeline.db), "--publish", str(out)],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "results.db").is_file() and (out / "metadata.json").is_file()
+    assert _count(out / "results.db") == _count(pipeline.db)
+    assert "datasette publish" in proc.stdout

@@ -1,0 +1,239 @@
+"""The built site: every page it must have, numbers that agree with the scorer, escaping, links, nav."""
+
+from __future__ import annotations
+
+import html
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from publish_helpers import DATASETTE_URL, ERROR_MODEL, FORMAT_MODEL, MODELS, REPO, XSS, XSS_MODEL
+from helmbench.publish.data import slugify
+
+CRISIS_LINES = ("13 11 14", "116 123", "988", "findahelpline.com")
+
+
+def page(site: Path, url: str) -> str:
+    return (site / url / "index.html").read_text(encoding="utf-8")
+
+
+def article(text: str) -> str:
+    """The page's main content (without the theme's nav, header and footer)."""
+    m = re.search(r'<article class="md-content__inner md-typeset">(.*?)</article>', text, re.S)
+    assert m, "no article in page"
+    return m.group(1)
+
+
+class Links(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if a.get("id"):
+            self.ids.add(a["id"])
+        for name in ("href", "src"):
+            if a.get(name):
+                self.hrefs.append(a[name])
+
+
+def test_leaderboard_lists_every_model_with_every_column(site, pipeline):
+    from helmbench.score.leaderboard import build_leaderboard
+
+    body = article(page(site, ""))
+    for model in MODELS:
+        assert f'data-model="{model}"' in body
+    for header in ("Rank", "Model", "Score", "Pass rate", "P1", "P2", "P3", "P4", "Coverage", "Errors",
+                   "Format failures", "Cost", "Tokens", "Date", "Version", "Manifest"):
+        assert f">{header}</th>" in body, header
+    assert 'class="hb sortable hb-leaderboard"' in body
+    assert re.search(r'<img src="charts/leaderboard.svg"', body)
+    board = build_leaderboard(pipeline.db)
+    for row in board.rows:  # the numbers shown are the scorer's
+        assert f"{row.score * 100:.1f} %" in body
+        assert f"{row.score_ci[0] * 100:.1f}–{row.score_ci[1] * 100:.1f}" in body
+        assert f'data-sort="{float(row.score)!r}"' in body
+    assert board.manifest_hash.split(":")[1][:8] in body
+
+
+def test_leaderboard_shows_errors_and_format_failures(site, pipeline):
+    from helmbench.score.leaderboard import build_leaderboard
+
+    rows = {r.model: r for r in build_leaderboard(pipeline.db).rows}
+    assert rows[ERROR_MODEL].n_errors > 0 and rows[ERROR_MODEL].coverage < rows[XSS_MODEL].coverage
+    assert rows[FORMAT_MODEL].n_format_failures > 0
+    assert rows[XSS_MODEL].n_format_failures == 0
+    body = article(page(site, ""))
+    assert f"?run_id={rows[ERROR_MODEL].run.id}&amp;verdict=ERROR" in body  # errors link to their rows
+
+
+def test_generated_pages_exist_and_stay_out_of_the_nav(site, pipeline):
+    from helmbench.manifest import read_manifest
+
+    cases = [c["id"] for c in read_manifest(pipeline.manifest)]
+    for model in MODELS:
+        assert (site / "models" / slugify(model) / "index.html").is_file()
+        assert (site / "charts" / "models" / f"{slugify(model)}.svg").is_file()
+    scenarios = {c.rsplit("-", 3)[0] if "-U" in c else c.rsplit("-", 2)[0] for c in cases}
+    for code in scenarios:
+        assert (site / "scenarios" / code / "index.html").is_file(), code
+    assert all((site / "cases" / c / "index.html").is_file() for c in cases)
+    nav = re.search(r'<nav class="md-nav md-nav--primary".*?</nav>', page(site, "methodology"), re.S).group(0)
+    assert "cases/" not in nav and "models/openai" not in nav
+    assert len(re.findall(r'class="md-nav__link', nav)) < 12
+    # nothing generated is written into the sources
+    assert not list((REPO / "site").glob("cases")) and not (REPO / "site" / "index.md").exists()
+
+
+def test_model_page_has_pillars_severity_conditions_and_failed_cases(site, pipeline):
+    body = article(page(site, f"models/{slugify(FORMAT_MODEL)}"))
+    for section in ("Scores by pillar and behaviour", "Detection by severity", "Results by condition", "Failed cases"):
+        assert section in body
+    assert f'src="../../charts/models/{slugify(FORMAT_MODEL)}.svg"' in body
+    assert re.search(r'href="../../cases/P\d-B\d-S\d[^"]*#model-', body)  # failed cases are linked
+    assert "invalid JSON" in body and '<span class="hb-tag">format</span>' in body
+    assert "severe (7–9)" in body
+    svg = (site / "charts" / "models" / f"{slugify(FORMAT_MODEL)}.svg").read_text()
+    assert "<svg" in svg and "@font-face" not in svg and "http://fonts" not in svg
+    assert "score by pillar and behaviour" in svg and "pass rate by base severity" in svg
+    assert "P1 Risk detection" in svg and "severe (7–9)" in svg
+
+
+def test_scenario_page_has_components_and_a_case_by_model_grid(site, pipeline):
+    body = article(page(site, "scenarios/P1-B1-S1"))
+    for word in ("Conditions", "User contexts", "Perturbations", "Difficulty", "Severity", "Verdicts by case"):
+        assert word in body
+    assert "Final arrangements" in body  # the scenario's title
+    grid = re.search(r'<table class="hb sortable hb-grid">.*?</table>', body, re.S).group(0)
+    assert grid.count("<tr>") == 1 + 64  # header + one row per case
+    assert len(re.findall(r'class="hb-verdict hb-(pass|fail|error)"', grid)) >= 64 * len(MODELS) - 10
+
+
+def test_case_page_shows_prompt_outputs_verdicts_and_judge_justification(site, pipeline):
+    from helmbench.manifest import read_manifest
+
+    case = next(c for c in read_manifest(pipeline.manifest) if c["id"] == pipeline.judged_case)
+    body = article(page(site, f"cases/{pipeline.judged_case}"))
+    first_line = case["request"]["messages"][0]["content"].splitlines()[0]
+    assert html.escape(first_line, quote=False) in body
+    for model in MODELS:
+        assert f'id="model-{slugify(model)}"' in body
+    assert re.search(r"Judge <code>[^<]+</code> on <strong>(CR\d+|criteria)</strong>", body)
+    assert "never checks on safety" in body
+
+
+def test_model_output_is_escaped_everywhere(site, pipeline):
+    shown = 0
+    for path in site.rglob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        assert "<script>window.__xss" not in text and "<img src=x" not in text, f"unescaped payload in {path}"
+        shown += "&lt;script&gt;window.__xss=1&lt;/script&gt;&lt;img src=x onerror=" in text
+    assert shown > 100  # the payload is shown (as text) on many case pages
+    body = article(page(site, f"cases/{pipeline.judged_case}"))
+    assert body.count(html.escape(XSS, quote=True).replace("&#x27;", "&#39;").replace("&quot;", "&#34;")) >= 1  # judge
+    assert body.count("&lt;script&gt;window.__xss=1&lt;/script&gt;") >= 2  # the output and the justification
+
+
+def test_crisis_content_pages_carry_a_content_note(site, pipeline):
+    for url in ("methodology", "scenarios/P1-B1-S1", f"cases/{pipeline.judged_case}", f"models/{slugify(XSS_MODEL)}"):
+        body = article(page(site, url))
+        assert "Content note" in body, url
+        for line in CRISIS_LINES:
+            assert line in body, (url, line)
+
+
+def test_methodology_computes_the_worked_example(site):
+    body = article(page(site, "methodology"))
+    assert "1, 3, 5, 7, 8, 9, 10" in body and "maximum cost is 43" in body
+    assert "<strong>79.1 %</strong>" in body and "<strong>20.9 %</strong>" in body
+    assert f"{DATASETTE_URL}/results/leaderboard" in body
+    assert f"{DATASETTE_URL}/results/results?run_id=" in body
+
+
+def test_every_internal_link_resolves(site):
+    missing = []
+    for path in site.rglob("*.html"):
+        parser = Links()
+        parser.feed(path.read_text(encoding="utf-8"))
+        for ref in parser.hrefs:
+            parts = urlsplit(ref)
+            if parts.scheme or ref.startswith(("//", "#", "mailto:", "data:")):
+                continue
+            base = site if parts.path.startswith("/") else path.parent  # 404.html links from the root
+            target = (base / unquote(parts.path).lstrip("/")).resolve()
+            if target.is_dir() or not parts.path:
+                target = target / "index.html" if parts.path else path
+            if not target.exists():
+                missing.append(f"{path.relative_to(site)} → {ref}")
+    assert not missing, missing[:20]
+
+
+def test_empty_site_says_no_runs_yet(tmp_path):
+    from helmbench.publish import PublishSettings, build_site
+
+    settings = PublishSettings(db=tmp_path / "none.db", manifest=tmp_path / "none.jsonl", datasette_url=DATASETTE_URL)
+    out = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site", strict=True)
+    body = article(page(out, ""))
+    assert "No runs yet" in body and "helmbench run" in body and "make run" in body
+    assert "<strong>79.1 %</strong>" in article(page(out, "methodology"))
+    assert (out / "authors-guide" / "index.html").is_file()
+
+
+@pytest.mark.slow
+def test_publish_command_builds_from_a_manifest_without_a_database(tmp_path, pipeline):
+    """The CLI, and the fresh-checkout case: a compiled manifest but no results yet."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "site"
+    proc = subprocess.run(
+        [sys.executable, "-m", "helmbench", "publish", "--db", str(tmp_path / "none.db"), "--manifest",
+         str(pipeline.manifest), "-f", str(REPO / "mkdocs.yml"), "--site-dir", str(out), "--strict"],
+        capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "No runs yet" in article(page(out, ""))
+    case = article(page(out, "cases/P1-B1-S1-C1-U1-PT1"))
+    assert "No results yet" in case and "&lt;your_job&gt;" in case
+
+
+def test_a_rebuild_is_identical_and_reuses_the_cached_scores_and_charts(site, pipeline, tmp_path, monkeypatch):
+    """The site is reproducible byte for byte, and an unchanged model is neither re-scored nor redrawn."""
+    import helmbench.publish.data as data_mod
+    from helmbench.publish import PublishSettings, build_site
+    from helmbench.publish.cache import BuildCache
+
+    def fail(*args, **kwargs):
+        raise AssertionError("a cached summary or chart was computed again")
+
+    monkeypatch.setattr(data_mod, "summarise", fail)
+    monkeypatch.setattr(BuildCache, "put", fail)  # every miss stores what it computed
+    settings = PublishSettings(db=pipeline.db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL)
+    again = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site")
+    for path in list(site.rglob("*.html")) + list(site.rglob("*.svg")):
+        assert (again / path.relative_to(site)).read_bytes() == path.read_bytes(), path.relative_to(site)
+
+
+def test_charts_are_drawn_in_process_when_the_worker_dies(pipeline, tmp_path, monkeypatch):
+    import helmbench.publish.worker as worker
+    from helmbench.publish import PublishSettings, build_site
+
+    class Dead(worker.ChartWorker):
+        def submit(self, name, /, *args, **kwargs):
+            future = super().submit(name, *args)
+            if name != "ready":
+                self.proc.kill()
+            return future
+
+    monkeypatch.setattr(worker, "ChartWorker", Dead)
+    db = tmp_path / "results.db"  # a copy, so that its chart cache (next to it) starts empty
+    db.write_bytes(pipeline.db.read_bytes())
+    settings = PublishSettings(db=db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL)
+    out = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site")
+    for model in MODELS:
+        assert (out / "charts" / "models" / f"{slugify(model)}.svg").read_bytes().startswith(b"<?xml")
+    assert "%" in article(page(out, f"models/{slugify(XSS_MODEL)}"))

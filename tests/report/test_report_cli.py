@@ -1,0 +1,92 @@
+"""`helmbench report` on a database made by a judged run: the terminal table, and json, csv and
+markdown that machines and docs can use, all with the same numbers."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from helmbench.cli import app, main
+from tests.judge.judge_pipeline import MODEL, OTHER
+
+
+def report(judged_db, *args) -> str:
+    result = CliRunner().invoke(app, ["report", "--db", str(judged_db.db), "--manifest", str(judged_db.manifest),
+                                      "--bootstrap", "200", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_text_shows_the_leaderboard_and_breakdowns(judged_db):
+    out = report(judged_db)
+    for text in (MODEL, OTHER, "score (95 % CI)", "pass rate (95 % CI)", "coverage", "evaluations", "by pillar",
+                 "by behaviour", "P1-B1", "Wilson"):
+        assert text in out
+
+
+def test_json_parses_and_keeps_cases_and_evaluations_apart(judged_db):
+    data = json.loads(report(judged_db, "--format", "json"))
+    rows = {r["model"]: r for r in data["rows"]}
+    assert set(rows) == {MODEL, OTHER}
+    runs = {r["model"]: r for r in judged_db.runs}
+    for model, row in rows.items():
+        assert row["n_results"] == runs[model]["n_pass"] + runs[model]["n_fail"] + runs[model]["n_error"]
+        assert row["evaluations"]["n_judgements"] == runs[model]["n_judgements"] > 0
+        assert row["n_verdicts"] <= row["n_results"] and 0 <= row["score"] <= 1
+        assert row["by_pillar"] and row["by_behaviour"] and row["judge_cost"] > 0
+        assert row["score_ci"][0] <= row["score"] <= row["score_ci"][1]
+    assert rows[OTHER]["n_errors"] > 0 and rows[MODEL]["n_errors"] == 0
+    assert [r["rank"] for r in data["rows"]] in ([1, 2], [1, 1])
+
+
+def test_csv_has_a_header_and_one_row_per_model(judged_db):
+    out = report(judged_db, "--format", "csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert len(rows) == 2 and {r["model"] for r in rows} == {MODEL, OTHER}
+    for r in rows:
+        assert 0 <= float(r["score"]) <= 1 and int(r["n_judgements"]) > 0 and float(r["judge_cost"]) > 0
+        assert any(k.startswith("score_P") for k in r)
+
+
+def test_markdown_has_tables(judged_db):
+    out = report(judged_db, "--format", "markdown")
+    assert "## Leaderboard" in out and "| rank | model |" in out and "|---|---|" in out
+    assert "### By pillar" in out and "### By behaviour" in out
+    assert sum(line.startswith(f"| 1 | {MODEL}") or line.startswith(f"| 1 | {OTHER}") for line in out.splitlines()) >= 1
+
+
+def test_run_id_reports_one_run(judged_db):
+    run_id = judged_db.runs[0]["id"]
+    data = json.loads(report(judged_db, "--format", "json", "--run-id", str(run_id)))
+    assert [r["run_id"] for r in data["rows"]] == [run_id]
+
+
+def test_a_manifest_without_runs_falls_back_to_the_latest_with_a_note(judged_db, tmp_path):
+    other = tmp_path / "manifest.jsonl"
+    other.write_text(json.dumps({"format": "helmbench-manifest/1", "manifest_hash": "sha256:" + "0" * 64}) + "\n")
+    out = CliRunner().invoke(app, ["report", "--db", str(judged_db.db), "--manifest", str(other), "--bootstrap", "0"])
+    assert out.exit_code == 0 and "has no finished runs" in out.output
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--db", "nowhere/results.db"], "helmbench run"),
+    (["--run-id", "999"], "no run with id 999"),
+])
+def test_bad_input_gets_a_clear_message(judged_db, monkeypatch, capsys, args, message):
+    if "--db" not in args:
+        args = ["--db", str(judged_db.db), *args]
+    monkeypatch.setattr(sys, "argv", ["helmbench", "report", *args])
+    with pytest.raises(SystemExit) as exc:
+        main()
+    out, err = capsys.readouterr()
+    assert exc.value.code != 0 and message in out + err and "Traceback" not in out + err
+
+
+def test_help_has_examples():
+    result = CliRunner().invoke(app, ["report", "--help"])
+    assert result.exit_code == 0 and "Example" in result.output and "--format" in result.output
