@@ -14,13 +14,13 @@ import asyncio
 import json
 import logging
 import random
-import signal
 from typing import Any
 
 from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.config import RetryPolicy
 from helmbench.run.evaluate import Outcome, is_deferred, outcome_for
 from helmbench.run.limiter import AdaptiveLimiter
+from helmbench.run.pool import run_workers
 from helmbench.run.plan import Job, Plan, iter_jobs
 from helmbench.run.progress import Progress
 from helmbench.run.retry import call_with_retries
@@ -191,45 +191,12 @@ class Executor:
 
     async def execute(self) -> str:
         """Run every job; returns 'completed', 'interrupted' or 'stopped_cost'. Fatal errors propagate."""
-        n_workers = self.concurrency * 2
-        queue: asyncio.Queue = asyncio.Queue(maxsize=n_workers)
         background = [asyncio.create_task(self._tick())]
-        tasks = [asyncio.create_task(self.work(queue)) for _ in range(n_workers)]
-        tasks.append(asyncio.create_task(self.produce(queue, n_workers)))
-        interrupted = False
-        loop = asyncio.get_running_loop()
-
-        def on_signal() -> None:
-            nonlocal interrupted
-            if not interrupted:
-                interrupted = True
-                self.stopping = True
-                log.warning("interrupted: cancelling in-flight calls and saving what completed")
-                for t in tasks:
-                    t.cancel()
-
-        installed = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, on_signal)
-                installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-        fatal: BaseException | None = None
         try:
-            done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-            for t in done:
-                if not t.cancelled() and t.exception() is not None:
-                    fatal = t.exception()
-                    break
-            if pending:
-                self.stopping = True
-                for t in pending:
-                    t.cancel()
-                await asyncio.wait(pending)
+            interrupted, fatal = await run_workers(
+                self, self.concurrency * 2,
+                interrupted_message="interrupted: cancelling in-flight calls and saving what completed")
         finally:
-            for sig in installed:
-                loop.remove_signal_handler(sig)
             for t in background:
                 t.cancel()
             await asyncio.gather(*background, return_exceptions=True)

@@ -17,7 +17,6 @@ import asyncio
 import json
 import logging
 import random
-import signal
 from typing import Any, Callable
 
 from helmbench.run.calls import Completion, ProviderError
@@ -27,6 +26,7 @@ from helmbench.run.judge import CriterionVerdict, aggregate, decide, error, pars
 from helmbench.run.judge_plan import CaseWork, Item, JudgeModel, iter_work
 from helmbench.run.judge_prompt import response_field
 from helmbench.run.limiter import AdaptiveLimiter
+from helmbench.run.pool import run_workers
 from helmbench.run.retry import call_with_retries
 from helmbench.run.writer import Writer
 from helmbench.store.judgements import JudgedCase, write_judged
@@ -173,45 +173,16 @@ class JudgePhase:
 
     async def execute(self) -> str:
         """Judge everything pending; 'completed', 'interrupted' or 'stopped_cost'. Fatal errors propagate."""
-        n_workers = self.concurrency * 2
-        queue: asyncio.Queue = asyncio.Queue(maxsize=n_workers)
-        tasks = [asyncio.create_task(self.work(queue)) for _ in range(n_workers)]
-        tasks.append(asyncio.create_task(self.produce(queue, n_workers)))
-        interrupted = False
-        loop = asyncio.get_running_loop()
-
-        def on_signal() -> None:
-            nonlocal interrupted
-            if not interrupted:
-                interrupted = self.stopping = True
-                log.warning("interrupted: cancelling judge calls and saving what completed")
-                for t in tasks:
-                    t.cancel()
-
-        installed = []
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            try:
-                loop.add_signal_handler(sig, on_signal)
-                installed.append(sig)
-            except (NotImplementedError, RuntimeError, ValueError):
-                pass
-        fatal: BaseException | None = None
         try:
-            done, pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-            fatal = next((t.exception() for t in done if not t.cancelled() and t.exception()), None)
-            if pending:
-                self.stopping = True
-                for t in pending:
-                    t.cancel()
-                await asyncio.wait(pending)
+            interrupted, fatal = await run_workers(
+                self, self.concurrency * 2,
+                interrupted_message="interrupted: cancelling judge calls and saving what completed")
             for f in self.inflight.values():  # cancel what is left; mark raised errors as seen (reported above)
                 if f.done() and not f.cancelled():
                     f.exception()
                 else:
                     f.cancel()
         finally:
-            for sig in installed:
-                loop.remove_signal_handler(sig)
             self.writer.close()
         if fatal is not None:
             raise fatal
