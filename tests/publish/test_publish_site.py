@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import html
 import re
+import sqlite3
+from contextlib import closing
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -231,7 +233,10 @@ def test_charts_are_drawn_in_process_when_the_worker_dies(pipeline, tmp_path, mo
 
     monkeypatch.setattr(worker, "ChartWorker", Dead)
     db = tmp_path / "results.db"  # a copy, so that its chart cache (next to it) starts empty
-    db.write_bytes(pipeline.db.read_bytes())
+    # The pipeline's database is in WAL mode: copying the main file alone can miss rows still
+    # in the -wal file, so copy through SQLite's backup API.
+    with closing(sqlite3.connect(pipeline.db)) as src, closing(sqlite3.connect(db)) as dst:
+        src.backup(dst)
     settings = PublishSettings(db=db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL)
     out = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site")
     for model in MODELS:
