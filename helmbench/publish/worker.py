@@ -43,6 +43,7 @@ class ChartWorker(Executor):
         self.futures: dict[int, Future] = {}
         self.lock = threading.Lock()
         self.next_id = 0
+        self.exited = False  # set by the reader, under the lock, once the worker's output ends
         self.outbox: queue.SimpleQueue = queue.SimpleQueue()
         self.reader = threading.Thread(target=self._read, name="helmbench-chart-results", daemon=True)
         self.writer = threading.Thread(target=self._write, name="helmbench-chart-tasks", daemon=True)
@@ -53,6 +54,9 @@ class ChartWorker(Executor):
         """Queue a task; never blocks (a writer thread feeds the worker as fast as it reads)."""
         future: Future = Future()
         with self.lock:
+            if self.exited:  # nothing would ever answer: fail now rather than hang a waiter
+                future.set_exception(WorkerError("the chart worker exited before finishing"))
+                return future
             task_id, self.next_id = self.next_id, self.next_id + 1
             self.futures[task_id] = future
         self.outbox.put((task_id, name, args))
@@ -84,6 +88,7 @@ class ChartWorker(Executor):
             pass
         with self.lock:  # the worker exited: nothing more will come
             pending, self.futures = self.futures, {}
+            self.exited = True
         for future in pending.values():
             future.set_exception(WorkerError("the chart worker exited before finishing"))
 

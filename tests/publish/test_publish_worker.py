@@ -1,0 +1,21 @@
+"""The chart worker never leaves a waiter hanging once its process is gone."""
+
+from __future__ import annotations
+
+import pytest
+
+from helmbench.publish.worker import ChartWorker, WorkerError
+
+
+def test_a_task_submitted_after_the_worker_died_fails_at_once():
+    worker = ChartWorker()
+    try:
+        worker.proc.kill()
+        worker.proc.wait()
+        worker.reader.join(timeout=10)
+        assert not worker.reader.is_alive()
+        future = worker.submit("ready")
+        with pytest.raises(WorkerError):
+            future.result(timeout=5)
+    finally:
+        worker.shutdown(wait=True)
