@@ -25,6 +25,10 @@ def on_page_content(html, page, config, files):
     return _builder.on_page_content(html, page, config, files)
 
 
+def on_page_context(context, page, config, nav):
+    return _builder.on_page_context(context, page, config, nav)
+
+
 def on_post_page(output, page, config):
     return _builder.on_post_page(output, page, config)
 

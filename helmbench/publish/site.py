@@ -45,6 +45,42 @@ log = logging.getLogger("mkdocs.plugins.helmbench")
 PLACEHOLDER = "<!--helmbench:fragment:{}-->"
 PLACEHOLDER_RE = re.compile(r"<!--helmbench:fragment:(\d+)-->")
 
+# Case pages (576 of them) differ only in their title and content: the theme renders the
+# same header, navigation, table of contents and scripts around each. The first case pages are
+# rendered by the theme as usual; once two of them (with different titles) give the same page
+# with their title and content taken out, that "shell" is reused for the others, whose
+# template (`CASE_TEMPLATE`) then just prints it. A page whose title, table of contents, URL
+# depth or metadata differ from the shell's is rendered by the theme, so the output is the same
+# byte for byte either way.
+CASE_TEMPLATE = "helmbench-case.html"
+CASE_TEMPLATE_SOURCE = ('{% if helmbench_page is defined %}{{ helmbench_page }}'
+                        '{% else %}{% include "main.html" %}{% endif %}')
+SHELL_TITLE = "\ufffehelmbench:title\ufffe"
+SHELL_CONTENT = "\ufffehelmbench:content\ufffe"
+SHELL_ANCHOR = "\ufffehelmbench:anchor\ufffe"  # the h1's id (the theme's "skip to content" link)
+PLAIN_TITLE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{2,}")
+
+
+def _toc_signature(items) -> tuple:
+    return tuple((i.title, i.id, i.level, _toc_signature(i.children)) for i in items)
+
+
+def _h1_anchor(page) -> str | None:
+    toc = list(page.toc)
+    return toc[0].id if len(toc) == 1 and toc[0].level == 1 and toc[0].id else None
+
+
+def _shell_signature(page) -> tuple:
+    """What besides title and content could change the theme's output for a case page."""
+    toc = list(page.toc)
+    if len(toc) == 1 and toc[0].level == 1:  # the theme shows the h1's children only
+        toc_sig = ("h1", _toc_signature(toc[0].children))
+    else:
+        toc_sig = ("flat", _toc_signature(toc))
+    meta = {k: v for k, v in page.meta.items() if k not in ("template", "title")}
+    return (toc_sig, page.url.count("/"), repr(sorted(meta.items())), page.previous_page is None,
+            page.next_page is None, page.edit_url)
+
 # The admonition Markdown would make of a `!!! warning "Content note"` block, as HTML, so that
 # 600 pages do not each run it through Markdown's inline processors.
 CONTENT_NOTE = Markup("""<div class="admonition warning">
@@ -85,6 +121,25 @@ def _executor() -> Executor:
         return _Inline()
 
 
+def _template_bytecode_cache(folder: Path) -> None:
+    """Keep the fragment templates' compiled code between builds (each build is a new interpreter).
+
+    Jinja keys an entry by the template's name and checks its source's checksum, so an edited
+    template is compiled again. A folder that cannot be made only makes the build slower.
+    """
+    from jinja2 import FileSystemBytecodeCache
+
+    from .render import environment
+
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return
+    env = environment()
+    if env.bytecode_cache is None:
+        env.bytecode_cache = FileSystemBytecodeCache(str(folder))
+
+
 @dataclass
 class Builder:
     """One build's state; `hooks.py` forwards mkdocs events to it."""
@@ -98,14 +153,18 @@ class Builder:
     chart_futures: dict[str, Future] = field(default_factory=dict)  # model slug (or "") → its chart job
     chart_tasks: dict[str, tuple] = field(default_factory=dict)  # the same → (task name, args), for a retry
     urls: dict[str, str] | None = None  # src URI → URL of every file, once per build
+    shell: tuple | None = None  # (signature, shell HTML) once verified on two case pages
+    shell_candidate: tuple | None = None  # (signature, shell HTML, title) from one case page
 
     def on_config(self, config) -> None:
         base = Path(config.config_file_path).parent if config.config_file_path else Path.cwd()
         self.settings = PublishSettings.from_env(base)
         self.data, self.pages, self.fragments, self.urls = None, {}, {}, None
         self.chart_futures, self.chart_tasks = {}, {}
+        self.shell, self.shell_candidate = None, None
         self._shutdown()
         self.cache = BuildCache(self.settings.db.parent / "cache" / "site")
+        _template_bytecode_cache(self.settings.db.parent / "cache" / "templates")
         if self.cache.stale(self.settings.db):
             self.executor = _executor()  # charts will be drawn: let the worker import matplotlib meanwhile
 
@@ -186,6 +245,8 @@ class Builder:
         if spec.content_note:
             head = CONTENT_NOTE + head
         self.fragments[page.file.src_uri] = [head] + [html for _, html in sections]
+        if spec.template == "case.html.j2":
+            page.meta["template"] = CASE_TEMPLATE
         parts = [f"# {markdown_heading(spec.title)}", "", PLACEHOLDER.format(0), ""]
         for i, (heading, _) in enumerate(sections, start=1):
             parts += [f"## {markdown_heading(heading)}", "", PLACEHOLDER.format(i), ""]
@@ -198,8 +259,40 @@ class Builder:
             return html  # filled in on_post_page: the theme and the search plugin never scan them
         return self._fill(page.file.src_uri, html)
 
+    def _shell_page(self, page) -> bool:
+        return page.meta.get("template") == CASE_TEMPLATE and bool(PLAIN_TITLE.fullmatch(page.title or ""))
+
+    def on_page_context(self, context, page, config, nav):
+        """A case page like the verified shell: its whole HTML, without running the theme."""
+        if self.shell is not None and self._shell_page(page) and _shell_signature(page) == self.shell[0]:
+            html = self.shell[1].replace(SHELL_ANCHOR, _h1_anchor(page) or "").replace(SHELL_TITLE, page.title)
+            html = html.replace(SHELL_CONTENT, page.content)
+            context["helmbench_page"] = Markup(html)
+        return context
+
+    def _learn_shell(self, output: str, page) -> None:
+        """From case pages the theme rendered: the shell, once two of them agree."""
+        if self.shell is not None or not self._shell_page(page) or not page.content:
+            return
+        if output.count(page.content) != 1:
+            return
+        anchor = _h1_anchor(page)
+        if anchor is None or not PLAIN_TITLE.fullmatch(anchor):
+            return
+        shell = output.replace(page.content, SHELL_CONTENT).replace(f'"#{anchor}"', f'"#{SHELL_ANCHOR}"')
+        shell = shell.replace(page.title, SHELL_TITLE)
+        sig = _shell_signature(page)
+        cand = self.shell_candidate
+        if (cand is not None and cand[0] == sig and cand[1] == shell and cand[2] not in page.title
+                and page.title not in cand[2]):
+            self.shell = (sig, shell)
+        else:
+            self.shell_candidate = (sig, shell, page.title)
+
     def on_post_page(self, output: str, page, config) -> str:
         """Fill in the fragments of a page left out of search, in the final HTML."""
+        if self.shell is None:
+            self._learn_shell(output, page)
         return self._fill(page.file.src_uri, output) if page.file.src_uri in self.fragments else output
 
     def _fill(self, src_uri: str, html: str) -> str:
@@ -207,6 +300,9 @@ class Builder:
         return PLACEHOLDER_RE.sub(lambda m: str(frags[int(m.group(1))]), html)
 
     def on_env(self, env, config, files):
+        from jinja2 import ChoiceLoader, DictLoader
+
+        env.loader = ChoiceLoader([DictLoader({CASE_TEMPLATE: CASE_TEMPLATE_SOURCE}), env.loader])
         for name in list(self.chart_futures):
             self._chart_result(name)  # every chart is on disk before mkdocs copies files
         return env
