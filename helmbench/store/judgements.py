@@ -14,7 +14,7 @@ from typing import Iterable, NamedTuple
 
 import sqlite_utils
 
-from helmbench.store.responses import RESULT_COLUMNS, UPSERT_RESULT
+from helmbench.store.responses import RESULT_COLUMNS, UPSERT_RESULT, upsert_replacing_errors
 
 JUDGEMENT_COLUMNS = (
     "judge_request_hash", "judge_model", "judge_settings_hash", "response_id", "run_id", "criterion", "verdict",
@@ -22,12 +22,7 @@ JUDGEMENT_COLUMNS = (
     "attempts", "error_kind", "error_message", "created_at",
 )
 _KEY = ("judge_request_hash", "judge_model", "judge_settings_hash")
-UPSERT_JUDGEMENT = (
-    f"INSERT INTO judgements ({', '.join(JUDGEMENT_COLUMNS)}) VALUES ({', '.join('?' * len(JUDGEMENT_COLUMNS))}) "
-    f"ON CONFLICT({', '.join(_KEY)}) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in JUDGEMENT_COLUMNS if c not in _KEY)
-    + " WHERE judgements.error_kind IS NOT NULL RETURNING id"
-)
+UPSERT_JUDGEMENT = upsert_replacing_errors("judgements", JUDGEMENT_COLUMNS, _KEY)
 SELECT_JUDGEMENT = "SELECT * FROM judgements WHERE judge_request_hash = ? AND judge_model = ? AND judge_settings_hash = ?"
 UPSERT_RESULT_ID = UPSERT_RESULT + " RETURNING id"
 

@@ -19,12 +19,23 @@ RESPONSE_COLUMNS = (
 )
 _KEY = ("request_hash", "model", "settings_hash", "sample")
 
-UPSERT_RESPONSE = (
-    f"INSERT INTO responses ({', '.join(RESPONSE_COLUMNS)}) VALUES ({', '.join('?' * len(RESPONSE_COLUMNS))}) "
-    f"ON CONFLICT({', '.join(_KEY)}) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in RESPONSE_COLUMNS if c not in _KEY)
-    + " WHERE responses.error_kind IS NOT NULL RETURNING id"
-)
+
+
+def upsert_replacing_errors(table: str, columns: tuple[str, ...], key: tuple[str, ...]) -> str:
+    """INSERT … ON CONFLICT that overwrites a stored row only when it recorded an error.
+
+    Something already paid for successfully (a response, a judgement) is never replaced;
+    a failed attempt is, in place, keeping its id.
+    """
+    return (
+        f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))}) "
+        f"ON CONFLICT({', '.join(key)}) DO UPDATE SET "
+        + ", ".join(f"{c} = excluded.{c}" for c in columns if c not in key)
+        + f" WHERE {table}.error_kind IS NOT NULL RETURNING id"
+    )
+
+
+UPSERT_RESPONSE = upsert_replacing_errors("responses", RESPONSE_COLUMNS, _KEY)
 SELECT_RESPONSE_ID = "SELECT id FROM responses WHERE request_hash = ? AND model = ? AND settings_hash = ? AND sample = ?"
 
 RESULT_COLUMNS = ("run_id", "case_id", "case_hash", "sample", "response_id", "verdict", "score", "reason", "created_at")
