@@ -4,6 +4,8 @@
 
 The bootstrap recomputes the run score RESAMPLES times; the ratio says how many plain
 `run_score` calls it costs (lower is better; 1,000 resamples done naively would cost ~1,000).
+The paired comparison (two-stage bootstrap of the difference between two models plus McNemar)
+is reported the same way, as a ratio to one plain score computation.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import sys
 import time
 
 from helmbench.score import ScoredResult, bootstrap_score_ci, run_score
+from helmbench.score.pairwise import tie_groups
 
 WEIGHTS = {"P1-B1": 12, "P1-B2": 10, "P2-B2": 15, "P3-B1": 8, "P4-B1": 5}
 
@@ -46,6 +49,10 @@ def main() -> None:
     boot = best_of(lambda: bootstrap_score_ci(rows, resamples=resamples, seed=0))
     print(f"{n} results: run_score {plain * 1000:.1f} ms; bootstrap ×{resamples} {boot * 1000:.1f} ms; "
           f"ratio {boot / plain:.1f} plain score computations")
+    other = dataset(n, seed=2)
+    pair = best_of(lambda: tie_groups([("a", rows), ("b", other)], resamples=resamples, seed=0))
+    print(f"{n} results × 2 models: paired comparison ×{resamples} {pair * 1000:.1f} ms; "
+          f"ratio {pair / plain:.1f} plain score computations")
 
 
 if __name__ == "__main__":

@@ -40,7 +40,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .breakdown import GroupStats, breakdown, natural_key
+from .detection import Detection, detection
 from .model import ERROR, FAIL, PASS, ScoredResult
+from .pairwise import Comparison, tie_groups
 from .summary import RunSummary, summarise
 
 #: Run statuses whose results count (a `running` or `failed` run is not published). A run row
@@ -131,6 +133,13 @@ class LeaderboardRow:
     prompt_tokens: int
     completion_tokens: int
     pillar_scores: dict[str, float | None] = field(default_factory=dict)
+    group: int | None = None  # tie group (1 = top); models not distinguishable from the one above share it
+    detection: Detection | None = None  # crisis recall beside false escalation
+
+    @property
+    def complete(self) -> bool:
+        """Every expected (case × sample) has a verdict: only such runs are ranked."""
+        return self.n_expected > 0 and self.summary.n_verdicts >= self.n_expected
 
     # The columns, named as a reader would.
     @property
@@ -205,6 +214,9 @@ class LeaderboardRow:
             "cost": self.cost, "model_cost": self.model_cost, "judge_cost": self.judge_cost,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "helmbench_version": self.run.helmbench_version,
+            "complete": self.complete, "group": self.group,
+            "crisis_recall": self.detection.recall.value if self.detection else None,
+            "false_escalation": self.detection.false_escalation.value if self.detection else None,
         }
 
 
@@ -217,16 +229,27 @@ class Leaderboard:
     n_cases: int
     pillars: list[str]  # pillar codes, natural order: the per-pillar columns
     rows: list[LeaderboardRow]
+    comparisons: list[Comparison] = field(default_factory=list)  # adjacent ranked pairs, in rank order
 
     @property
     def empty(self) -> bool:
         return not self.rows
+
+    @property
+    def ranked(self) -> list[LeaderboardRow]:
+        return [r for r in self.rows if r.rank is not None]
+
+    @property
+    def unranked(self) -> list[LeaderboardRow]:
+        """Runs listed apart: incomplete coverage or no score (each row's coverage says how much)."""
+        return [r for r in self.rows if r.rank is None]
 
     def to_dict(self) -> dict:
         return {
             "manifest_hash": self.manifest_hash, "requested_manifest": self.requested_manifest,
             "benchmark": {"name": self.benchmark_name, "version": self.benchmark_version},
             "cases": self.n_cases, "pillars": list(self.pillars), "rows": [r.to_dict() for r in self.rows],
+            "comparisons": [c.to_dict() for c in self.comparisons],
         }
 
 
@@ -373,16 +396,21 @@ def _manifest_meta(conn: sqlite3.Connection, manifest_hash: str | None) -> tuple
 
 
 def _rank(rows: list[LeaderboardRow]) -> list[LeaderboardRow]:
-    """Best score first (unscored last, then by pass rate and id); ties share a rank (1, 2, 2, 4)."""
+    """Best score first; equal scores share a rank (1, 2, 2, 4).
+
+    Only complete runs with a score are ranked; the others follow, unranked (listed apart with
+    their coverage): a run that measured 30 % of the benchmark is not comparable with one that
+    measured all of it.
+    """
     def key(r: LeaderboardRow):
-        return (r.score is None, -(r.score or 0.0), -(r.pass_rate or 0.0), r.model)
+        return (not (r.complete and r.score is not None), -(r.score or 0.0), -(r.pass_rate or 0.0), r.model)
 
     ordered = sorted(rows, key=key)
     out: list[LeaderboardRow] = []
     previous: float | None = None
     rank = 0
     for i, r in enumerate(ordered, start=1):
-        if r.score is None:
+        if r.score is None or not r.complete:
             out.append(_with_rank(r, None))
             continue
         if previous is None or not math.isclose(r.score, previous, rel_tol=0, abs_tol=1e-12):
@@ -408,7 +436,19 @@ def leaderboard_row(conn: sqlite3.Connection, run: RunInfo, n_cases: int, *,
         n_format_failures=n_format, model_cost=model_cost, judge_cost=judge_cost,
         prompt_tokens=prompt, completion_tokens=completion,
         pillar_scores={p: s.score for p, s in summary.by_pillar.items()},
+        detection=detection(rows),
     )
+
+
+def _grouped(rows: list[LeaderboardRow], results: dict[int, list[ScoredResult]], *,
+             resamples: int, seed: int) -> tuple[list[LeaderboardRow], list[Comparison]]:
+    """Tie groups over the ranked rows (paired tests on the results each run rests on)."""
+    ranked = [r for r in rows if r.rank is not None]
+    if not ranked or resamples <= 0:
+        return rows, []
+    groups = tie_groups([(r.model, results[r.run.id]) for r in ranked], resamples=resamples, seed=seed)
+    return [replace(r, group=groups.group[r.model]) if r.rank is not None else r for r in rows], \
+        list(groups.comparisons)
 
 
 def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | None = None, *,
@@ -427,13 +467,18 @@ def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | 
     try:
         chosen = choose_manifest(conn, manifest_hash, statuses)
         name, version, n_cases = _manifest_meta(conn, chosen)
+        runs = latest_runs(conn, chosen, statuses) if chosen else []
+        results = {run.id: (load_results(conn, run) if load_results else scored_results(conn, run.id))
+                   for run in runs}
         rows = [leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, seed=seed, summarise_fn=summarise_fn,
-                                results=load_results(conn, run) if load_results else None)
-                for run in (latest_runs(conn, chosen, statuses) if chosen else [])]
+                                results=results[run.id])
+                for run in runs]
         pillars = sorted({p for r in rows for p in r.pillar_scores}, key=natural_key)
+        ranked, comparisons = _grouped(_rank(rows), results, resamples=bootstrap, seed=seed)
         return Leaderboard(
             manifest_hash=chosen, requested_manifest=manifest_hash, benchmark_name=name,
-            benchmark_version=version, n_cases=n_cases, pillars=pillars, rows=_rank(rows),
+            benchmark_version=version, n_cases=n_cases, pillars=pillars, rows=ranked,
+            comparisons=comparisons,
         )
     finally:
         if owned:

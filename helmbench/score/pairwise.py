@@ -8,11 +8,13 @@ that both models saw the same prompts.
 Two tests, one per headline number:
 - pass rate: McNemar's exact test on the discordant (case, sample) pairs (A passed and B failed,
   or the reverse), from statsmodels;
-- weighted score: a paired bootstrap. Scenarios are drawn with replacement, the *same* draw for
-  both models (clustered: the cases of one scenario share a prompt and are not independent, so
-  resampling single cases would make the interval too narrow), the run score of each model is
-  recomputed on the draw, and the difference's percentile interval and two-sided p-value
-  come from the resampled differences.
+- weighted score: a paired two-stage bootstrap, clustered by scenario. Scenarios are drawn with
+  replacement, then cases within each drawn scenario (the cases of one scenario share a prompt
+  and are not independent, so resampling single cases alone would make the interval too narrow;
+  resampling scenarios alone would claim certainty when a behaviour has a single scenario, as
+  most do). The *same* draw serves both models; the run score of each is recomputed on it, and
+  the difference's percentile interval and two-sided p-value come from the resampled
+  differences.
 
 Only rows where both models have a verdict enter a comparison (an ERROR on either side says
 nothing about the other model), and both models must have been run on the same manifest: the
@@ -36,7 +38,7 @@ from .cost import result_cost
 from .model import ScoredResult, check_consistent
 
 ALPHA = 0.05
-_CELLS_PER_BLOCK = 4_000_000  # bounds memory: resamples × scenarios per matrix
+_CELLS_PER_BLOCK = 4_000_000  # bounds memory: resamples × rows per matrix
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,19 +119,33 @@ def mcnemar_test(a: Sequence[ScoredResult], b: Sequence[ScoredResult]) -> McNema
     return McNemar(len(ra), a_only, b_only, float(mcnemar(table, exact=True).pvalue))
 
 
-def _scenario_matrices(rows: Sequence[ScoredResult], scenarios: list[str], behaviours: list[str]):
-    """Per scenario × behaviour: the maximum and actual cost totals (a scenario sits in one behaviour)."""
-    s_index = {s: i for i, s in enumerate(scenarios)}
+def _cost_matrices(rows: Sequence[ScoredResult], behaviours: list[str]):
+    """Per row × behaviour: the maximum and actual cost the row adds (zero where it adds none)."""
     b_index = {b: i for i, b in enumerate(behaviours)}
-    maxima = np.zeros((len(scenarios), len(behaviours)))
-    actuals = np.zeros((len(scenarios), len(behaviours)))
-    for r in rows:
+    maxima = np.zeros((len(rows), len(behaviours)))
+    actuals = np.zeros((len(rows), len(behaviours)))
+    for i, r in enumerate(rows):
         cost = result_cost(r)
-        if cost is None:
-            continue
-        maxima[s_index[r.scenario], b_index[r.behaviour]] += cost[0]
-        actuals[s_index[r.scenario], b_index[r.behaviour]] += cost[1]
+        if cost is not None:
+            maxima[i, b_index[r.behaviour]] = cost[0]
+            actuals[i, b_index[r.behaviour]] = cost[1]
     return maxima, actuals
+
+
+def _two_stage_counts(rng: np.random.Generator, k: int, spans: list[tuple[int, int]]) -> np.ndarray:
+    """k resamples of draw counts per row: scenarios with replacement, then rows within each draw.
+
+    A scenario drawn c times contributes c independent resamples of its n rows, which together
+    are one multinomial of c × n draws over those rows.
+    """
+    n_rows = spans[-1][1]
+    counts = np.zeros((k, n_rows))
+    picks = rng.integers(0, len(spans), size=(k, len(spans)))
+    drawn = np.stack([np.bincount(row, minlength=len(spans)) for row in picks])
+    for s, (start, stop) in enumerate(spans):
+        n = stop - start
+        counts[:, start:stop] = rng.multinomial(drawn[:, s] * n, np.full(n, 1.0 / n))
+    return counts
 
 
 def _scores(counts: np.ndarray, maxima: np.ndarray, actuals: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -153,37 +169,42 @@ def paired_score_bootstrap(
     finite bootstrap never claims p = 0.
     """
     ra, rb = _common(a, b)
+    order = sorted(range(len(ra)), key=lambda i: (ra[i].scenario, ra[i].case_id, ra[i].sample))
+    ra, rb = [ra[i] for i in order], [rb[i] for i in order]
     scenarios = sorted({r.scenario for r in ra})
     behaviours = sorted({r.behaviour for r in ra})
     if not scenarios:
         return PairedScore(0, None, None, None)
     weights = np.array([next(r.weight for r in ra if r.behaviour == beh) for beh in behaviours])
-    ma, aa = _scenario_matrices(ra, scenarios, behaviours)
-    mb, ab = _scenario_matrices(rb, scenarios, behaviours)
-    ones = np.ones((1, len(scenarios)))
+    ma, aa = _cost_matrices(ra, behaviours)
+    mb, ab = _cost_matrices(rb, behaviours)
+    ones = np.ones((1, len(ra)))
     sa, sb = _scores(ones, ma, aa, weights)[0], _scores(ones, mb, ab, weights)[0]
     if math.isnan(sa) or math.isnan(sb):
         return PairedScore(len(scenarios), None, None, None)
+    spans, start = [], 0
+    for s in scenarios:
+        stop = start + sum(1 for r in ra if r.scenario == s)
+        spans.append((start, stop))
+        start = stop
     rng = np.random.default_rng(seed)
     n = len(scenarios)
-    block = max(1, _CELLS_PER_BLOCK // n)
+    block = max(1, _CELLS_PER_BLOCK // len(ra))
     diffs: list[np.ndarray] = []
-    for start in range(0, resamples, block):
-        k = min(block, resamples - start)
-        draws = rng.integers(0, n, size=(k, n)) + (np.arange(k)[:, None] * n)
-        counts = np.bincount(draws.ravel(), minlength=k * n).reshape(k, n).astype(float)
+    for first in range(0, resamples, block):
+        counts = _two_stage_counts(rng, min(block, resamples - first), spans)
         d = _scores(counts, ma, aa, weights) - _scores(counts, mb, ab, weights)
         diffs.append(d[~np.isnan(d)])
     d = np.concatenate(diffs) if diffs else np.array([])
     if not d.size:
-        return PairedScore(n, sa - sb, None, None)
+        return PairedScore(n, float(sa - sb), None, None)
     tail = (1.0 - level) / 2.0
     low, high = np.quantile(d, [tail, 1.0 - tail])
     below = np.count_nonzero(d < 0) + 0.5 * np.count_nonzero(d == 0)
     above = d.size - below
     p = min(1.0, 2.0 * min(below, above) / d.size)
     p = max(p, 1.0 / (d.size + 1))
-    return PairedScore(n, sa - sb, (float(low), float(high)), float(p))
+    return PairedScore(n, float(sa - sb), (float(low), float(high)), float(p))
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -221,7 +242,7 @@ def tie_groups(
         group[names[0]] = current
     for i, c in enumerate(comps):
         p = adjusted.get(i)
-        distinct = p is not None and p < alpha and (c.score.difference or 0.0) > 0
+        distinct = bool(p is not None and p < alpha and (c.score.difference or 0.0) > 0)
         final.append(Comparison(c.a, c.b, c.mcnemar, c.score, p, distinct))
         if distinct:
             current += 1

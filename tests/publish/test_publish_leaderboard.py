@@ -81,10 +81,12 @@ def test_rows_match_summarise_and_rank_best_first(tmp_path):
     s.run("b/bad", ["FAIL"] * 6)
     s.run("c/mixed", ["PASS", "FAIL", "PASS", "FAIL", "PASS", "ERROR"])
     board = build_leaderboard(s.path)
-    assert [r.model for r in board.rows] == ["a/good", "c/mixed", "b/bad"]
-    assert [r.rank for r in board.rows] == [1, 2, 3]
+    # c/mixed has an ERROR, so its coverage is incomplete: listed apart, after the ranked runs.
+    assert [r.model for r in board.rows] == ["a/good", "b/bad", "c/mixed"]
+    assert [r.rank for r in board.rows] == [1, 2, None]
+    assert [r.model for r in board.unranked] == ["c/mixed"] and not board.rows[2].complete
     assert board.manifest_hash == s.manifest_hash and board.n_cases == 6 and board.pillars == ["P1"]
-    mixed = board.rows[1]
+    mixed = board.rows[2]
     expected = summarise(scored_results(s.db.conn, mixed.run.id), bootstrap=1000, seed=0)
     assert mixed.score == expected.score and mixed.score_ci == expected.score_ci
     assert mixed.pass_rate == pytest.approx(3 / 5) and mixed.pass_rate_ci == expected.pass_rate_ci
@@ -104,6 +106,10 @@ def test_ties_share_a_rank_and_unscored_models_come_last(tmp_path):
     board = build_leaderboard(s.path)
     assert [(r.model, r.rank) for r in board.rows] == [("d/top", 1), ("a/one", 2), ("b/two", 2), ("c/none", None)]
     assert board.rows[-1].score is None and board.rows[-1].coverage == 0
+    # Identical results share a tie group; the unranked row has none.
+    groups = [r.group for r in board.rows]
+    assert groups[0] == 1 and groups[1] == groups[2] and groups[3] is None
+    assert [(c.a, c.b) for c in board.comparisons] == [("d/top", "a/one"), ("a/one", "b/two")]
 
 
 def test_partial_runs_show_their_coverage_and_unknown_cost_stays_unknown(tmp_path):
