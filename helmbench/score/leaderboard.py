@@ -41,6 +41,7 @@ from pathlib import Path
 
 from .breakdown import GroupStats, breakdown, natural_key
 from .detection import Detection, detection
+from .drift import Served, drift_notes, previous_run, served
 from .model import ERROR, FAIL, PASS, ScoredResult
 from .pairwise import Comparison, tie_groups
 from .summary import RunSummary, summarise
@@ -135,6 +136,8 @@ class LeaderboardRow:
     pillar_scores: dict[str, float | None] = field(default_factory=dict)
     group: int | None = None  # tie group (1 = top); models not distinguishable from the one above share it
     detection: Detection | None = None  # crisis recall beside false escalation
+    served: Served | None = None  # returned model versions and serving providers, with counts
+    drift: tuple[str, ...] = ()  # changes since the model's previous run, or a mix within this one
 
     @property
     def complete(self) -> bool:
@@ -214,7 +217,9 @@ class LeaderboardRow:
             "cost": self.cost, "model_cost": self.model_cost, "judge_cost": self.judge_cost,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "helmbench_version": self.run.helmbench_version,
-            "complete": self.complete, "group": self.group,
+            "complete": self.complete, "group": self.group, "drift": list(self.drift),
+            "model_versions": dict(self.served.versions) if self.served else {},
+            "providers": dict(self.served.providers) if self.served else {},
             "crisis_recall": self.detection.recall.value if self.detection else None,
             "false_escalation": self.detection.false_escalation.value if self.detection else None,
         }
@@ -426,6 +431,7 @@ def _with_rank(row: LeaderboardRow, rank: int | None) -> LeaderboardRow:
 
 def leaderboard_row(conn: sqlite3.Connection, run: RunInfo, n_cases: int, *,
                     results: list[ScoredResult] | None = None, bootstrap: int = 1000, seed: int = 0,
+                    statuses: Sequence[str] = FINISHED_STATUSES,
                     summarise_fn: Callable[..., RunSummary] = summarise) -> LeaderboardRow:
     """The (unranked) row of one run; pass `results` if already loaded with `scored_results`."""
     rows = scored_results(conn, run.id) if results is None else results
@@ -437,6 +443,9 @@ def leaderboard_row(conn: sqlite3.Connection, run: RunInfo, n_cases: int, *,
         prompt_tokens=prompt, completion_tokens=completion,
         pillar_scores={p: s.score for p, s in summary.by_pillar.items()},
         detection=detection(rows),
+        served=(now := served(conn, run.id)),
+        drift=drift_notes(now, served(conn, before) if (before := previous_run(conn, run.model, run.id, statuses))
+                          else None),
     )
 
 
@@ -471,7 +480,7 @@ def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | 
         results = {run.id: (load_results(conn, run) if load_results else scored_results(conn, run.id))
                    for run in runs}
         rows = [leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, seed=seed, summarise_fn=summarise_fn,
-                                results=results[run.id])
+                                results=results[run.id], statuses=statuses)
                 for run in runs]
         pillars = sorted({p for r in rows for p in r.pillar_scores}, key=natural_key)
         ranked, comparisons = _grouped(_rank(rows), results, resamples=bootstrap, seed=seed)

@@ -1,0 +1,98 @@
+"""Drift: which model version and serving provider a run's answers really came from.
+
+Why: an OpenRouter model id names a model, not a snapshot or a host. The provider that serves it
+can change between runs (or between calls of one run), and so can the snapshot the provider
+returns; a leaderboard that hides this shows one model where there were two. The executor stores
+the returned `model` and the serving `provider` of every call; this module reads them back per
+run, compares a run with the model's previous run, and gives the model's score history.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from .model import ScoredResult
+
+
+@dataclass(frozen=True, slots=True)
+class Served:
+    """Answer counts per returned model version and per serving provider, for one run."""
+
+    versions: dict[str, int]
+    providers: dict[str, int]
+
+    @property
+    def mixed(self) -> bool:
+        """More than one provider or version answered within the run."""
+        return len(self.versions) > 1 or len(self.providers) > 1
+
+
+def served(conn: sqlite3.Connection, run_id: int) -> Served:
+    """What answered the results of a run (responses without a value are left out)."""
+    versions: dict[str, int] = {}
+    providers: dict[str, int] = {}
+    rows = conn.execute(
+        """SELECT s.model_version, s.provider, COUNT(*) FROM results r JOIN responses s ON s.id = r.response_id
+           WHERE r.run_id = ? GROUP BY s.model_version, s.provider""", [run_id]).fetchall()
+    for version, provider, n in rows:
+        if version:
+            versions[version] = versions.get(version, 0) + n
+        if provider:
+            providers[provider] = providers.get(provider, 0) + n
+    return Served(dict(sorted(versions.items())), dict(sorted(providers.items())))
+
+
+def drift_notes(current: Served, previous: Served | None) -> tuple[str, ...]:
+    """Plain-language flags: a change since the previous run, or a mix within this one."""
+    notes = []
+    if previous is not None:
+        for label, now, before in (("model version", current.versions, previous.versions),
+                                   ("provider", current.providers, previous.providers)):
+            if now and before and set(now) != set(before):
+                notes.append(f"{label} changed: {', '.join(before)} → {', '.join(now)}")
+    if len(current.providers) > 1:
+        notes.append(f"served by {len(current.providers)} providers")
+    if len(current.versions) > 1:
+        notes.append(f"{len(current.versions)} model versions answered")
+    return tuple(notes)
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryPoint:
+    run_id: int
+    manifest_hash: str
+    date: str | None
+    status: str
+    score: float | None
+    score_ci: tuple[float, float] | None
+    served: Served
+
+
+def model_runs(conn: sqlite3.Connection, model: str, statuses: Sequence[str]) -> list[sqlite3.Row]:
+    """Every finished run of a model, oldest first."""
+    marks = ",".join("?" * len(statuses))
+    conn.row_factory = sqlite3.Row
+    return conn.execute(
+        f"""SELECT id, manifest_hash, status, started_at, finished_at FROM runs
+            WHERE model = ? AND status IN ({marks}) ORDER BY started_at, id""", [model, *statuses]).fetchall()
+
+
+def previous_run(conn: sqlite3.Connection, model: str, run_id: int, statuses: Sequence[str]) -> int | None:
+    """The model's finished run just before `run_id` (any manifest), or None."""
+    ids = [r["id"] for r in model_runs(conn, model, statuses)]
+    return ids[ids.index(run_id) - 1] if run_id in ids and ids.index(run_id) > 0 else None
+
+
+def history(conn: sqlite3.Connection, model: str, statuses: Sequence[str],
+            load: Callable[[sqlite3.Connection, int], list[ScoredResult]],
+            summarise_fn: Callable[..., object], *, bootstrap: int = 1000, seed: int = 0) -> list[HistoryPoint]:
+    """The model's score at each of its runs, oldest first, with interval and what served it."""
+    points = []
+    for r in model_runs(conn, model, statuses):
+        summary = summarise_fn(load(conn, r["id"]), bootstrap=bootstrap, seed=seed)
+        stamp = r["finished_at"] or r["started_at"]
+        points.append(HistoryPoint(r["id"], r["manifest_hash"], stamp[:10] if stamp else None, r["status"],
+                                   summary.score, summary.score_ci, served(conn, r["id"])))
+    return points
