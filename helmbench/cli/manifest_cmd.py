@@ -77,13 +77,15 @@ def list_(root: Path = ROOT, format: Fmt = typer.Option(Fmt.text, "--format", "-
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{bench.name} {bench.version}")
+    from helmbench.lint.render import printable  # authored titles must not drive the terminal
+
+    table = Table(title=printable(f"{bench.name} {bench.version}"))
     for col in ("scenario", "pillar / behaviour", "evaluation", "C×U×PT", "cases"):
         table.add_column(col)
     for r in rows:
         table.add_row(
-            r["scenario"] + (f"\n{r['title']}" if r["title"] else ""),
-            f"{r['pillar_title']}\n{r['behaviour_title']}",
+            r["scenario"] + (f"\n{printable(r['title'])}" if r["title"] else ""),
+            printable(f"{r['pillar_title']}") + "\n" + printable(f"{r['behaviour_title']}"),
             r["evaluation"] or "?",
             f"{r['conditions']}×{r['user_contexts'] or 1}×{r['perturbations']}",
             str(r["cases"]),
