@@ -47,13 +47,13 @@ def test_hostile_tree_is_a_finding(case, tmp_path):
     assert got == case.expected, result.stdout
     assert result.exit_code == (1 if case.expected else 0), result.stdout + result.stderr
     assert all(code in CODES for _, _, code in case.expected)
-    for fmt in ("text", "github", "json"):
-        out = lint(root, "--format", fmt)
+    outputs = {"text": result, "github": lint(root, "--format", "github"), "json": lint(root, "--format", "json")}
+    for fmt, out in outputs.items():
         assert SECRET not in out.stdout + out.stderr
         assert not UNSAFE.search(out.stdout + out.stderr), f"{fmt}: {out.stdout!r}"
-    as_json = json.loads(lint(root, "--format", "json").stdout)
+    as_json = json.loads(outputs["json"].stdout)
     assert {(d["path"], d["line"], d["code"]) for d in as_json["diagnostics"]} == case.expected
-    lines = lint(root, "--format", "github").stdout.splitlines()
+    lines = outputs["github"].stdout.splitlines()
     assert len(lines) == len(case.expected) and all(GITHUB_LINE.match(l) for l in lines), lines
 
 
