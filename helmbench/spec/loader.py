@@ -111,7 +111,10 @@ class Loader:
     def read(self, path: Path) -> SourceText | None:
         limit = MAX_BYTES.get(path.suffix.lower(), MAX_BYTES[".md"])
         try:
-            if not self.is_file(path):
+            if not self.inside(path):
+                return None
+            if not path.is_file():  # a folder, or a FIFO that would block the read forever
+                self.out.add("HB103", self.rel(path), 1, "not a regular file")
                 return None
             if (size := path.stat().st_size) > limit:
                 self.out.add("HB152", self.rel(path), 1,

@@ -247,6 +247,13 @@ def _(root):
     _link(root, f"{S2}/conditions", "../../../../shared-conditions")
 
 
+@case("special-files", "a FIFO (a read would block forever) and a folder named like condition files",
+      {(f"{S2}/conditions/C2.md", 1, "HB103"), (f"{S2}/conditions/C3.md", 1, "HB103")})
+def _(root):
+    (root / f"{S2}/conditions/C2.md").mkdir()
+    os.mkfifo(root / f"{S2}/conditions/C3.md")
+
+
 @case("ref-remote", "a `$ref` to a URL in the response schema", {(f"{S1}/S1.json", 31, "HB154")})
 def _(root):
     _schema(root, _prop(**{"$ref": "http://127.0.0.1:9/schema.json"}))
