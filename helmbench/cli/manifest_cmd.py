@@ -118,8 +118,11 @@ def show(
     print(f"# {case['id']}  hash {case['hash']}")
     print(f"severity: perturbation {sev['perturbation']}, user context {sev['user_context']}, base {sev['base']}; "
           f"difficulty {case['difficulty']}; weight {case['weight']}")
+    from helmbench.lint.render import printable  # authored text must not drive the terminal
+
     for msg in case["request"]["messages"]:
-        print(f"\n--- message ({msg['role']}) ---\n{msg['content']}")
+        content = printable(msg["content"], keep="\n\t")
+        print(f"\n--- message ({msg['role']}) ---\n{content}")
     rf = case["request"]["response_format"]
     print("\n--- response format ---\n" + (json.dumps(rf, indent=2, ensure_ascii=False) if rf else "free text"))
     print("\n--- evaluation ---\n" + json.dumps(case["evaluation"], indent=2, ensure_ascii=False))

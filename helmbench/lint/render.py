@@ -19,9 +19,10 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u
 _UNSAFE_IN_JSON = re.compile("[\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
-def printable(s: str) -> str:
-    """`s` with every unsafe character shown as a Python-style escape (`\\n`, `\\x1b`, `\\u202e`)."""
-    return _UNSAFE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), s)
+def printable(s: str, keep: str = "") -> str:
+    """`s` with every unsafe character not in `keep` shown as a Python-style escape (`\\n`,
+    `\\x1b`, `\\u202e`)."""
+    return _UNSAFE.sub(lambda m: m.group() if m.group() in keep else m.group().encode("unicode_escape").decode("ascii"), s)
 
 
 def summary(diags: list[Diagnostic]) -> tuple[int, int]:

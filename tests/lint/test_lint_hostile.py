@@ -92,6 +92,17 @@ def test_list_escapes_titles(tmp_path):
     assert "\\x1b[2Jwiped" in result.stdout
 
 
+def test_show_escapes_the_prompt_but_keeps_its_lines(tmp_path):
+    root = build(by_name("symlink-inside"), tmp_path)
+    path = root / S1 / "perturbations.md"
+    path.write_text(path.read_text().replace("Need to make", "\x1b[2J\u202eNeed to make", 1))
+    case_id = "P1-B1-S1-C1-U1-PT1"
+    result = runner.invoke(app, ["show", case_id, "--root", str(root)])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout and "\u202e" not in result.stdout
+    assert "\\x1b[2J\\u202e" in result.stdout and "\n--- message (user) ---\n" in result.stdout
+
+
 def test_hostile_codes_are_documented_with_examples():
     hostile = {code for c in CASES for _, _, code in c.expected if code.startswith("HB15")}
     assert hostile == {f"HB15{i}" for i in range(7)}
