@@ -77,13 +77,15 @@ def list_(root: Path = ROOT, format: Fmt = typer.Option(Fmt.text, "--format", "-
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{bench.name} {bench.version}")
+    from helmbench.lint.render import printable  # authored titles must not drive the terminal
+
+    table = Table(title=printable(f"{bench.name} {bench.version}"))
     for col in ("scenario", "pillar / behaviour", "evaluation", "C×U×PT", "cases"):
         table.add_column(col)
     for r in rows:
         table.add_row(
-            r["scenario"] + (f"\n{r['title']}" if r["title"] else ""),
-            f"{r['pillar_title']}\n{r['behaviour_title']}",
+            r["scenario"] + (f"\n{printable(r['title'])}" if r["title"] else ""),
+            printable(f"{r['pillar_title']}") + "\n" + printable(f"{r['behaviour_title']}"),
             r["evaluation"] or "?",
             f"{r['conditions']}×{r['user_contexts'] or 1}×{r['perturbations']}",
             str(r["cases"]),
@@ -116,8 +118,11 @@ def show(
     print(f"# {case['id']}  hash {case['hash']}")
     print(f"severity: perturbation {sev['perturbation']}, user context {sev['user_context']}, base {sev['base']}; "
           f"difficulty {case['difficulty']}; weight {case['weight']}")
+    from helmbench.lint.render import printable  # authored text must not drive the terminal
+
     for msg in case["request"]["messages"]:
-        print(f"\n--- message ({msg['role']}) ---\n{msg['content']}")
+        content = printable(msg["content"], keep="\n\t")
+        print(f"\n--- message ({msg['role']}) ---\n{content}")
     rf = case["request"]["response_format"]
     print("\n--- response format ---\n" + (json.dumps(rf, indent=2, ensure_ascii=False) if rf else "free text"))
     print("\n--- evaluation ---\n" + json.dumps(case["evaluation"], indent=2, ensure_ascii=False))

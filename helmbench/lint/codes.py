@@ -166,6 +166,46 @@ _TABLE = [
          "benchmark/ without models.yml"),
 ]
 
-CODES: dict[str, Code] = {c.code: c for c in _TABLE}
+# HB15x: hostile input. A stranger's pull request is linted in CI, so input built to stall,
+# crash or read outside the tree is a finding, answered in well under a second.
+_HOSTILE = [
+    Code("HB150", "error", "YAML alias expands too far",
+         "YAML anchors and aliases (`&a`, `*a`) may be used, but one document may expand to at most "
+         "5,000 values counting each alias as the copy it stands for, and an alias may not refer to "
+         "the collection that contains it. A few hundred bytes of nested aliases (an \"alias bomb\") "
+         "otherwise expand to billions of values.",
+         "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+         "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]   # ... nine levels"),
+    Code("HB151", "error", "nesting too deep",
+         "A YAML document may nest at most 50 collections, a JSON file at most 64 objects or arrays; "
+         "deeper input would exhaust the parser's stack.",
+         '{"items": {"items": {"items": ... 240 levels ... }}}'),
+    Code("HB152", "error", "file too large",
+         "A file over its size limit is reported without being read: 1,000,000 bytes for Markdown and "
+         "JSON, 64,000 bytes for .yml/.yaml files and for all the frontmatter of one Markdown file, "
+         "5,000 values per YAML document. YAML is parsed slowly, so its limits are smaller.",
+         "scenarios/P1/B1/S1/conditions.md of 5 MB"),
+    Code("HB153", "error", "symlink out of the tree",
+         "A symlink that points outside the benchmark folder, is broken or loops is never followed "
+         "(a pull request could otherwise compile files of the machine that lints it into the "
+         "manifest). Symlinks to files or folders inside the benchmark folder are followed.",
+         "scenarios/P1/B1/S1/conditions.md -> /etc/passwd"),
+    Code("HB154", "error", "`$ref` outside the schema",
+         "A response schema's `$ref` must point inside the same schema (`#/$defs/Tag`, or `#name` of "
+         "an `$anchor`); remote URLs, other files and pointers to nothing are refused, as is an `$id` "
+         "below the root (it would change what `#` refers to). Nothing is ever fetched.",
+         '{"$ref": "https://example.com/schema.json"}'),
+    Code("HB155", "error", "invalid regular expression",
+         "A `pattern` or `patternProperties` key in the response schema is not a valid regular "
+         "expression, so validating any answer against the schema would fail.",
+         '{"type": "string", "pattern": "([A-Z"}'),
+    Code("HB156", "error", "number not finite or too large",
+         "Numbers must be finite and integers must fit in 64 bits: `.inf`, `.nan`, `NaN`, `Infinity`, "
+         "`1e999` and 30-digit integers pass range checks written with `>` and then break the "
+         "manifest or the provider request.",
+         "weight: .inf"),
+]
+
+CODES: dict[str, Code] = {c.code: c for c in sorted(_TABLE + _HOSTILE, key=lambda c: c.code)}
 
 __all__ = ["CODES", "Code"]

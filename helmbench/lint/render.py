@@ -7,8 +7,22 @@ from the repository root, so the github renderer takes the root's path as a pref
 from __future__ import annotations
 
 import json
+import re
 
 from helmbench.diagnostics import Diagnostic
+
+# Control characters, C1 controls, line/paragraph separators and bidirectional overrides: in a
+# file name, folder name or YAML key they would start a new line (forging `::error` or
+# `::add-mask::` workflow commands), drive the terminal with escape sequences, or reorder text.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+_UNSAFE_IN_JSON = re.compile("[\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(s: str, keep: str = "") -> str:
+    """`s` with every unsafe character not in `keep` shown as a Python-style escape (`\\n`,
+    `\\x1b`, `\\u202e`)."""
+    return _UNSAFE.sub(lambda m: m.group() if m.group() in keep else m.group().encode("unicode_escape").decode("ascii"), s)
 
 
 def summary(diags: list[Diagnostic]) -> tuple[int, int]:
@@ -21,14 +35,16 @@ def text(diags: list[Diagnostic], prefix: str = "") -> str:
     lines = []
     for d in diags:
         tag = "" if d.is_error else " (warning)"
-        lines.append(f"{d.path}:{d.line}:{d.col}: {d.code}{tag} {d.message}")
+        lines.append(printable(f"{d.path}:{d.line}:{d.col}: {d.code}{tag} {d.message}"))
         if d.hint:
-            lines.append(f"    hint: {d.hint}")
+            lines.append(printable(f"    hint: {d.hint}"))
     return "\n".join(lines)
 
 
 def _escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # GitHub's own escapes for line breaks, then every other unsafe character made visible:
+    # no raw line break remains, so no data can end the command early.
+    return printable(s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _escape_prop(s: str) -> str:
@@ -51,12 +67,15 @@ def github(diags: list[Diagnostic], prefix: str = "") -> str:
 def as_json(diags: list[Diagnostic], prefix: str = "") -> str:
     """One JSON document: counts, the root prefix, and every diagnostic as an object."""
     errors, warnings = summary(diags)
-    return json.dumps(
+    doc = json.dumps(
         {"root": prefix.rstrip("/") or ".", "errors": errors, "warnings": warnings,
          "diagnostics": [d.to_dict() for d in diags]},
         indent=2,
         ensure_ascii=False,
     )
+    # JSON already escapes control characters; bidi overrides and line separators (which can
+    # only occur inside strings) get the same `\uXXXX` form so the document reads true too.
+    return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", doc)
 
 
 RENDERERS = {"text": text, "github": github, "json": as_json}

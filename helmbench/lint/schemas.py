@@ -90,3 +90,84 @@ def all_enum_strings(schema) -> set[str]:
         elif isinstance(node, list):
             stack.extend(node)
     return found
+
+
+# Keywords whose values are data, not schemas: a `$ref` or `pattern` inside them means nothing.
+_DATA_KEYWORDS = {"enum", "const", "examples", "default"}
+_REF_KEYWORDS = ("$ref", "$dynamicRef", "$recursiveRef")
+
+
+_NAMED_SCHEMAS = {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
+
+
+def _walk(schema, prefix: tuple):
+    """Every (schema object, path) in `schema`, iteratively (depth is bounded by the loader).
+
+    Values of data keywords are skipped, except where the key is a property name (a property
+    may be called `enum`).
+    """
+    stack = [(schema, prefix, False)]
+    while stack:
+        node, path, named = stack.pop()
+        if isinstance(node, dict):
+            if not named:
+                yield node, path
+            stack.extend((v, path + (k,), not named and k in _NAMED_SCHEMAS)
+                         for k, v in node.items() if named or k not in _DATA_KEYWORDS)
+        elif isinstance(node, list):
+            stack.extend((v, path + (i,), False) for i, v in enumerate(node))
+
+
+def _anchors(schema) -> set[str]:
+    return {n[k] for n, _ in _walk(schema, ()) for k in ("$anchor", "$dynamicAnchor") if isinstance(n.get(k), str)}
+
+
+def _points_inside(root, ref: str, anchors: set[str]) -> bool:
+    fragment = ref[1:]
+    if not fragment.startswith("/"):
+        return fragment == "" or fragment in anchors
+    target = root
+    for part in fragment.split("/")[1:]:
+        part = part.replace("~1", "/").replace("~0", "~")
+        if isinstance(target, dict) and part in target:
+            target = target[part]
+        elif isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        else:
+            return False
+    return True
+
+
+def foreign_refs(schema, prefix: tuple = ()):
+    """(path, message) for each reference that does not stay inside `schema`.
+
+    The run stage validates answers with retrieval switched off, so such a reference would
+    fail every answer after the calls were paid for; lint says so first.
+    """
+    anchors = _anchors(schema)
+    for node, path in _walk(schema, prefix):
+        if "$id" in node and path != prefix:
+            yield path + ("$id",), "`$id` below the root changes what `#` refers to; remove it"
+        for key in _REF_KEYWORDS:
+            ref = node.get(key)
+            if key not in node:
+                continue
+            if not isinstance(ref, str) or not ref.startswith("#"):
+                yield path + (key,), f"`{key}` {str(ref)[:80]!r} points outside this schema; only `#…` references are allowed"
+            elif not _points_inside(schema, ref, anchors):
+                yield path + (key,), f"`{key}` {ref[:80]!r} does not point at anything in this schema"
+
+
+def bad_patterns(schema, prefix: tuple = ()):
+    """(path, message) for each `pattern` or `patternProperties` key that is not a valid regex."""
+    import re
+
+    for node, path in _walk(schema, prefix):
+        found = [(path + ("pattern",), node["pattern"])] if isinstance(node.get("pattern"), str) else []
+        if isinstance(node.get("patternProperties"), dict):
+            found += [(path + ("patternProperties", k), k) for k in node["patternProperties"]]
+        for where, pattern in found:
+            try:
+                re.compile(pattern)
+            except (re.error, RecursionError, OverflowError) as exc:
+                yield where, f"`{pattern[:80]}` is not a valid regular expression: {exc}"

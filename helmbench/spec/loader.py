@@ -2,11 +2,16 @@
 
 The loader never stops at the first problem: it records a diagnostic and carries on with
 what it could read, so one lint run shows an author everything to fix.
+
+The tree may come from a stranger's pull request, so every file access goes through the
+checks here: a symlink that leaves the tree, is broken or loops is reported (HB153) and never
+followed, while one that stays inside the tree is followed like the file it names (the walk
+has a fixed depth, so a link to an ancestor folder cannot loop); a file over its size limit
+(`MAX_BYTES`) is reported (HB152) without being read.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -33,6 +38,7 @@ from helmbench.spec.naming import (
     SCENARIO_RE,
     natural_key,
 )
+from helmbench.spec.jsonio import JsonError, load_json
 from helmbench.spec.text import SourceText, TextError, read_source
 from helmbench.spec.tree import (
     KINDS,
@@ -50,13 +56,52 @@ CONSOLIDATED = {"condition": "conditions.md", "user_context": "user-contexts.md"
 INDIVIDUAL = {"condition": "conditions", "user_context": "user-contexts", "perturbation": "perturbations"}
 META = {"condition": ConditionMeta, "user_context": UserContextMeta, "perturbation": PerturbationMeta}
 WHAT = {"condition": "condition", "user_context": "user context", "perturbation": "perturbation"}
-_HEADING_CODE = re.compile(r"^([A-Za-z]+\d+[A-Za-z]*)(?:\s*[:\u2014\u2013-]\s*(.*))?$")
+_HEADING_CODE = re.compile(r"^([A-Za-z]+\d+[A-Za-z]*)(?:\s*[:\u2014\u2013-]\s*(.*))?$", re.ASCII)
+
+# Largest file read, by kind: YAML is parsed in pure Python (~5 s per MB), so YAML files and
+# the frontmatter of one Markdown file get far less room than Markdown bodies and JSON.
+MAX_BYTES = {".md": 1_000_000, ".json": 1_000_000, ".yml": 64_000, ".yaml": 64_000}
+MAX_YAML_PER_FILE = 64_000  # characters of frontmatter in one Markdown file, all parts together
 
 
 class Loader:
     def __init__(self, root: Path):
         self.root = root
         self.out = Collector()
+        self.refused: set[Path] = set()  # symlinks reported once and never followed
+        self.yaml_chars: dict[str, int] = {}
+
+    # --- guarded access: symlinks out of the tree are never followed -------------------------
+
+    def inside(self, path: Path) -> bool:
+        """True unless `path` is a symlink that leaves the tree, is broken or loops (then HB153)."""
+        if path in self.refused:
+            return False
+        if not path.is_symlink():
+            return True
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):  # RuntimeError: a symlink loop on Python < 3.13
+            problem = "symlink is broken or loops"
+        else:
+            if target.is_relative_to(self.root):
+                return True
+            problem = "symlink points outside the benchmark folder"
+        self.refused.add(path)
+        self.out.add("HB153", self.rel(path), 1, f"{problem}; it is not followed",
+                     hint="commit the file itself, or a link to a file inside the benchmark folder")
+        return False
+
+    def is_file(self, path: Path) -> bool:
+        return self.inside(path) and path.is_file()
+
+    def is_dir(self, path: Path) -> bool:
+        return self.inside(path) and path.is_dir()
+
+    def entries(self, folder: Path) -> list[Path]:
+        """Visible entries of `folder` that may be followed, in natural order."""
+        return sorted((p for p in folder.iterdir() if not p.name.startswith(".") and self.inside(p)),
+                      key=lambda p: natural_key(p.name))
 
     # --- files ---------------------------------------------------------------------------
 
@@ -64,7 +109,18 @@ class Loader:
         return path.relative_to(self.root).as_posix()
 
     def read(self, path: Path) -> SourceText | None:
+        limit = MAX_BYTES.get(path.suffix.lower(), MAX_BYTES[".md"])
         try:
+            if not self.inside(path):
+                return None
+            if not path.is_file():  # a folder, or a FIFO that would block the read forever
+                self.out.add("HB103", self.rel(path), 1, "not a regular file")
+                return None
+            if (size := path.stat().st_size) > limit:
+                self.out.add("HB152", self.rel(path), 1,
+                             f"file of {size:,} bytes is over the {limit:,}-byte limit for {path.suffix or 'its'} files; "
+                             "it is not read", hint="split it, or remove what does not belong in the benchmark")
+                return None
             return read_source(self.root, path)
         except TextError as exc:
             self.out.add("HB103", self.rel(path), exc.line, exc.message, col=exc.col)
@@ -73,10 +129,18 @@ class Loader:
         return None
 
     def yaml(self, text: str, path: str, line_offset: int = 0):
+        before = self.yaml_chars.get(path, 0)
+        self.yaml_chars[path] = before + len(text)
+        if before + len(text) > MAX_YAML_PER_FILE:
+            if before <= MAX_YAML_PER_FILE:  # reported once, where the budget runs out
+                self.out.add("HB152", path, line_offset + 1,
+                             f"more than {MAX_YAML_PER_FILE:,} characters of YAML in one file; from here on "
+                             "it is not read")
+            return None, False
         try:
             data, dups = load_yaml(text, line_offset)
         except YamlError as exc:
-            self.out.add("HB101", path, exc.line, exc.message, col=exc.col)
+            self.out.add(exc.code, path, exc.line, exc.message, col=exc.col)
             return None, False
         for d in dups:
             self.out.add("HB102", path, d.line, f"duplicate key `{d.key}` (first at line {d.first_line})", col=d.col)
@@ -100,19 +164,19 @@ class Loader:
         return data, True
 
     def find(self, folder: Path, *names: str) -> Path | None:
-        return next((folder / n for n in names if (folder / n).is_file()), None)
+        return next((folder / n for n in names if self.is_file(folder / n)), None)
 
     # --- top level ---------------------------------------------------------------------------
 
     def load(self) -> Benchmark:
-        if not self.root.is_dir():
+        if not self.root.is_dir():  # the root itself was resolved: the user chose it
             raise UsageError(f"benchmark folder not found: {self.root}", hint="pass the folder that holds scenarios/")
         bench = Benchmark(root=self.root)
         self.load_benchmark_file(bench)
         self.load_scoring(bench)
         self.load_models(bench)
         scenarios_dir = self.root / "scenarios"
-        if not scenarios_dir.is_dir():
+        if not self.is_dir(scenarios_dir):
             self.out.add("HB310", "scenarios", 1, "no scenarios/ folder in the benchmark")
         else:
             self.walk(bench, scenarios_dir)
@@ -171,11 +235,11 @@ class Loader:
     # --- walking scenarios/ ------------------------------------------------------------------
 
     def subdirs(self, folder: Path) -> list[Path]:
-        entries = [p for p in folder.iterdir() if not p.name.startswith(".")]
+        entries = self.entries(folder)
         for p in entries:
             if p.is_file() and p.name.lower() != "readme.md":
                 self.out.add("HB307", self.rel(p), 1, f"unrecognised file `{p.name}` is ignored")
-        return sorted((p for p in entries if p.is_dir()), key=lambda p: natural_key(p.name))
+        return [p for p in entries if p.is_dir()]
 
     def walk(self, bench: Benchmark, scenarios_dir: Path) -> None:
         for entry in self.subdirs(scenarios_dir):
@@ -236,7 +300,8 @@ class Loader:
         scenario_file = self.find(folder, f"{code}.md", "MCSQE.md")
         schema_code = code
         if scenario_file is None:
-            other = sorted(p for p in folder.glob("*.md") if SCENARIO_RE.match(p.stem) and "--" not in p.stem)
+            other = sorted(p for p in self.entries(folder)
+                           if p.suffix == ".md" and SCENARIO_RE.match(p.stem) and "--" not in p.stem)
             if other:
                 scenario_file = other[0]
                 schema_code = other[0].stem
@@ -276,42 +341,28 @@ class Loader:
         if not (src := self.read(path)):
             return
         sc.schema_source = src
-        dups: list[str] = []
-
-        def pairs(items):
-            seen = set()
-            for k, _ in items:
-                if k in seen:
-                    dups.append(k)
-                seen.add(k)
-            return dict(items)
-
         try:
-            sc.schema = json.loads(src.text, object_pairs_hook=pairs)
-        except json.JSONDecodeError as exc:
-            self.out.add("HB104", src.path, exc.lineno, f"invalid JSON: {exc.msg}", col=exc.colno)
+            sc.schema, dups = load_json(src.text)
+        except JsonError as exc:
+            self.out.add(exc.code, src.path, exc.line, exc.message, col=exc.col)
             return
-        for key in dups:
-            hits = [m.start() for m in re.finditer(rf'"{re.escape(key)}"\s*:', src.text)]
-            line = src.text.count("\n", 0, hits[1]) + 1 if len(hits) > 1 else 1
+        for key, line in dups:
             self.out.add("HB104", src.path, line, f"duplicate key `{key}` in JSON")
 
     def load_components(self, sc: Scenario, folder: Path, kind: str) -> set[str]:
         consolidated = folder / CONSOLIDATED[kind]
         individual = folder / INDIVIDUAL[kind]
         used: set[str] = set()
-        if consolidated.is_file():
+        if self.is_file(consolidated):
             used.add(consolidated.name)
-            if individual.is_dir():
+            if self.is_dir(individual):
                 used.add(individual.name)
                 self.out.add("HB308", self.rel(individual), 1,
                              f"both `{consolidated.name}` and `{individual.name}/` exist; `{consolidated.name}` is used")
             self.load_consolidated(sc, consolidated, kind)
-        elif individual.is_dir():
+        elif self.is_dir(individual):
             used.add(individual.name)
-            for path in sorted(individual.iterdir(), key=lambda p: natural_key(p.name)):
-                if path.name.startswith("."):
-                    continue
+            for path in self.entries(individual):
                 if path.suffix == ".md" and COMPONENT_RE[kind].match(path.stem):
                     self.load_individual(sc, path, kind)
                 else:
@@ -361,9 +412,9 @@ class Loader:
     def load_criteria(self, sc: Scenario, folder: Path) -> set[str]:
         used = set()
         files = []
-        if (folder / "criteria.md").is_file():
+        if self.is_file(folder / "criteria.md"):
             files.append(("criteria", folder / "criteria.md"))
-        files += [(p.stem, p) for p in folder.glob("CR*.md") if CRITERION_RE.match(p.stem)]
+        files += [(p.stem, p) for p in self.entries(folder) if p.suffix == ".md" and CRITERION_RE.match(p.stem)]
         for code, path in sorted(files, key=lambda cp: natural_key(cp[0])):
             used.add(path.name)
             if not (src := self.read(path)):
@@ -377,8 +428,8 @@ class Loader:
     def unrecognised_files(self, folder: Path, used: set[str]) -> None:
         known = ["README.md", "conditions.md", "user-contexts.md", "perturbations.md", "criteria.md",
                  "conditions", "user-contexts", "perturbations", "MCSQE.md", "CR1.md", *sorted(used)]
-        for p in sorted(folder.iterdir(), key=lambda p: natural_key(p.name)):
-            if p.name.startswith(".") or p.name in used:
+        for p in self.entries(folder):
+            if p.name in used:
                 continue
             kind = "folder" if p.is_dir() else "file"
             self.out.add("HB307", self.rel(p), 1, f"unrecognised {kind} `{p.name}` in a scenario folder is ignored",

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import re
 
-PILLAR_RE = re.compile(r"^(P\d+)(?:--.*)?$")
-BEHAVIOUR_RE = re.compile(r"^(B\d+)(?:--.*)?$")
-SCENARIO_RE = re.compile(r"^(S\d+[A-Z]*)(?:--.*)?$")
-FLAT_RE = re.compile(r"^(P\d+)-(B\d+)-(S\d+[A-Z]*)(?:--.*)?$")
+# re.ASCII: `\d` means 0-9 only; `S١` (an Arabic-Indic digit) is not scenario 1.
+PILLAR_RE = re.compile(r"^(P\d+)(?:--.*)?$", re.ASCII)
+BEHAVIOUR_RE = re.compile(r"^(B\d+)(?:--.*)?$", re.ASCII)
+SCENARIO_RE = re.compile(r"^(S\d+[A-Z]*)(?:--.*)?$", re.ASCII)
+FLAT_RE = re.compile(r"^(P\d+)-(B\d+)-(S\d+[A-Z]*)(?:--.*)?$", re.ASCII)
 COMPONENT_RE = {
-    "condition": re.compile(r"^C\d+[A-Z]*$"),
-    "user_context": re.compile(r"^U\d+[A-Z]*$"),
-    "perturbation": re.compile(r"^PT\d+[A-Z]*$"),
+    "condition": re.compile(r"^C\d+[A-Z]*$", re.ASCII),
+    "user_context": re.compile(r"^U\d+[A-Z]*$", re.ASCII),
+    "perturbation": re.compile(r"^PT\d+[A-Z]*$", re.ASCII),
 }
-CRITERION_RE = re.compile(r"^CR\d+[A-Z]*$")
+CRITERION_RE = re.compile(r"^CR\d+[A-Z]*$", re.ASCII)
 
-_DIGITS = re.compile(r"(\d+)")
+_DIGITS = re.compile(r"(\d+)", re.ASCII)
 
 
 def natural_key(text: str) -> tuple:

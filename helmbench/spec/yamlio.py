@@ -2,10 +2,19 @@
 
 PyYAML's safe loader silently keeps the last of two equal keys and forgets where keys
 were; authors need both facts to fix a file, so mappings come back as `LineDict`s.
+
+Authored YAML comes from strangers' pull requests, so the parser is bounded: a document may
+nest at most `MAX_DEPTH` levels (PyYAML composes recursively and would raise RecursionError)
+and expand to at most `MAX_NODES` values counting every alias as the copy it stands for (an
+"alias bomb" of a few hundred bytes otherwise expands to billions of values). Numbers must be
+finite and fit in 64 bits, because `.inf`/`.nan` or a 5,000-digit integer pass schema checks
+that compare with `>` and then crash JSON encoding in compile. The authors' own files use no
+anchors at all, so these bounds only ever meet hostile input.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import yaml
@@ -29,8 +38,70 @@ class DuplicateKey:
     first_line: int
 
 
+MAX_DEPTH = 50  # nested collections in one document; the authors' files nest at most ~5
+MAX_NODES = 5_000  # values in one document after expanding aliases (models.yml of 50 models: ~500)
+MAX_INT = 2**63  # integers beyond 64 bits cannot be sent to a provider or stored in SQLite
+
+
+class _Refused(yaml.MarkedYAMLError):
+    """A well-formed document that exceeds a bound; carries its own diagnostic code."""
+
+    def __init__(self, code: str, problem: str, mark):
+        super().__init__(None, None, problem, mark)
+        self.code = code
+
+
 class _Loader(yaml.SafeLoader):
-    pass
+    depth = 0
+    aliases = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            node = self.anchors.get(event.anchor)
+            if node is not None and id(node) not in self.sizes:
+                raise _Refused("HB150", f"alias *{event.anchor} refers to the collection that contains it",
+                               event.start_mark)
+            self.aliases += 1
+            return super().compose_node(parent, index)
+        mark = self.peek_event().start_mark
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _Refused("HB151", f"nesting deeper than {MAX_DEPTH} levels", mark)
+        try:
+            node = super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
+        self.sizes[id(node)] = size = 1 + sum(self.sizes[id(c)] for c in _children(node))
+        if size > MAX_NODES:
+            if self.aliases:
+                raise _Refused("HB150", f"aliases expand this YAML to more than {MAX_NODES:,} values", mark)
+            raise _Refused("HB152", f"YAML document with more than {MAX_NODES:,} values", mark)
+        return node
+
+
+def _children(node):
+    if isinstance(node, yaml.SequenceNode):
+        return node.value
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    return ()
+
+
+def _construct_float(loader: _Loader, node):
+    value = yaml.SafeLoader.construct_yaml_float(loader, node)
+    if not math.isfinite(value):
+        raise _Refused("HB156", f"number `{node.value}` is not finite", node.start_mark)
+    return value
+
+
+def _construct_int(loader: _Loader, node):
+    if len(node.value) > 40:  # before int(): a 5,000-digit literal is refused without converting it
+        raise _Refused("HB156", "integer does not fit in 64 bits", node.start_mark)
+    value = yaml.SafeLoader.construct_yaml_int(loader, node)
+    if abs(value) >= MAX_INT:
+        raise _Refused("HB156", f"integer `{node.value}` does not fit in 64 bits", node.start_mark)
+    return value
 
 
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False):
@@ -55,20 +126,28 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = Fal
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 class YamlError(Exception):
-    def __init__(self, message: str, line: int, col: int):
+    """Why a document could not be read; `code` is HB101 (syntax) or the bound it exceeds."""
+
+    def __init__(self, message: str, line: int, col: int, code: str = "HB101"):
         super().__init__(message)
-        self.message, self.line, self.col = message, line, col
+        self.message, self.line, self.col, self.code = message, line, col, code
 
 
 def load_yaml(text: str, line_offset: int = 0) -> tuple[object, list[DuplicateKey]]:
     """Parse one YAML document; line numbers are shifted by `line_offset` (frontmatter)."""
     loader = _Loader(text)
     loader.duplicates = []
+    loader.sizes = {}
     try:
         data = loader.get_single_data()
+    except _Refused as exc:
+        mark = exc.problem_mark
+        raise YamlError(exc.problem, mark.line + 1 + line_offset, mark.column + 1, exc.code) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = (mark.line + 1 if mark else 1) + line_offset
@@ -79,20 +158,26 @@ def load_yaml(text: str, line_offset: int = 0) -> tuple[object, list[DuplicateKe
         raise YamlError(f"YAML syntax error: {problem}", line, col) from None
     except yaml.YAMLError as exc:
         raise YamlError(f"YAML syntax error: {exc}", 1 + line_offset, 1) from None
+    except (ValueError, OverflowError) as exc:  # e.g. a timestamp `2024-13-45`: a value, not syntax
+        raise YamlError(f"YAML value cannot be read: {exc}", 1 + line_offset, 1) from None
     finally:
         loader.dispose()
     if line_offset:
-        _shift(data, line_offset)
+        _shift(data, line_offset, set())
     dups = [DuplicateKey(d.key, d.line + line_offset, d.col, d.first_line + line_offset) for d in loader.duplicates]
     return data, dups
 
 
-def _shift(data, offset: int) -> None:
+def _shift(data, offset: int, seen: set[int]) -> None:
+    """Move line numbers by `offset`, visiting each object once (an alias shares its target)."""
+    if id(data) in seen:
+        return
+    seen.add(id(data))
     if isinstance(data, LineDict):
         data.line += offset
         data.key_lines = {k: (l + offset, c) for k, (l, c) in data.key_lines.items()}
         for v in data.values():
-            _shift(v, offset)
+            _shift(v, offset, seen)
     elif isinstance(data, list):
         for v in data:
-            _shift(v, offset)
+            _shift(v, offset, seen)

@@ -1,22 +1,26 @@
-"""Every broken tree lints as expected, through the real command line.
+"""Every broken tree lints as expected through the real command, in-process.
 
 Each case has one defect; the test asserts the exit code, that every expected finding is
 reported at its file and line, that nothing else is, and that nothing crashed. Warning-only
-cases must pass without --strict and fail with it. The subprocesses of all cases are started
-together (a thread pool) so the corpus costs a few seconds, not one interpreter start each.
+cases must pass without --strict and fail with it. The command runs in-process (Typer's
+CliRunner: the same parsing, rendering and exit codes without an interpreter start per case);
+a few subprocess smoke tests check the real `python -m helmbench` entry point the way CI and
+pre-commit call it.
 """
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
+from typer.testing import CliRunner
 
+from helmbench.cli import app
 from helmbench.lint.codes import CODES
+from hostile_corpus import CASES as HOSTILE
 from lint_corpus import build, case_names, expected, parse_text, run_cli
 
 CASES = case_names()
+SMOKE = ["duplicate-key", "prompt-tag-typo", "invalid-json"]  # an error, a warning-only case, a JSON file
+runner = CliRunner()
 
 
 def _is_warning_only(name: str) -> bool:
@@ -24,29 +28,43 @@ def _is_warning_only(name: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def results(tmp_path_factory):
+def roots(tmp_path_factory):
     top = tmp_path_factory.mktemp("corpus")
-    roots = {name: build(name, top / name) for name in CASES}
-    jobs = [(name, ()) for name in CASES] + [(name, ("--strict",)) for name in CASES if _is_warning_only(name)]
-    with ThreadPoolExecutor(max_workers=(os.cpu_count() or 1) + 2) as pool:
-        procs = pool.map(lambda job: run_cli("lint", *job[1], roots[job[0]]), jobs)
-        return {job: proc for job, proc in zip(jobs, procs)}
+    return {name: build(name, top / name) for name in CASES}
+
+
+def _lint(*args):
+    result = runner.invoke(app, ["lint", *map(str, args)])
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _check(name, root, lint) -> None:
+    code, stdout, stderr = lint(root)
+    assert "Traceback" not in stdout + stderr
+    got = {(m["path"], int(m["line"]), m["code"]) for m in parse_text(stdout)}
+    assert got == expected(name), stdout
+    if _is_warning_only(name):
+        assert code == 0, stdout + stderr
+        strict_code, strict_out, strict_err = lint("--strict", root)
+        assert strict_code == 1, strict_out + strict_err
+        assert "Traceback" not in strict_out + strict_err
+    else:
+        assert code == 1, stdout + stderr
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_broken_tree(name, results):
-    proc = results[(name, ())]
-    for stream in (proc.stdout, proc.stderr):
-        assert "Traceback" not in stream
-    got = {(m["path"], int(m["line"]), m["code"]) for m in parse_text(proc.stdout)}
-    assert got == expected(name), proc.stdout
-    if _is_warning_only(name):
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        strict = results[(name, ("--strict",))]
-        assert strict.returncode == 1, strict.stdout + strict.stderr
-        assert "Traceback" not in strict.stdout + strict.stderr
-    else:
-        assert proc.returncode == 1, proc.stdout + proc.stderr
+def test_broken_tree(name, roots):
+    _check(name, roots[name], _lint)
+
+
+@pytest.mark.parametrize("name", SMOKE)
+def test_broken_tree_subprocess_smoke(name, roots):
+    def lint(*args):
+        proc = run_cli("lint", *args)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    _check(name, roots[name], lint)
 
 
 def test_corpus_is_large_enough():
@@ -55,6 +73,7 @@ def test_corpus_is_large_enough():
 
 def test_every_code_is_exercised_by_a_broken_tree():
     exercised = {code for name in CASES for _, _, code in expected(name)}
+    exercised |= {code for case in HOSTILE for _, _, code in case.expected}
     assert set(CODES) - exercised == set()
     assert exercised - set(CODES) == set(), "expected.txt names a code that is not in the catalogue"
 

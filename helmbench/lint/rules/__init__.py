@@ -7,3 +7,4 @@ from helmbench.lint.rules import evaluation  # noqa: F401
 from helmbench.lint.rules import models  # noqa: F401
 from helmbench.lint.rules import prompt_tags  # noqa: F401
 from helmbench.lint.rules import schema  # noqa: F401
+from helmbench.lint.rules import schema_safety  # noqa: F401

@@ -9,12 +9,15 @@ response_format): the JSON inside is what the model said.
 from __future__ import annotations
 
 import json
+import re
 from functools import lru_cache
 from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 from jsonschema.validators import validator_for
+from referencing import Registry
+from referencing.exceptions import Unresolvable
 
 MAX_REASON = 300
 
@@ -34,8 +37,10 @@ def _unfence(text: str) -> str:
 
 @lru_cache(maxsize=256)
 def _validator(schema_json: str):
+    # An empty registry never retrieves: a `$ref` to a URL or a file is unresolvable instead of
+    # fetched (lint refuses such schemas; this guards a manifest edited by hand).
     schema = json.loads(schema_json)
-    return validator_for(schema, default=Draft202012Validator)(schema)
+    return validator_for(schema, default=Draft202012Validator)(schema, registry=Registry())
 
 
 def schema_of(response_format: dict | None) -> dict | None:
@@ -51,7 +56,10 @@ def parse_output(content: str, response_format: dict | None) -> Any:
         raise OutputError(f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     schema = schema_of(response_format)
     if schema is not None:
-        err = best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
+        try:
+            err = best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
+        except (Unresolvable, re.error) as exc:
+            raise OutputError(f"the response schema cannot be used: {exc}"[:MAX_REASON]) from None
         if err is not None:
             where = "/".join(str(p) for p in err.absolute_path) or "(root)"
             raise OutputError(f"does not match the response schema at {where}: {err.message}"[:MAX_REASON])
