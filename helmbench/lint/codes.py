@@ -63,9 +63,11 @@ _TABLE = [
     Code("HB301", "error", "duplicate component code",
          "Two components of one scenario share a code; case ids would collide.",
          "# PT1 ... # PT1"),
-    Code("HB302", "error", "empty component",
-         "A component has no body text: the model would receive nothing from it.",
-         "# PT2\n---\nseverity: 3\n---\n"),
+    Code("HB302", "warning", "empty component without frontmatter",
+         "A component has neither body text nor frontmatter: usually a heading left behind. "
+         "An empty component WITH frontmatter is a deliberate empty level (\"no extra "
+         "context\" on a severity ladder): it composes to nothing and is not reported.",
+         "# U1\n\n# U2\n---\nseverity: 3\n---\n## User profile\n..."),
     Code("HB303", "warning", "component without a `##` section",
          "The body has no `##` heading, so its text reaches the model untagged.",
          "# PT1\nNeed to make a will tonight."),

@@ -118,8 +118,9 @@ class Loader:
             self.walk(bench, scenarios_dir)
         bench.scenarios.sort(key=lambda s: (natural_key(s.pillar), natural_key(s.behaviour), natural_key(s.code)))
         if not bench.declared:
+            equal = "; with no scoring.yaml either, every behaviour weighs the same" if bench.equal_weights else ""
             self.out.add("HB601", "benchmark.yml", 1,
-                         "no benchmark.yml: pillars and behaviours come from folder codes and README titles")
+                         "no benchmark.yml: pillars and behaviours come from folder codes and README titles" + equal)
         return bench
 
     def load_benchmark_file(self, bench: Benchmark) -> None:

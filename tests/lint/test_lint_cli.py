@@ -66,7 +66,7 @@ def test_github_format_escapes_commas_and_newlines():
 
 
 def test_json_format_shape(broken_tree):
-    proc = run_cli("lint", "--format", "json", broken_tree("no-weight-anywhere"))
+    proc = run_cli("lint", "--format", "json", broken_tree("no-benchmark-yml-no-weight"))
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
     assert set(doc) == {"root", "errors", "warnings", "diagnostics"}

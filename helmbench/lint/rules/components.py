@@ -10,7 +10,7 @@ from __future__ import annotations
 from helmbench.diagnostics import Collector
 from helmbench.lint.registry import rule
 from helmbench.spec import markdown as md
-from helmbench.spec.tree import KINDS, Benchmark
+from helmbench.spec.tree import KINDS, Benchmark, Component
 
 
 @rule("HB301")
@@ -38,6 +38,19 @@ def _check_text(path: str, body: str, first_line: int, out: Collector, secs=None
                 hint="add a closing ``` line; until then every heading after it is code")
 
 
+def has_frontmatter(c: Component) -> bool:
+    """A `---` block under the component's heading (or atop its own file), even an empty one."""
+    if c.frontmatter is not None:
+        return True
+    lines = c.source.text.split("\n")
+    individual = c.path.rsplit("/", 1)[-1] == f"{c.code}.md"  # conditions/C1.md: no heading line
+    start = 0 if individual else c.line
+    for line in lines[start:]:
+        if line.strip():
+            return line.rstrip() == "---"
+    return False
+
+
 @rule("HB302", "HB303", "HB304", "HB305")
 def component_bodies(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
@@ -47,8 +60,11 @@ def component_bodies(bench: Benchmark, out: Collector) -> None:
             if c.meta is None:
                 continue
             if not c.body.strip():
-                out.add("HB302", c.path, c.line, f"{c.code} has no text",
-                        hint="write the text the model should receive, or remove the component")
+                if not has_frontmatter(c):  # with frontmatter it is a deliberate empty level
+                    out.add("HB302", c.path, c.line, f"{c.code} has no text and no frontmatter",
+                            hint="write the text the model should receive, or remove the component; "
+                                 "for a deliberate empty level (\"no extra context\") give it "
+                                 "frontmatter such as `severity: 0`")
                 continue
             secs = md.sections(c.body)
             if all(s.heading is None for s in secs):
