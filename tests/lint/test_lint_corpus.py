@@ -29,7 +29,7 @@ def results(tmp_path_factory):
     roots = {name: build(name, top / name) for name in CASES}
     jobs = [(name, ()) for name in CASES] + [(name, ("--strict",)) for name in CASES if _is_warning_only(name)]
     with ThreadPoolExecutor(max_workers=(os.cpu_count() or 1) + 2) as pool:
-        procs = pool.map(lambda job: run_cli("lint", *job[1], roots[job[0]]), jobs)
+        procs = pool.map(lambda job: run_cli("lint", *job[1], ".", cwd=roots[job[0]]), jobs)
         return {job: proc for job, proc in zip(jobs, procs)}
 
 
