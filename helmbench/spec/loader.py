@@ -76,7 +76,8 @@ class Loader:
         try:
             data, dups = load_yaml(text, line_offset)
         except YamlError as exc:
-            self.out.add("HB101", path, exc.line, exc.message, col=exc.col)
+            noticed = ((*exc.parser_at, "the parser noticed here"),) if exc.parser_at else ()
+            self.out.add("HB101", path, exc.line, exc.message, col=exc.col, related=noticed)
             return None, False
         for d in dups:
             self.out.add("HB102", path, d.line, f"duplicate key `{d.key}` (first at line {d.first_line})", col=d.col)
@@ -95,7 +96,8 @@ class Loader:
         if data is None:
             return None, True
         if not isinstance(data, LineDict):
-            self.out.add("HB207", path, fm.line, f"frontmatter must be a mapping of keys to values, not a {type(data).__name__}")
+            found = "a list" if isinstance(data, list) else "a single value"
+            self.out.add("HB207", path, fm.line, f"frontmatter must be a mapping of keys to values (`key: value` lines), not {found}")
             return None, False
         return data, True
 
@@ -328,6 +330,8 @@ class Loader:
             if "difficulty" not in data:
                 data["difficulty"] = data["severity"]
                 data.key_lines["difficulty"] = data.key_lines["severity"]
+                data.key_spans["difficulty"] = data.key_spans["severity"]
+                data.value_spans["difficulty"] = data.value_spans["severity"]
             del data["severity"]
         meta = validate(META[kind], data, src.path, self.out, what=WHAT[kind]) if ok else None
         if meta is not None and meta.title is None and title:
