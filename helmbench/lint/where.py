@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from helmbench.spec.text import SourceText
 from helmbench.spec.tree import Benchmark, Scenario
 from helmbench.diagnostics import Span
 from helmbench.spec.yamlio import LineDict, LineList, YamlError, load_yaml
@@ -62,6 +63,16 @@ def item_span(data, *path, value, default: int = 1) -> Span:
     if isinstance(node, LineList) and value in node:
         return value_span(data, *path, node.index(value), default=default)
     return value_span(data, *path, default=default)
+
+
+def is_blank(src: SourceText | None) -> bool:
+    """An existing file with nothing but white space in it (reported once, as HB316/HB317)."""
+    return src is not None and not src.text.strip()
+
+
+def has_prompt(sc: Scenario) -> bool:
+    """The scenario's file loaded and is not empty: rules about its contents apply."""
+    return sc.meta is not None and not is_blank(sc.source)
 
 
 def scenario_file(sc: Scenario) -> str:

@@ -7,3 +7,5 @@ from helmbench.lint.rules import evaluation  # noqa: F401
 from helmbench.lint.rules import models  # noqa: F401
 from helmbench.lint.rules import prompt_tags  # noqa: F401
 from helmbench.lint.rules import schema  # noqa: F401
+from helmbench.lint.rules import headings  # noqa: F401
+from helmbench.lint.rules import titles  # noqa: F401

@@ -10,7 +10,7 @@ from __future__ import annotations
 from helmbench.diagnostics import Collector
 from helmbench.lint import schemas
 from helmbench.lint.registry import rule
-from helmbench.lint.where import evaluation_span, key_span, scenario_file, value_span
+from helmbench.lint.where import evaluation_span, has_prompt, key_span, scenario_file, value_span
 from helmbench.spec.models import CategoryMatch, ListIncludes, Sqe, TagThreshold
 from helmbench.spec.tree import Benchmark, Scenario
 from helmbench.spec.validate import suggest
@@ -22,7 +22,7 @@ LIST_TYPES = (ListIncludes, TagThreshold)
 def evaluation_inputs(bench: Benchmark, out: Collector) -> None:
     """The things an evaluation needs besides its own keys: an answer key and a schema."""
     for sc in bench.scenarios:
-        if sc.meta is None:
+        if not has_prompt(sc):
             continue
         ev, path = sc.meta.evaluation, scenario_file(sc)
         if isinstance(ev, CategoryMatch) and ev.expected is None and sc.meta.category is None:
@@ -38,7 +38,7 @@ def evaluation_inputs(bench: Benchmark, out: Collector) -> None:
 @rule("HB501", "HB502", "HB503")
 def evaluation_against_schema(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
-        if sc.meta is None or isinstance(sc.meta.evaluation, Sqe) or sc.schema is None:
+        if not has_prompt(sc) or isinstance(sc.meta.evaluation, Sqe) or sc.schema is None:
             continue
         found = schemas.inner(sc.schema)
         if found is not None and isinstance(found.schema, dict):
@@ -89,7 +89,7 @@ def check_field(sc: Scenario, schema: dict, out: Collector) -> None:
 @rule("HB505", "HB508")
 def judged_scenarios(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
-        if sc.meta is None:
+        if not has_prompt(sc):
             continue
         if isinstance(sc.meta.evaluation, Sqe) and not sc.criteria:
             out.add("HB505", scenario_file(sc), evaluation_span(sc, "type"),
