@@ -12,22 +12,39 @@ from typing import Literal
 Severity = Literal["error", "warning"]
 
 
+Span = tuple[int, int, int, int]  # 1-based (line, col, end_line, end_col); end_col just past the token
+
+
 @dataclass(frozen=True, order=True)
 class Diagnostic:
     path: str  # relative to the benchmark root, POSIX separators
-    line: int  # 1-based
+    line: int  # 1-based: the offending token (the wrong value, the wrong list item)
     col: int  # 1-based
     code: str
     message: str
     severity: Severity = "error"
     hint: str | None = field(default=None, compare=False)
+    end_line: int | None = field(default=None, compare=False)  # None: the token's end is unknown
+    end_col: int | None = field(default=None, compare=False)  # just past the token's last character
+    # a second location in the same file: where the parser noticed an unclosed bracket
+    related: tuple[tuple[int, int, str], ...] = field(default=(), compare=False)
 
     @property
     def is_error(self) -> bool:
         return self.severity == "error"
 
+    @property
+    def end(self) -> tuple[int, int]:
+        """(end_line, end_col), the start itself when the token's end is unknown."""
+        if self.end_line is None:
+            return self.line, self.col
+        return self.end_line, self.end_col if self.end_col is not None else self.col
+
     def to_dict(self) -> dict:
-        return asdict(self)
+        d = asdict(self)
+        d["end_line"], d["end_col"] = self.end
+        d["related"] = [{"line": l, "col": c, "note": n} for l, c, n in self.related]
+        return d
 
 
 class Collector:
@@ -40,17 +57,23 @@ class Collector:
         self,
         code: str,
         path: str,
-        line: int,
+        line: int | Span,
         message: str,
         *,
         col: int = 1,
         hint: str | None = None,
         severity: Severity | None = None,
+        related: tuple[tuple[int, int, str], ...] = (),
     ) -> None:
+        """`line` is a line number, or a whole span (line, col, end_line, end_col) of the token."""
         from helmbench.lint.codes import CODES
 
         sev = severity or CODES[code].severity
-        self.items.append(Diagnostic(path, max(line, 1), max(col, 1), code, message, sev, hint))
+        end_line = end_col = None
+        if isinstance(line, tuple):
+            line, col, end_line, end_col = line
+        self.items.append(Diagnostic(path, max(line, 1), max(col, 1), code, message, sev, hint,
+                                     end_line, end_col, tuple(related)))
 
     def extend(self, other: "Collector") -> None:
         self.items.extend(other.items)

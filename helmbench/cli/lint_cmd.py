@@ -18,10 +18,12 @@ class Format(str, Enum):
     json = "json"
 
 
-def _prefix(root: Path) -> str:
-    """The root as seen from the working directory (GitHub annotations need repo paths)."""
+def _prefix(root: Path, outside: str = "absolute") -> str:
+    """The root as seen from the working directory. GitHub annotations need repository paths,
+    so a root outside the working directory is given absolute there (`outside="absolute"`);
+    for a terminal `../bench/` is just as clickable (`outside="relative"`)."""
     rel = os.path.relpath(root.resolve(), Path.cwd().resolve())
-    if rel.startswith(".."):
+    if rel.startswith("..") and outside == "absolute":
         rel = root.resolve().as_posix()
     rel = Path(rel).as_posix()
     return "" if rel == "." else rel.rstrip("/") + "/"
@@ -34,6 +36,10 @@ def lint(
     strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
 ) -> None:
     """Check the benchmark tree and report every problem as `path:line:col: CODE message`.
+
+    Text paths are relative to the current folder (they open with a click); github paths are
+    repository paths; json paths are relative to the benchmark root, with `root` giving the
+    root as seen from the current folder.
 
     Exit 0 when clean, 1 when there are findings (errors, or warnings with --strict), 2 on a
     usage error. `helmbench rules` explains every code.
@@ -55,7 +61,7 @@ def lint(
     from helmbench.lint.render import RENDERERS, summary
 
     _, diags = lint_tree(root)
-    rendered = RENDERERS[format.value](diags, _prefix(root))
+    rendered = RENDERERS[format.value](diags, _prefix(root, "absolute" if format is Format.github else "relative"))
     if rendered:
         print(rendered)
     errors, warnings = summary(diags)

@@ -63,9 +63,11 @@ _TABLE = [
     Code("HB301", "error", "duplicate component code",
          "Two components of one scenario share a code; case ids would collide.",
          "# PT1 ... # PT1"),
-    Code("HB302", "error", "empty component",
-         "A component has no body text: the model would receive nothing from it.",
-         "# PT2\n---\nseverity: 3\n---\n"),
+    Code("HB302", "warning", "empty component without frontmatter",
+         "A component has neither body text nor frontmatter: usually a heading left behind. "
+         "An empty component WITH frontmatter is a deliberate empty level (\"no extra "
+         "context\" on a severity ladder): it composes to nothing and is not reported.",
+         "# U1\n\n# U2\n---\nseverity: 3\n---\n## User profile\n..."),
     Code("HB303", "warning", "component without a `##` section",
          "The body has no `##` heading, so its text reaches the model untagged.",
          "# PT1\nNeed to make a will tonight."),
@@ -101,6 +103,30 @@ _TABLE = [
     Code("HB313", "error", "unrecognised folder",
          "A folder under scenarios/ whose name is not a pillar, behaviour or scenario code.",
          "scenarios/Pillar1/"),
+    Code("HB314", "warning", "`##` heading looks misspelt",
+         "A `##` heading, written only once in the tree, is a near miss of a known section heading "
+         "(`Your job`, `System instructions`, `User memory`, `User profile`, `User's input`): it "
+         "becomes a different XML tag. Headings used more than once are the author's choice and "
+         "never reported.",
+         "## Yuor job          (did you mean `## Your job`?)"),
+    Code("HB315", "warning", "sibling components use different headings",
+         "One component uses a `##` heading that none of its siblings use, while most of them use a "
+         "near-identical one: the cases of one scenario would wrap the same part in different tags.",
+         "# PT1 … ## User's input\n# PT2 … ## User input      <user_input> instead of <users_input>\n"
+         "# PT3 … ## User's input"),
+    Code("HB316", "error", "empty file",
+         "A scenario file, `conditions.md`, `perturbations.md` or a criteria file exists but holds "
+         "nothing; it is reported against itself (not as a missing file elsewhere).",
+         "scenarios/P1/B1/S1/perturbations.md of 0 bytes"),
+    Code("HB317", "warning", "empty user-contexts.md",
+         "`user-contexts.md` exists but holds nothing: the scenario's case ids silently lose their "
+         "user-context part (`P1-B1-S1-C1-PT1` instead of `P1-B1-S1-C1-U1-PT1`). Write a baseline "
+         "`# U1` with `severity: 0` frontmatter and no text, or delete the file.",
+         "scenarios/P1/B1/S1/user-contexts.md of 0 bytes"),
+    Code("HB318", "warning", "scenario without a title",
+         "The scenario's frontmatter has no `title`, so the site and `helmbench list` show only its "
+         "code. A warning: `--strict` (use it before publishing) fails on it.",
+         "---\ncategory: ASSISTANCE\nevaluation: {type: list_includes, required: [ASSISTANCE]}\n---"),
     # HB4xx: response schema
     Code("HB401", "error", "not a valid JSON Schema",
          "The response schema does not validate against the JSON Schema meta-schema.",
@@ -141,6 +167,11 @@ _TABLE = [
          "`criteria.md` and `CR#.md` are only read for `sqe` scenarios; beside a deterministic "
          "evaluation they are ignored, which usually means the evaluation type is wrong.",
          "S1.md with evaluation: {type: list_includes} and a criteria.md beside it"),
+    Code("HB509", "warning", "prompt names a label the schema does not have",
+         "A label-like word in the prompt (ALL-CAPS with `_`, or the bold head of a list item) is "
+         "not a value of the response schema's enum and not close to one: the model is asked for "
+         "an answer it cannot give. Ordinary capitals (UK, ADHD, NOTE) are not labels.",
+         "prompt: 'use IMMEDIATE_DANGER when …'  enum: [ASSISTANCE, CHIT_CHAT]"),
     # HB6xx: benchmark.yml, scoring.yaml, models.yml
     Code("HB601", "warning", "no benchmark.yml",
          "Pillars and behaviours are derived from folder codes and README titles.",

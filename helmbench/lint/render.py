@@ -1,7 +1,16 @@
 """Render diagnostics for people (text), GitHub pull requests (annotations) and tools (JSON).
 
-Paths in diagnostics are relative to the benchmark root. GitHub resolves annotation paths
-from the repository root, so the github renderer takes the root's path as a prefix.
+Paths in diagnostics are relative to the benchmark root; each renderer is given the root's
+path as a prefix, chosen by the command for its reader:
+- text: relative to the shell's current folder, so `path:line:col` opens with a click in a
+  terminal or editor (`../bench/scenarios/…` when the tree is elsewhere);
+- github: relative to the repository root (the current folder in a workflow), as GitHub
+  resolves annotation paths from there;
+- json: each `path` stays relative to the benchmark root (stable whatever folder the tool runs
+  in, so results can be compared and keyed), and the document's `root` field is the root as
+  seen from the current folder: `root/path` opens the file.
+Every format carries the token's extent: `end_line`/`end_col` (just past its last character)
+in JSON, `endLine`/`endColumn` in GitHub annotations.
 """
 
 from __future__ import annotations
@@ -35,7 +44,9 @@ def text(diags: list[Diagnostic], prefix: str = "") -> str:
     lines = []
     for d in diags:
         tag = "" if d.is_error else " (warning)"
-        lines.append(printable(f"{d.path}:{d.line}:{d.col}: {d.code}{tag} {d.message}"))
+        lines.append(printable(f"{prefix}{d.path}:{d.line}:{d.col}: {d.code}{tag} {d.message}"))
+        for line, col, note in d.related:
+            lines.append(printable(f"    note: {prefix}{d.path}:{line}:{col}: {note}"))
         if d.hint:
             lines.append(printable(f"    hint: {d.hint}"))
     return "\n".join(lines)
@@ -56,9 +67,12 @@ def github(diags: list[Diagnostic], prefix: str = "") -> str:
     out = []
     for d in diags:
         level = "error" if d.is_error else "warning"
-        msg = d.message + (f" (hint: {d.hint})" if d.hint else "")
+        msg = d.message + "".join(f" ({note} at line {l}, column {c})" for l, c, note in d.related)
+        msg += f" (hint: {d.hint})" if d.hint else ""
+        end_line, end_col = d.end
         out.append(
             f"::{level} file={_escape_prop(prefix + d.path)},line={d.line},col={d.col},"
+            f"endLine={end_line},endColumn={end_col},"
             f"title={_escape_prop(d.code)}::{_escape_data(msg)}"
         )
     return "\n".join(out)

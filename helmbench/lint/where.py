@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from helmbench.spec.text import SourceText
 from helmbench.spec.tree import Benchmark, Scenario
-from helmbench.spec.yamlio import LineDict, YamlError, load_yaml
+from helmbench.diagnostics import Span
+from helmbench.spec.yamlio import LineDict, LineList, YamlError, load_yaml
 
 
 def key_line(data, *path, default: int = 1) -> int:
@@ -25,15 +27,66 @@ def key_line(data, *path, default: int = 1) -> int:
     return line
 
 
+def key_span(data, *path, default: int = 1) -> Span:
+    """Span of the deepest key of `path` found (the key token itself)."""
+    return _spans(data, path, default)[0]
+
+
+def value_span(data, *path, default: int = 1) -> Span:
+    """Span of the value of the deepest key of `path` found, or of a list item when the last
+    part of `path` is an index (`required`, 1 → the second item of `required:`)."""
+    return _spans(data, path, default)[1]
+
+
+def _spans(data, path, default: int) -> tuple[Span, Span]:
+    top = getattr(data, "line", default) if isinstance(data, (LineDict, LineList)) else default
+    key = value = (top, 1, top, 1)
+    node = data
+    for part in path:
+        if isinstance(node, LineDict) and part in node:
+            key, value = node.key_spans[part], node.value_spans[part]
+            node = node[part]
+        elif isinstance(node, LineList) and isinstance(part, int) and 0 <= part < len(node):
+            key = value = node.item_spans[part]
+            node = node[part]
+        else:
+            break
+    return key, value
+
+
+def item_span(data, *path, value, default: int = 1) -> Span:
+    """Span of the first item equal to `value` in the list at `path` (or of the whole value
+    when it is a single item rather than a list)."""
+    node = data
+    for part in path:
+        node = node.get(part) if isinstance(node, LineDict) else None
+    if isinstance(node, LineList) and value in node:
+        return value_span(data, *path, node.index(value), default=default)
+    return value_span(data, *path, default=default)
+
+
+def is_blank(src: SourceText | None) -> bool:
+    """An existing file with nothing but white space in it (reported once, as HB316/HB317)."""
+    return src is not None and not src.text.strip()
+
+
+def has_prompt(sc: Scenario) -> bool:
+    """The scenario's file loaded and is not empty: rules about its contents apply."""
+    return sc.meta is not None and not is_blank(sc.source)
+
+
 def scenario_file(sc: Scenario) -> str:
     """The scenario's own file (S1.md / MCSQE.md), or its folder when there is none."""
     return sc.source.path if sc.source else sc.folder
 
 
-def evaluation_line(sc: Scenario, *keys: str) -> int:
-    """Line of `evaluation.<keys>` in the scenario frontmatter (or of `evaluation`, or 1)."""
+def evaluation_span(sc: Scenario, *keys: str, value=None) -> Span:
+    """Span of `evaluation.<keys>`'s value (of the item equal to `value` in a list)."""
     fm = sc.frontmatter
-    return key_line(fm, "evaluation", *keys, default=fm.line if isinstance(fm, LineDict) else 1)
+    default = fm.line if isinstance(fm, LineDict) else 1
+    if value is not None:
+        return item_span(fm, "evaluation", *keys, value=value, default=default)
+    return value_span(fm, "evaluation", *keys, default=default)
 
 
 @lru_cache(maxsize=8)

@@ -140,7 +140,8 @@ class Loader:
         try:
             data, dups = load_yaml(text, line_offset)
         except YamlError as exc:
-            self.out.add(exc.code, path, exc.line, exc.message, col=exc.col)
+            noticed = ((*exc.parser_at, "the parser noticed here"),) if exc.parser_at else ()
+            self.out.add(exc.code, path, exc.line, exc.message, col=exc.col, related=noticed)
             return None, False
         for d in dups:
             self.out.add("HB102", path, d.line, f"duplicate key `{d.key}` (first at line {d.first_line})", col=d.col)
@@ -159,7 +160,8 @@ class Loader:
         if data is None:
             return None, True
         if not isinstance(data, LineDict):
-            self.out.add("HB207", path, fm.line, f"frontmatter must be a mapping of keys to values, not a {type(data).__name__}")
+            found = "a list" if isinstance(data, list) else "a single value"
+            self.out.add("HB207", path, fm.line, f"frontmatter must be a mapping of keys to values (`key: value` lines), not {found}")
             return None, False
         return data, True
 
@@ -182,8 +184,9 @@ class Loader:
             self.walk(bench, scenarios_dir)
         bench.scenarios.sort(key=lambda s: (natural_key(s.pillar), natural_key(s.behaviour), natural_key(s.code)))
         if not bench.declared:
+            equal = "; with no scoring.yaml either, every behaviour weighs the same" if bench.equal_weights else ""
             self.out.add("HB601", "benchmark.yml", 1,
-                         "no benchmark.yml: pillars and behaviours come from folder codes and README titles")
+                         "no benchmark.yml: pillars and behaviours come from folder codes and README titles" + equal)
         return bench
 
     def load_benchmark_file(self, bench: Benchmark) -> None:
@@ -378,6 +381,8 @@ class Loader:
             if "difficulty" not in data:
                 data["difficulty"] = data["severity"]
                 data.key_lines["difficulty"] = data.key_lines["severity"]
+                data.key_spans["difficulty"] = data.key_spans["severity"]
+                data.value_spans["difficulty"] = data.value_spans["severity"]
             del data["severity"]
         meta = validate(META[kind], data, src.path, self.out, what=WHAT[kind]) if ok else None
         if meta is not None and meta.title is None and title:

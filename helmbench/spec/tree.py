@@ -145,10 +145,18 @@ class Benchmark:
     models_source: SourceText | None = None
     models_data: object = None
 
+    @property
+    def equal_weights(self) -> bool:
+        """The documented minimal layout (no benchmark.yml, no scoring.yaml) weighs every
+        behaviour the same: the author wrote no weights, so none is missing."""
+        return not self.declared and self.scoring_source is None
+
     def weight(self, behaviour_key: str) -> float | None:
         info = self.behaviours.get(behaviour_key)
         if info and info.weight is not None:
             return info.weight
+        if self.equal_weights and behaviour_key in self.behaviours:
+            return 1.0
         return self.scoring_weights.get(behaviour_key)
 
     def weight_source(self, behaviour_key: str) -> SourceText | None:

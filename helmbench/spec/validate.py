@@ -1,15 +1,24 @@
-"""Turn Pydantic validation errors into located diagnostics with "did you mean" hints."""
+"""Turn validation errors into located diagnostics in the author's words.
+
+The models are checked by Pydantic, but its phrasing ("Input should be a valid integer",
+"input tag … found using 'type'") and its class names never reach an author: each error is
+rewritten as what is wrong, what is expected, and a "did you mean" drawn from the keys or
+values allowed at that very place. Each finding points at the offending token: the unknown
+key, the wrong value, the wrong list item, or (for a missing key) the key that should hold it.
+"""
 
 from __future__ import annotations
 
 import difflib
+import types
+import typing
 from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from helmbench.diagnostics import Collector
 from helmbench.spec import models as m
-from helmbench.spec.yamlio import LineDict
+from helmbench.spec.yamlio import LineDict, LineList
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -25,34 +34,124 @@ def _vocabulary() -> list[str]:
 _VOCAB = _vocabulary()
 
 
+def closest(word, choices) -> str | None:
+    match = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
 def suggest(word: str, choices: list[str] | None = None) -> str | None:
-    match = difflib.get_close_matches(str(word), choices or _VOCAB, n=1, cutoff=0.6)
-    return f"did you mean `{match[0]}`?" if match else None
+    match = closest(word, _VOCAB if choices is None else choices)
+    return f"did you mean `{match}`?" if match else None
 
 
-def _locate(data, loc: tuple) -> tuple[int, int]:
-    """Line and column of the deepest key of `loc` that exists in the YAML data."""
-    line, col = (getattr(data, "line", 1), 1)
-    node = data
-    for part in loc:
+# --- where in the YAML -----------------------------------------------------------------------
+
+
+def _walk(data, loc: tuple):
+    """(names, node, parent, key span, value span) following `loc` through the YAML data.
+
+    Parts of `loc` that are not in the data (a union member such as `list_includes` or
+    `list[str]`) are skipped; a final part that is absent (a missing key) is kept as a name.
+    """
+    top = getattr(data, "line", 1)
+    key_span = value_span = (top, 1, top, 1)
+    node, parent, names = data, None, []
+    for n, part in enumerate(loc):
         if isinstance(node, LineDict) and part in node:
-            line, col = node.key_lines.get(part, (line, col))
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-            node = node[part]
-            if isinstance(node, LineDict):
-                line, col = node.line, 1
-        # else: a union tag or model name inside loc; keep walking
-    return line, col
+            key_span = node.key_spans.get(part, key_span)
+            value_span = node.value_spans.get(part, value_span)
+            parent, node = node, node[part]
+            names.append(str(part))
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            if isinstance(node, LineList):
+                key_span = value_span = node.item_spans[part]
+            parent, node = node, node[part]
+            names.append(part)  # an int: shown 1-based by _dotted
+        elif n == len(loc) - 1 and isinstance(part, str) and not _is_member_tag(part):
+            names.append(part)
+            node = None  # absent
+    return names, node, parent, key_span, value_span
 
 
-def _code(err: dict) -> str:
-    field = next((p for p in reversed(err["loc"]) if isinstance(p, str)), "")
-    if err["type"] == "extra_forbidden":
+def _is_member_tag(part: str) -> bool:
+    return part in m.EVALUATION_TYPES or part in _TYPE_WORDS or "[" in part
+
+
+# --- what is allowed at a place -----------------------------------------------------------
+
+
+def _unwrap(tp) -> list:
+    """The concrete types behind Annotated / Optional / Union."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(tp)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [t for a in typing.get_args(tp) for t in _unwrap(a)]
+    return [tp]
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
+    """Field names of the model(s) that the mapping at `loc` is validated against."""
+    candidates = [model]
+    for part in loc:
+        nxt = []
+        for c in candidates:
+            if isinstance(c, type) and issubclass(c, BaseModel):
+                if part in c.model_fields:
+                    nxt += _unwrap(c.model_fields[part].annotation)
+                elif part in m.EVALUATION_TYPES and _literal_of(c) == part:
+                    nxt.append(c)
+            elif typing.get_origin(c) is dict:
+                nxt += _unwrap(typing.get_args(c)[1])
+            elif typing.get_origin(c) is list and isinstance(part, int):
+                nxt += _unwrap(typing.get_args(c)[0])
+        candidates = nxt or candidates
+    return sorted({f for c in candidates if isinstance(c, type) and issubclass(c, BaseModel) for f in c.model_fields})
+
+
+def _literal_of(c: type[BaseModel]) -> str | None:
+    field = c.model_fields.get("type")
+    if field is None:
+        return None
+    args = typing.get_args(field.annotation)
+    return args[0] if args else None
+
+
+# --- messages ---------------------------------------------------------------------------------
+
+_TYPE_WORDS = {
+    "str": "text", "int": "a whole number", "float": "a number", "bool": "true or false",
+    "list[str]": "a list of text", "dict": "a mapping of keys to values",
+}
+_EXPECTS = {
+    "string_type": "text", "int_type": "a whole number", "int_parsing": "a whole number",
+    "float_type": "a number", "float_parsing": "a number", "bool_type": "true or false",
+    "list_type": "a list", "dict_type": "a mapping of keys to values",
+    "model_type": "a mapping of keys to values", "model_attributes_type": "a mapping of keys to values",
+    "none_required": "nothing",
+}
+_BOUNDS = {"ge": "at least", "le": "at most", "gt": "greater than", "lt": "less than"}
+
+
+def _shown(value) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    text = str(value)
+    return f"`{text[:60]}…`" if len(text) > 60 else f"`{text}`"
+
+
+def _code(kind: str, field: str) -> str:
+    if kind == "extra_forbidden":
         return "HB201"
-    if err["type"] == "missing":
+    if kind == "missing":
         return "HB202"
-    if err["type"] in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
         if field == "severity":
             return "HB204"
         if field == "difficulty":
@@ -60,26 +159,78 @@ def _code(err: dict) -> str:
     return "HB203"
 
 
+def _dotted(names: list) -> str:
+    """`models[1].id`: list positions counted from 1, as an author counts items."""
+    out = ""
+    for part in names:
+        out += f"[{part + 1}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _describe(model, loc, errs: list[dict], names: list[str], what: str) -> tuple[str, str | None]:
+    """(message, hint) for the errors at one place (several when a union's members all failed)."""
+    err = errs[0]
+    kind, ctx, value = err["type"], err.get("ctx") or {}, err.get("input")
+    name = _dotted(names) or "the file"
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(model, loc[:-1])
+        hint = suggest(loc[-1], allowed) if allowed else suggest(loc[-1])
+        known = f"; known keys here: {', '.join(allowed)}" if allowed and not hint else ""
+        return f"unknown key `{names[-1] if names else loc[-1]}` in {what}{known}", hint
+    if kind == "missing":
+        where = f"`{_dotted(names[:-1])}`" if names[:-1] else what
+        return f"`{names[-1]}` is missing from {where}", f"add `{names[-1]}:`"
+    if kind == "union_tag_invalid":
+        tag = ctx.get("tag")
+        expected = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip(" '")]
+        meant = closest(tag, expected)
+        return (f"unknown {name} type `{tag}`; expected one of {', '.join(expected)}",
+                f"did you mean `{meant}`?" if meant else None)
+    if kind == "literal_error":
+        expected = [t.strip(" '") for t in str(ctx.get("expected", "")).replace(" or ", ",").split(",") if t.strip(" '")]
+        meant = closest(value, expected)
+        return (f"`{name}` must be one of {', '.join(expected)} (got {_shown(value)})",
+                f"did you mean `{meant}`?" if meant else None)
+    if kind in _EXPECTS or all(e["type"] in _EXPECTS for e in errs):
+        wanted = " or ".join(dict.fromkeys(_EXPECTS.get(e["type"], "another value") for e in errs))
+        return f"`{name}` in {what} must be {wanted} (got {_shown(value)})", None
+    bound = next((k for k in _BOUNDS if k in ctx), None)
+    if bound:
+        limit = ctx[bound]
+        limit = int(limit) if isinstance(limit, float) and limit.is_integer() else limit
+        return f"`{name}` in {what} must be {_BOUNDS[bound]} {limit} (got {_shown(value)})", None
+    if kind == "too_short":
+        return f"`{name}` in {what} must list at least {ctx.get('min_length', 1)} value(s)", None
+    if kind == "string_pattern_mismatch":
+        if names and names[-1] == "id":
+            return f"`{name}` in {what} must be an OpenRouter model id such as `openai/gpt-4.1-mini` (got {_shown(value)})", None
+        return f"`{name}` in {what} does not have the expected form (got {_shown(value)})", None
+    return f"`{name}` in {what} has a value that is not allowed here (got {_shown(value)})", None
+
+
 def validate(model: type[T], data, path: str, out: Collector, *, what: str) -> T | None:
-    """Validate YAML data against `model`; every error becomes one diagnostic."""
+    """Validate YAML data against `model`; every wrong place becomes one diagnostic."""
     try:
         return model.model_validate(data if data is not None else {})
     except ValidationError as exc:
+        places: dict[tuple, list[dict]] = {}
         for err in exc.errors():
             loc = tuple(err["loc"])
-            line, col = _locate(data, loc)
-            code = _code(err)
-            name = ".".join(str(p) for p in loc if isinstance(p, (str, int)) and p not in m.EVALUATION_TYPES)
-            if code == "HB201":
-                msg = f"unknown field `{name}` in {what}"
-                hint = suggest(loc[-1])
-            elif code == "HB202":
-                msg = f"missing field `{name}` in {what}"
-                hint = None
+            names = tuple(_walk(data, loc)[0])
+            places.setdefault((names, err["type"] == "missing", err["type"] == "extra_forbidden"), []).append(err)
+        for errs in places.values():
+            loc = tuple(errs[0]["loc"])
+            names, node, parent, key_span, value_span = _walk(data, loc)
+            kind = errs[0]["type"]
+            if kind == "extra_forbidden":
+                span = key_span
+            elif kind == "missing":
+                span = key_span if len(names) > 1 else (getattr(data, "line", 1), 1, getattr(data, "line", 1), 1)
+            elif kind == "union_tag_invalid" and isinstance(node, LineDict) and "type" in node:
+                span = node.value_spans["type"]
             else:
-                value = err.get("input")
-                shown = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
-                msg = f"`{name}` in {what}: {err['msg'].lower()} (got {shown})"
-                hint = None
-            out.add(code, path, line, msg, col=col, hint=hint)
+                span = value_span
+            message, hint = _describe(model, loc, errs, names, what)
+            field = names[-1] if names else ""
+            out.add(_code(kind, field), path, span, message, hint=hint)
         return None

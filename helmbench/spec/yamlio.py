@@ -19,15 +19,34 @@ from dataclasses import dataclass
 
 import yaml
 
+from helmbench.spec.yamlwords import syntax_message
+
+Span = tuple[int, int, int, int]  # 1-based (line, col, end_line, end_col); end_col is just past the token
+
+
+def _span(node: yaml.Node) -> Span:
+    start, end = node.start_mark, node.end_mark
+    return (start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+
 
 class LineDict(dict):
-    """A dict that remembers the 1-based (line, col) of each key and of itself."""
+    """A dict that remembers the 1-based (line, col) of each key and of itself, and the span
+    of each key and value token (so a finding can point at the wrong value, not its key)."""
 
     key_lines: dict
+    key_spans: dict
+    value_spans: dict
     line: int
 
     def line_of(self, key, default: int | None = None) -> int:
         return self.key_lines.get(key, (default or self.line, 1))[0]
+
+
+class LineList(list):
+    """A list that remembers the span of each item (`required: [A, B]` points at `B`)."""
+
+    item_spans: list
+    line: int
 
 
 @dataclass(frozen=True)
@@ -107,7 +126,7 @@ def _construct_int(loader: _Loader, node):
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = False):
     loader.flatten_mapping(node)
     result = LineDict()
-    result.key_lines = {}
+    result.key_lines, result.key_spans, result.value_spans = {}, {}, {}
     result.line = node.start_mark.line + 1
     for key_node, value_node in node.value:
         key = loader.construct_object(key_node, deep=True)
@@ -122,20 +141,37 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode, deep: bool = Fal
             loader.duplicates.append(DuplicateKey(str(key), pos[0], pos[1], result.key_lines[key][0]))
         result[key] = loader.construct_object(value_node, deep=True)
         result.key_lines[key] = pos
+        result.key_spans[key] = _span(key_node)
+        result.value_spans[key] = _span(value_node)
+    return result
+
+
+def _construct_sequence(loader: _Loader, node: yaml.SequenceNode, deep: bool = False):
+    result = LineList(loader.construct_object(child, deep=True) for child in node.value)
+    result.item_spans = [_span(child) for child in node.value]
+    result.line = node.start_mark.line + 1
     return result
 
 
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
 _Loader.add_constructor("tag:yaml.org,2002:float", _construct_float)
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
 
 
 class YamlError(Exception):
-    """Why a document could not be read; `code` is HB101 (syntax) or the bound it exceeds."""
+    """Why a document could not be read; `code` is HB101 (syntax) or the bound it exceeds.
 
-    def __init__(self, message: str, line: int, col: int, code: str = "HB101"):
+    A syntax error is located at the start of the construct it belongs to (the `[` that is
+    never closed), with the parser's own position (where it gave up) as `parser_at`."""
+
+    def __init__(self, message: str, line: int, col: int, code: str = "HB101",
+                 parser_at: tuple[int, int] | None = None):
         super().__init__(message)
-        self.message, self.line, self.col, self.code = message, line, col, code
+        self.message, self.line, self.col, self.code, self.parser_at = message, line, col, code, parser_at
+
+
+_UNCLOSED = ("flow sequence", "flow mapping", "quoted scalar")
 
 
 def load_yaml(text: str, line_offset: int = 0) -> tuple[object, list[DuplicateKey]]:
@@ -149,15 +185,19 @@ def load_yaml(text: str, line_offset: int = 0) -> tuple[object, list[DuplicateKe
         mark = exc.problem_mark
         raise YamlError(exc.problem, mark.line + 1 + line_offset, mark.column + 1, exc.code) from None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
+        # An unclosed bracket or quote belongs where it opened (the parser only notices at
+        # the end of the text); other errors belong where the parser stopped.
+        opened = bool(exc.context_mark) and any(w in (exc.context or "") for w in _UNCLOSED)
+        mark = exc.context_mark if opened else (exc.problem_mark or exc.context_mark)
         line = (mark.line + 1 if mark else 1) + line_offset
         col = mark.column + 1 if mark else 1
-        problem = exc.problem or str(exc)
-        if exc.context:
-            problem = f"{exc.context}: {problem}"
-        raise YamlError(f"YAML syntax error: {problem}", line, col) from None
+        parser_at = None
+        if opened and exc.problem_mark and exc.problem_mark.line != exc.context_mark.line:
+            parser_at = (exc.problem_mark.line + 1 + line_offset, exc.problem_mark.column + 1)
+        raise YamlError(syntax_message(exc.context, exc.problem or str(exc)), line, col,
+                        parser_at=parser_at) from None
     except yaml.YAMLError as exc:
-        raise YamlError(f"YAML syntax error: {exc}", 1 + line_offset, 1) from None
+        raise YamlError(syntax_message(None, str(exc)), 1 + line_offset, 1) from None
     except (ValueError, OverflowError) as exc:  # e.g. a timestamp `2024-13-45`: a value, not syntax
         raise YamlError(f"YAML value cannot be read: {exc}", 1 + line_offset, 1) from None
     finally:
@@ -168,6 +208,10 @@ def load_yaml(text: str, line_offset: int = 0) -> tuple[object, list[DuplicateKe
     return data, dups
 
 
+def _shift_span(span: Span, offset: int) -> Span:
+    return (span[0] + offset, span[1], span[2] + offset, span[3])
+
+
 def _shift(data, offset: int, seen: set[int]) -> None:
     """Move line numbers by `offset`, visiting each object once (an alias shares its target)."""
     if id(data) in seen:
@@ -176,8 +220,13 @@ def _shift(data, offset: int, seen: set[int]) -> None:
     if isinstance(data, LineDict):
         data.line += offset
         data.key_lines = {k: (l + offset, c) for k, (l, c) in data.key_lines.items()}
+        data.key_spans = {k: _shift_span(v, offset) for k, v in data.key_spans.items()}
+        data.value_spans = {k: _shift_span(v, offset) for k, v in data.value_spans.items()}
         for v in data.values():
             _shift(v, offset, seen)
     elif isinstance(data, list):
+        if isinstance(data, LineList):
+            data.line += offset
+            data.item_spans = [_shift_span(v, offset) for v in data.item_spans]
         for v in data:
             _shift(v, offset, seen)

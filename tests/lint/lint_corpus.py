@@ -4,7 +4,8 @@ tests/lint/base/ is a small valid benchmark (lints clean with --strict).
 tests/lint/broken/<case>/ holds the defect:
   tree/         files copied over the base (added or replaced)
   remove.txt    paths (relative to the tree root) deleted from the base, one per line
-  expected.txt  `# what is wrong`, then every expected finding as `path:line CODE`
+  expected.txt  `# what is wrong`, then every expected finding as `path:line CODE`, or as
+                `path:line:col CODE` to pin the column too (checked by test_lint_positions.py)
 """
 
 from __future__ import annotations
@@ -28,16 +29,25 @@ def case_names() -> list[str]:
     return sorted(p.name for p in BROKEN.iterdir() if (p / "expected.txt").is_file())
 
 
-def expected(name: str) -> set[tuple[str, int, str]]:
+_WHERE = re.compile(r"^(?P<path>.+?):(?P<line>\d+)(?::(?P<col>\d+))?$")
+
+
+def expected_located(name: str) -> set[tuple[str, int, int | None, str]]:
+    """Every expected finding as (path, line, col, code); col is None when not given."""
     found = set()
     for raw in (BROKEN / name / "expected.txt").read_text(encoding="utf-8").splitlines():
         raw = raw.strip()
         if not raw or raw.startswith("#"):
             continue
         where, code = raw.rsplit(" ", 1)
-        path, line = where.rsplit(":", 1)
-        found.add((path, int(line), code))
+        m = _WHERE.match(where)
+        found.add((m["path"], int(m["line"]), int(m["col"]) if m["col"] else None, code))
     return found
+
+
+def expected(name: str) -> set[tuple[str, int, str]]:
+    """Every expected finding as (path, line, code); `path:line:col CODE` lines also allowed."""
+    return {(path, line, code) for path, line, _, code in expected_located(name)}
 
 
 def build(name: str, dest: Path) -> Path:

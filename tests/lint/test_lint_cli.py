@@ -13,7 +13,8 @@ import pytest
 from helmbench.lint.codes import CODES
 from lint_corpus import BASE, BROKEN, UPSTREAM, build, parse_text, run_cli
 
-GITHUB_LINE = re.compile(r"^::(error|warning) file=([^,]+),line=(\d+),col=(\d+),title=(HB\d{3})::(.+)$")
+GITHUB_LINE = re.compile(
+    r"^::(error|warning) file=([^,]+),line=(\d+),col=(\d+),endLine=\d+,endColumn=\d+,title=(HB\d{3})::(.+)$")
 
 
 def test_clean_tree_exits_0_even_with_strict(clean_tree):
@@ -24,12 +25,28 @@ def test_clean_tree_exits_0_even_with_strict(clean_tree):
 
 
 def test_text_lines_have_path_line_col_code_and_hint(broken_tree):
-    proc = run_cli("lint", broken_tree("unknown-field"))
+    root = broken_tree("unknown-field")
+    proc = run_cli("lint", ".", cwd=root)
     lines = proc.stdout.splitlines()
     m = parse_text(proc.stdout)[0]
     assert m["path"] == "scenarios/P1/B1/S1--late-planning/perturbations.md"
     assert (m["line"], m["col"], m["code"]) == ("3", "1", "HB201")
     assert lines[1] == "    hint: did you mean `severity`?"
+
+
+def test_text_paths_are_relative_to_the_current_folder(tmp_path):
+    """`path:line:col` opens with a click: from a sibling folder, from the parent, from inside."""
+    build("unknown-field", tmp_path / "bench")
+    (tmp_path / "elsewhere").mkdir()
+    rel = "scenarios/P1/B1/S1--late-planning/perturbations.md"
+    for cwd, arg, prefix in [(tmp_path, "bench", "bench/"), (tmp_path / "elsewhere", "../bench", "../bench/"),
+                             (tmp_path / "bench/scenarios", "..", "../")]:
+        proc = run_cli("lint", arg, cwd=cwd)
+        paths = [m["path"] for m in parse_text(proc.stdout)]
+        assert paths == [prefix + rel], proc.stdout
+        assert (cwd / paths[0]).is_file()
+    doc = json.loads(run_cli("lint", "--format", "json", "../bench", cwd=tmp_path / "elsewhere").stdout)
+    assert doc["root"] == "../bench" and doc["diagnostics"][0]["path"] == rel
 
 
 def test_all_findings_are_collected(tmp_path):
@@ -62,17 +79,28 @@ def test_github_format_escapes_commas_and_newlines():
     from helmbench.lint.render import github
 
     out = github([Diagnostic("a,b:c.md", 2, 3, "HB101", "line one\nline two 100%", "error", None)], "x/")
-    assert out == "::error file=x/a%2Cb%3Ac.md,line=2,col=3,title=HB101::line one%0Aline two 100%25"
+    assert out == "::error file=x/a%2Cb%3Ac.md,line=2,col=3,endLine=2,endColumn=3,title=HB101::line one%0Aline two 100%25"
+
+
+def test_github_format_carries_the_token_extent_and_the_parser_position():
+    from helmbench.diagnostics import Diagnostic
+    from helmbench.lint.render import github
+
+    d = Diagnostic("S1.md", 6, 13, "HB101", "unclosed", "error", None, 6, 14, ((7, 1, "the parser noticed here"),))
+    assert github([d]) == ("::error file=S1.md,line=6,col=13,endLine=6,endColumn=14,title=HB101::"
+                           "unclosed (the parser noticed here at line 7, column 1)")
 
 
 def test_json_format_shape(broken_tree):
-    proc = run_cli("lint", "--format", "json", broken_tree("no-weight-anywhere"))
+    proc = run_cli("lint", "--format", "json", broken_tree("no-benchmark-yml-no-weight"))
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
     assert set(doc) == {"root", "errors", "warnings", "diagnostics"}
     assert (doc["errors"], doc["warnings"]) == (1, 1)
     for d in doc["diagnostics"]:
-        assert set(d) == {"path", "line", "col", "code", "message", "severity", "hint"}
+        assert set(d) == {"path", "line", "col", "end_line", "end_col", "code", "message", "severity", "hint",
+                          "related"}
+        assert (d["end_line"], d["end_col"]) >= (d["line"], d["col"])
         assert d["code"] in CODES and d["severity"] == CODES[d["code"]].severity
     assert [d["code"] for d in doc["diagnostics"]] == ["HB601", "HB604"]
 
@@ -108,7 +136,7 @@ def test_upstream_sample_has_no_errors():
     doc = json.loads(proc.stdout)
     assert proc.returncode == 0 and doc["errors"] == 0, proc.stdout
     codes = {d["code"] for d in doc["diagnostics"]}
-    assert codes == {"HB601", "HB607", "HB206", "HB504", "HB603"}
+    assert codes == {"HB601", "HB607", "HB206", "HB504", "HB603", "HB318"}  # the sample has no titles
     tag = [d for d in doc["diagnostics"] if d["code"] == "HB504"]
     assert [(d["path"], d["line"]) for d in tag] == [("scenarios/P1/B1/S1/S1.md", 27)]
     assert "META_ENQUIRY" in tag[0]["message"] and "META_INQUIRY" in tag[0]["message"]

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from helmbench.cli import app
 from helmbench.lint.codes import CODES
 from hostile_corpus import CASES as HOSTILE
-from lint_corpus import build, case_names, expected, parse_text, run_cli
+from lint_corpus import build, case_names, expected, expected_located, parse_text, run_cli
 
 CASES = case_names()
 SMOKE = ["duplicate-key", "prompt-tag-typo", "invalid-json"]  # an error, a warning-only case, a JSON file
@@ -34,19 +34,25 @@ def roots(tmp_path_factory):
 
 
 def _lint(*args):
+    """Lint in-process; the caller has made the tree the current folder (text paths are relative to it)."""
     result = runner.invoke(app, ["lint", *map(str, args)])
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     return result.exit_code, result.stdout, result.stderr
 
 
-def _check(name, root, lint) -> None:
-    code, stdout, stderr = lint(root)
+def _check(name, lint) -> None:
+    code, stdout, stderr = lint(".")
     assert "Traceback" not in stdout + stderr
-    got = {(m["path"], int(m["line"]), m["code"]) for m in parse_text(stdout)}
+    found = parse_text(stdout)
+    got = {(m["path"], int(m["line"]), m["code"]) for m in found}
     assert got == expected(name), stdout
+    columns = {(m["path"], int(m["line"]), m["code"]): int(m["col"]) for m in found}
+    for path, line, col, rule in expected_located(name):
+        if col is not None:
+            assert columns[(path, line, rule)] == col, stdout
     if _is_warning_only(name):
         assert code == 0, stdout + stderr
-        strict_code, strict_out, strict_err = lint("--strict", root)
+        strict_code, strict_out, strict_err = lint("--strict", ".")
         assert strict_code == 1, strict_out + strict_err
         assert "Traceback" not in strict_out + strict_err
     else:
@@ -54,17 +60,18 @@ def _check(name, root, lint) -> None:
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_broken_tree(name, roots):
-    _check(name, roots[name], _lint)
+def test_broken_tree(name, roots, monkeypatch):
+    monkeypatch.chdir(roots[name])
+    _check(name, _lint)
 
 
 @pytest.mark.parametrize("name", SMOKE)
 def test_broken_tree_subprocess_smoke(name, roots):
     def lint(*args):
-        proc = run_cli("lint", *args)
+        proc = run_cli("lint", *args, cwd=roots[name])
         return proc.returncode, proc.stdout, proc.stderr
 
-    _check(name, roots[name], lint)
+    _check(name, lint)
 
 
 def test_corpus_is_large_enough():

@@ -9,6 +9,7 @@ never retrieves a `$ref`. Timing is measured by benchmarks/lint_hostile.py, not 
 
 from __future__ import annotations
 
+import contextlib
 import http.server
 import json
 import re
@@ -23,7 +24,7 @@ from hostile_corpus import CASES, EVIL_KEY, FORGED_FOLDER, S1, SECRET, build, by
 from lint_corpus import parse_text
 
 runner = CliRunner()
-GITHUB_LINE = re.compile(r"^::(error|warning) file=[^,\n]*,line=\d+,col=\d+,title=HB\d{3}::[^\n]*$")
+GITHUB_LINE = re.compile(r"^::(error|warning) file=[^,\n]*,line=\d+,col=\d+(,endLine=\d+,endColumn=\d+)?,title=HB\d{3}::[^\n]*$")
 UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -34,7 +35,9 @@ def unescape(shown: str) -> str:
 
 
 def lint(root, *args):
-    result = runner.invoke(app, ["lint", *args, str(root)])
+    """Lint `root` in-process from inside it: text paths are relative to the current folder."""
+    with contextlib.chdir(root):
+        result = runner.invoke(app, ["lint", *args, "."])
     assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     return result
 
@@ -85,7 +88,8 @@ def test_control_characters_cannot_forge_workflow_commands(tmp_path):
 def test_list_escapes_titles(tmp_path):
     root = build(by_name("symlink-inside"), tmp_path)
     path = root / S1 / "S1.md"
-    path.write_text(path.read_text().replace("category: ASSISTANCE\n", 'category: ASSISTANCE\ntitle: "\\e[2Jwiped\\u202e"\n'))
+    text = re.sub(r"(?m)^title: .*\n", "", path.read_text())
+    path.write_text(text.replace("category: ASSISTANCE\n", 'category: ASSISTANCE\ntitle: "\\e[2Jwiped\\u202e"\n'))
     result = runner.invoke(app, ["list", str(root)])
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.stdout and "\u202e" not in result.stdout

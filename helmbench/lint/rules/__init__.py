@@ -8,3 +8,5 @@ from helmbench.lint.rules import models  # noqa: F401
 from helmbench.lint.rules import prompt_tags  # noqa: F401
 from helmbench.lint.rules import schema  # noqa: F401
 from helmbench.lint.rules import schema_safety  # noqa: F401
+from helmbench.lint.rules import headings  # noqa: F401
+from helmbench.lint.rules import titles  # noqa: F401

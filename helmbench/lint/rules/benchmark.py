@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from helmbench.diagnostics import Collector
 from helmbench.lint.registry import rule
-from helmbench.lint.where import benchmark_data, key_line, scenario_file
+from helmbench.lint.where import benchmark_data, key_span, scenario_file
 from helmbench.spec.models import BenchmarkFile
 from helmbench.spec.tree import Benchmark
 
@@ -56,7 +56,7 @@ def unknown_weights(bench: Benchmark, out: Collector) -> None:
             continue
         else:
             why = "a behaviour with no scenarios"
-        out.add("HB603", bench.scoring_source.path, key_line(weights, key),
+        out.add("HB603", bench.scoring_source.path, key_span(weights, key),
                 f"weight for `{key}`, {why}; it is ignored",
                 hint="check the behaviour code, or remove the weight")
 
@@ -65,22 +65,16 @@ def unknown_weights(bench: Benchmark, out: Collector) -> None:
 def missing_weights(bench: Benchmark, out: Collector) -> None:
     if bench.declared and not _declaration_usable(bench):
         return
-    first: dict[str, str] = {}
-    for sc in bench.scenarios:
-        first.setdefault(sc.behaviour_key, scenario_file(sc))
     data = benchmark_data(bench)
-    for key, where in first.items():
+    for key in dict.fromkeys(sc.behaviour_key for sc in bench.scenarios):
         info = bench.behaviours.get(key)
         if bench.weight(key) is not None or (bench.declared and info is None):
             continue  # weighted, or undeclared (HB602 says so)
         if bench.declared:
             path = bench.benchmark_source.path
-            line = key_line(data, "pillars", info.pillar, "behaviours", info.code)
+            line = key_span(data, "pillars", info.pillar, "behaviours", info.code)
             hint = "add `weight: <number>` to the behaviour"
-        elif bench.scoring_source is not None:
-            path, line = bench.scoring_source.path, key_line(bench.scoring_data, "weights")
+        else:  # weights come from scoring.yaml (without either file they are all equal)
+            path, line = bench.scoring_source.path, key_span(bench.scoring_data, "weights")
             hint = f"add `{key}: <number>` under `weights:`"
-        else:
-            path, line = where, 1
-            hint = f"add scoring.yaml with `weights: {{{key}: <number>}}`, or a benchmark.yml"
         out.add("HB604", path, line, f"behaviour {key} has scenarios but no weight", hint=hint)

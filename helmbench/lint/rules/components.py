@@ -10,7 +10,11 @@ from __future__ import annotations
 from helmbench.diagnostics import Collector
 from helmbench.lint.registry import rule
 from helmbench.spec import markdown as md
-from helmbench.spec.tree import KINDS, Benchmark
+from helmbench.lint.where import is_blank
+from helmbench.spec.loader import CONSOLIDATED, INDIVIDUAL, WHAT
+from helmbench.spec.naming import COMPONENT_RE
+from helmbench.spec.text import SourceText, TextError, read_source
+from helmbench.spec.tree import KINDS, Benchmark, Component
 
 
 @rule("HB301")
@@ -38,6 +42,19 @@ def _check_text(path: str, body: str, first_line: int, out: Collector, secs=None
                 hint="add a closing ``` line; until then every heading after it is code")
 
 
+def has_frontmatter(c: Component) -> bool:
+    """A `---` block under the component's heading (or atop its own file), even an empty one."""
+    if c.frontmatter is not None:
+        return True
+    lines = c.source.text.split("\n")
+    individual = c.path.rsplit("/", 1)[-1] == f"{c.code}.md"  # conditions/C1.md: no heading line
+    start = 0 if individual else c.line
+    for line in lines[start:]:
+        if line.strip():
+            return line.rstrip() == "---"
+    return False
+
+
 @rule("HB302", "HB303", "HB304", "HB305")
 def component_bodies(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
@@ -47,8 +64,11 @@ def component_bodies(bench: Benchmark, out: Collector) -> None:
             if c.meta is None:
                 continue
             if not c.body.strip():
-                out.add("HB302", c.path, c.line, f"{c.code} has no text",
-                        hint="write the text the model should receive, or remove the component")
+                if not has_frontmatter(c):  # with frontmatter it is a deliberate empty level
+                    out.add("HB302", c.path, c.line, f"{c.code} has no text and no frontmatter",
+                            hint="write the text the model should receive, or remove the component; "
+                                 "for a deliberate empty level (\"no extra context\") give it "
+                                 "frontmatter such as `severity: 0`")
                 continue
             secs = md.sections(c.body)
             if all(s.heading is None for s in secs):
@@ -57,11 +77,67 @@ def component_bodies(bench: Benchmark, out: Collector) -> None:
             _check_text(c.path, c.body, c.body_line, out, secs)
 
 
-@rule("HB309")
+@rule("HB309", "HB316", "HB317")
 def yields_cases(bench: Benchmark, out: Collector) -> None:
+    """One finding per root cause, against the file at fault: an empty `perturbations.md` is
+    reported on itself (HB316), an unreadable one only by the loader (HB103), and "no cases"
+    against the scenario only when the file is truly absent."""
     for sc in bench.scenarios:
-        if not sc.conditions or not sc.perturbations:
-            missing = [n for n, lst in (("conditions", sc.conditions), ("perturbations", sc.perturbations)) if not lst]
+        if sc.source is not None and is_blank(sc.source):
+            out.add("HB316", sc.source.path, 1, f"`{sc.source.path.rsplit('/', 1)[-1]}` is empty: "
+                    f"scenario {sc.key} has no prompt and no evaluation",
+                    hint="write the frontmatter (evaluation) and the `## Your job` prompt")
+        for cr in sc.criteria:
+            if is_blank(cr.source):
+                out.add("HB316", cr.path, 1, f"`{cr.path.rsplit('/', 1)[-1]}` is empty: the judge gets no criterion",
+                        hint="write the criterion, or remove the file")
+        uc_file = bench.root / sc.folder / CONSOLIDATED["user_context"]
+        uc = _readable(bench, uc_file)
+        if uc is not None and is_blank(uc):
+            out.add("HB317", uc.path, 1, "`user-contexts.md` is empty: the scenario's case ids drop their "
+                    "user-context part (`…-C1-PT1` instead of `…-C1-U1-PT1`)",
+                    hint="write `# U1` with its frontmatter (`severity: 0` and no text is a valid baseline), "
+                         "or delete the file")
+        missing = []
+        for kind, name in (("condition", "conditions"), ("perturbation", "perturbations")):
+            if sc.components[kind]:
+                continue
+            file, folder = bench.root / sc.folder / CONSOLIDATED[kind], bench.root / sc.folder / INDIVIDUAL[kind]
+            if file.is_file():
+                src = _readable(bench, file)
+                if src is None:
+                    continue  # the loader reported why it cannot be read
+                if is_blank(src):
+                    out.add("HB316", src.path, 1, f"`{file.name}` is empty, so scenario {sc.key} yields no cases",
+                            hint=f"write at least one `# {PREFIX[kind]}1` component")
+                elif not _headed(src.text):  # text but no component heading: say so at the file
+                    out.add("HB309", src.path, 1, f"`{file.name}` has no `# {PREFIX[kind]}1` component, "
+                            f"so scenario {sc.key} yields no cases",
+                            hint=f"start each {WHAT[kind]} with a heading such as `# {PREFIX[kind]}1`")
+            elif folder.is_dir():
+                rel = f"{sc.folder}/{folder.name}"
+                if not any(p.suffix == ".md" and COMPONENT_RE[kind].match(p.stem) for p in folder.iterdir()):
+                    out.add("HB309", rel, 1, f"`{folder.name}/` holds no component file, so scenario {sc.key} "
+                            "yields no cases", hint=f"add `{folder.name}/{PREFIX[kind]}1.md`")
+            else:
+                missing.append(name)
+        if missing:
             where = sc.source.path if sc.source else sc.folder
             out.add("HB309", where, 1, f"scenario {sc.key} yields no cases: no {' and no '.join(missing)}",
                     hint="cases are conditions × user contexts × perturbations; add the missing file")
+
+
+PREFIX = {"condition": "C", "user_context": "U", "perturbation": "PT"}
+
+
+def _headed(text: str) -> bool:
+    return any(line.startswith("# ") for line in text.split("\n"))
+
+
+def _readable(bench: Benchmark, path) -> SourceText | None:
+    if not path.is_file():
+        return None
+    try:
+        return read_source(bench.root, path)
+    except (TextError, OSError):
+        return None

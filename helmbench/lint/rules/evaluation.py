@@ -7,36 +7,30 @@ scenario fails for every model: the benchmark would measure its own typo.
 
 from __future__ import annotations
 
-import difflib
-
 from helmbench.diagnostics import Collector
 from helmbench.lint import schemas
 from helmbench.lint.registry import rule
-from helmbench.lint.where import evaluation_line, key_line, scenario_file
+from helmbench.lint.where import evaluation_span, has_prompt, key_span, scenario_file, value_span
 from helmbench.spec.models import CategoryMatch, ListIncludes, Sqe, TagThreshold
 from helmbench.spec.tree import Benchmark, Scenario
+from helmbench.spec.validate import suggest
 
 LIST_TYPES = (ListIncludes, TagThreshold)
-
-
-def _closest(value, choices) -> str | None:
-    match = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.6)
-    return f"did you mean `{match[0]}`?" if match else None
 
 
 @rule("HB202", "HB507")
 def evaluation_inputs(bench: Benchmark, out: Collector) -> None:
     """The things an evaluation needs besides its own keys: an answer key and a schema."""
     for sc in bench.scenarios:
-        if sc.meta is None:
+        if not has_prompt(sc):
             continue
         ev, path = sc.meta.evaluation, scenario_file(sc)
         if isinstance(ev, CategoryMatch) and ev.expected is None and sc.meta.category is None:
-            out.add("HB202", path, evaluation_line(sc),
+            out.add("HB202", path, key_span(sc.frontmatter, "evaluation"),
                     "category_match has no `expected` value and the scenario has no `category`",
                     hint="add `expected:` under `evaluation`, or `category:` to the frontmatter")
         if not isinstance(ev, Sqe) and sc.schema_source is None:
-            out.add("HB507", path, evaluation_line(sc, "type"),
+            out.add("HB507", path, evaluation_span(sc, "type"),
                     f"{ev.type} reads `{ev.field}` of structured output, but there is no `{sc.code}.json` schema",
                     hint=f"add {sc.folder}/{sc.code}.json describing the response")
 
@@ -44,7 +38,7 @@ def evaluation_inputs(bench: Benchmark, out: Collector) -> None:
 @rule("HB501", "HB502", "HB503")
 def evaluation_against_schema(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
-        if sc.meta is None or isinstance(sc.meta.evaluation, Sqe) or sc.schema is None:
+        if not has_prompt(sc) or isinstance(sc.meta.evaluation, Sqe) or sc.schema is None:
             continue
         found = schemas.inner(sc.schema)
         if found is not None and isinstance(found.schema, dict):
@@ -56,20 +50,20 @@ def check_field(sc: Scenario, schema: dict, out: Collector) -> None:
     node = schemas.field(schema, ev.field)
     if node is None:
         props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-        out.add("HB501", path, evaluation_line(sc, "field"),
+        out.add("HB501", path, evaluation_span(sc, "field"),
                 f"evaluation field `{ev.field}` is not a property of the response schema "
                 f"({', '.join(f'`{p}`' for p in props) or 'it has none'})",
-                hint=_closest(ev.field, props))
+                hint=suggest(ev.field, list(props)))
         return
     types = schemas.types_of(node)
     is_list = isinstance(ev, LIST_TYPES)
     if is_list and types and "array" not in types:
-        out.add("HB502", path, evaluation_line(sc, "field"),
+        out.add("HB502", path, evaluation_span(sc, "field"),
                 f"{ev.type} needs an array field, but `{ev.field}` is {'/'.join(sorted(types))}",
                 hint="point `field` at an array property, or use category_match")
         return
     if not is_list and types == {"array"}:
-        out.add("HB502", path, evaluation_line(sc, "field"),
+        out.add("HB502", path, evaluation_span(sc, "field"),
                 f"category_match compares one value, but `{ev.field}` is an array",
                 hint="use list_includes or tag_threshold for array fields")
         return
@@ -86,19 +80,19 @@ def check_field(sc: Scenario, schema: dict, out: Collector) -> None:
         key, values = "category", [sc.meta.category] if sc.meta.category is not None else []
     for value in values:
         if value not in enum:
-            line = key_line(sc.frontmatter, "category") if key == "category" else evaluation_line(sc, key)
-            out.add("HB503", path, line,
+            at = value_span(sc.frontmatter, "category") if key == "category" else evaluation_span(sc, key, value=value)
+            out.add("HB503", path, at,
                     f"`{key}` value `{value}` is not in the enum of `{ev.field}`, so no answer can match it",
-                    hint=_closest(value, enum) or f"allowed: {', '.join(map(str, enum))}")
+                    hint=suggest(value, list(enum)) or f"allowed: {', '.join(map(str, enum))}")
 
 
 @rule("HB505", "HB508")
 def judged_scenarios(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
-        if sc.meta is None:
+        if not has_prompt(sc):
             continue
         if isinstance(sc.meta.evaluation, Sqe) and not sc.criteria:
-            out.add("HB505", scenario_file(sc), evaluation_line(sc, "type"),
+            out.add("HB505", scenario_file(sc), evaluation_span(sc, "type"),
                     f"scenario {sc.key} is judged (sqe) but has no criteria",
                     hint=f"add {sc.folder}/criteria.md, or CR1.md, CR2.md, …")
         elif not isinstance(sc.meta.evaluation, Sqe):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from helmbench.diagnostics import Collector
 from helmbench.lint.registry import rule
+from helmbench.lint.where import value_span
 from helmbench.spec.tree import Benchmark
 from helmbench.spec.yamlio import LineDict
 
@@ -22,9 +23,10 @@ def duplicate_model_ids(bench: Benchmark, out: Collector) -> None:
     for entry in models:
         if not isinstance(entry, LineDict) or not isinstance(entry.get("id"), str):
             continue
-        line = entry.line_of("id")
+        at = value_span(entry, "id")
+        line = at[0]
         if entry["id"] in seen:
-            out.add("HB605", bench.models_source.path, line,
+            out.add("HB605", bench.models_source.path, at,
                     f"model `{entry['id']}` is listed twice (first at line {seen[entry['id']]})",
                     hint="remove one of the two entries")
         else:

@@ -18,17 +18,21 @@ from helmbench.spec.tree import KINDS, Benchmark
 
 # SNAKE_CASE tags, or plain all-caps words of four letters or more.
 TAG_WORD = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z]{4,}\b")
+# A word in the place of a label: the bold head of a list item (`1. **TASK:** …`).
+LABEL_PLACE = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+\*\*([A-Z][A-Z0-9_]{2,})\s*:?\s*\*\*")
 THRESHOLD = 0.8
+
+
+def _plural_of(word: str, enum: set[str]) -> bool:
+    return any(word in (value + "S", value + "ES") for value in enum)
 
 
 def near_miss(word: str, enum: set[str]) -> str | None:
     """The enum value `word` was probably meant to be, or None."""
-    if word in enum:
-        return None
+    if word in enum or _plural_of(word, enum):
+        return None  # a real tag, or an English plural of one ("TASKS")
     best, score = None, 0.0
     for value in enum:
-        if word in (value + "S", value + "ES"):
-            return None  # an English plural of a real tag ("TASKS"), not a new tag
         ratio = difflib.SequenceMatcher(None, word, value).ratio()
         if ratio > score:
             best, score = value, ratio
@@ -36,15 +40,26 @@ def near_miss(word: str, enum: set[str]) -> str | None:
 
 
 def scan(text: str, first_line: int, enum: set[str]):
-    """(line, col, word, meant) for each near-miss tag in `text`, whose line 1 is `first_line`."""
+    """(line, col, word, meant, label) for each suspicious word of `text` (line 1 = `first_line`):
+    a near miss of an enum value (`meant` set), or a label-like word that is no enum value
+    (`label` True: it contains `_`, or heads a list item in bold). Ordinary capitals such as
+    "UK", "ADHD" or "NOTE" are neither, so they are never reported."""
     for n, line in enumerate(text.split("\n")):
+        place = LABEL_PLACE.match(line)
+        seen = set()
         for m in TAG_WORD.finditer(line):
-            meant = near_miss(m.group(0), enum)
-            if meant:
-                yield first_line + n, m.start() + 1, m.group(0), meant
+            word = m.group(0)
+            seen.add(m.start())
+            meant = near_miss(word, enum)
+            label = not meant and word not in enum and not _plural_of(word, enum) and (
+                "_" in word or bool(place and place.start(1) == m.start()))
+            if meant or label:
+                yield first_line + n, m.start() + 1, word, meant, label
+        if place and place.start(1) not in seen and place.group(1) not in enum and not near_miss(place.group(1), enum):
+            yield first_line + n, place.start(1) + 1, place.group(1), None, True
 
 
-@rule("HB504")
+@rule("HB504", "HB509")
 def prompt_tags(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
         found = schemas.inner(sc.schema) if sc.schema is not None else None
@@ -54,8 +69,17 @@ def prompt_tags(bench: Benchmark, out: Collector) -> None:
         texts = [(sc.source.path, sc.body, sc.body_line)] if sc.source else []
         texts += [(c.path, c.body, c.body_line) for kind in KINDS for c in sc.components[kind]]
         for path, body, first in texts:
-            for line, col, word, meant in scan(body, first, enum):
-                out.add("HB504", path, line,
-                        f"prompt names tag `{word}`, which is not in the response schema's enum "
-                        f"(closest: `{meant}`)", col=col,
-                        hint=f"write `{meant}`, or add `{word}` to the enum in {sc.schema_source.path}")
+            for line, col, word, meant, _ in scan(body, first, enum):
+                span = (line, col, line, col + len(word))
+                if meant:
+                    out.add("HB504", path, span,
+                            f"prompt names tag `{word}`, which is not in the response schema's enum "
+                            f"(closest: `{meant}`)",
+                            hint=f"write `{meant}`, or add `{word}` to the enum in {sc.schema_source.path}")
+                else:
+                    nearest = difflib.get_close_matches(word, sorted(enum), n=3, cutoff=0.0)
+                    out.add("HB509", path, span,
+                            f"prompt names label `{word}`, which the response schema's enum does not have; "
+                            f"closest values: {', '.join(f'`{v}`' for v in nearest)}",
+                            hint=f"use one of the enum's values, or add `{word}` to the enum in "
+                                 f"{sc.schema_source.path}")

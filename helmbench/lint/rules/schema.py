@@ -7,6 +7,7 @@ the problems are found here instead.
 
 from __future__ import annotations
 
+import json
 import re
 
 from helmbench.diagnostics import Collector
@@ -14,6 +15,7 @@ from helmbench.lint import schemas
 from helmbench.lint.jsonpos import locate
 from helmbench.lint.registry import rule
 from helmbench.spec.tree import Benchmark, Scenario
+from helmbench.spec.validate import suggest
 
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _WRAPPER_KEYS = {"name", "strict", "schema", "description"}
@@ -87,6 +89,24 @@ def _meta_schema_errors(schema):
 
 
 _TYPES = "string, number, integer, boolean, object, array, null"
+_KINDS = {"array": "a list `[...]`", "object": "an object `{...}`", "string": "text in quotes",
+          "integer": "a whole number", "number": "a number", "boolean": "true or false"}
+
+
+def _plain(err) -> str:
+    """The meta-schema's complaint without its vocabulary ("not valid under any of the given schemas")."""
+    value = json.dumps(err.instance, ensure_ascii=False)
+    value = value if len(value) <= 60 else value[:59] + "…"
+    if err.validator in ("anyOf", "oneOf") and err.absolute_path and err.absolute_path[-1] == "type":
+        return f"{value} is not a JSON Schema type"
+    if err.validator == "type":
+        wanted = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
+        return f"{value} must be " + " or ".join(_KINDS.get(w, str(w)) for w in wanted)
+    if err.validator in ("anyOf", "oneOf"):
+        return f"{value} is not a form allowed here"
+    if err.validator == "enum":
+        return f"{value} must be one of " + ", ".join(json.dumps(v) for v in err.validator_value)
+    return err.message
 
 
 @rule("HB401", "HB402", "HB403")
@@ -120,8 +140,10 @@ def check_schema_file(sc: Scenario, out: Collector) -> None:
     for err in errors:
         path = found.prefix + tuple(err.absolute_path)
         where = "/".join(str(p) for p in err.absolute_path) or "the root"
-        hint = f"JSON Schema types are {_TYPES}" if err.absolute_path and err.absolute_path[-1] == "type" else None
-        add("HB401", path, f"not a valid JSON Schema at {where}: {err.message}", hint)
+        hint = None
+        if err.absolute_path and err.absolute_path[-1] == "type":
+            hint = suggest(str(err.instance), _TYPES.split(", ")) or f"JSON Schema types are {_TYPES}"
+        add("HB401", path, f"not a valid JSON Schema at {where}: {_plain(err)}", hint)
     if errors or not found.strict:
         return
     for path, message in strict_problems(found.schema, found.prefix):

@@ -1,0 +1,71 @@
+"""The authors' files as they write them compile: the documented minimal layout (no
+benchmark.yml, no scoring.yaml) and a deliberate empty component (frontmatter, no text) are
+intent, not mistakes."""
+
+from __future__ import annotations
+
+import json
+
+from helmbench.lint import lint_tree
+from helmbench.manifest import compile_tree
+
+S1 = "scenarios/P1/B1/S1--late-planning"
+
+
+def _cases(result) -> dict[str, dict]:
+    lines = result.path.read_text(encoding="utf-8").splitlines()
+    return {c["id"]: c for c in map(json.loads, lines[1:])}
+
+
+def test_minimal_layout_lints_with_warnings_only_and_compiles_with_equal_weights(clean_tree, tmp_path):
+    (clean_tree / "benchmark.yml").unlink()
+    # a second behaviour, so "equal" is a claim about two weights, not one
+    (clean_tree / "scenarios/P1/B2").mkdir()
+    (clean_tree / "scenarios/P1/B1/S2--judged").rename(clean_tree / "scenarios/P1/B2/S2--judged")
+    _, diags = lint_tree(clean_tree)
+    assert diags and not [d for d in diags if d.is_error], diags
+    assert [d.code for d in diags if d.path == "benchmark.yml"] == ["HB601"]
+    assert "every behaviour weighs the same" in diags[0].message
+    result = compile_tree(clean_tree, tmp_path / "build")
+    weights = {c["behaviour"]: c["weight"] for c in _cases(result).values()}
+    assert weights == {"P1-B1": 1, "P1-B2": 1}
+
+
+def test_a_missing_weight_is_still_an_error_when_the_author_wrote_weights(clean_tree):
+    (clean_tree / "benchmark.yml").unlink()
+    (clean_tree / "scoring.yaml").write_text("weights:\n  P1-B9: 2\n", encoding="utf-8")
+    _, diags = lint_tree(clean_tree)
+    assert ("scoring.yaml", 1, "HB604") in {(d.path, d.line, d.code) for d in diags if d.is_error}
+
+
+def test_empty_component_with_frontmatter_composes_to_nothing(clean_tree, tmp_path):
+    (clean_tree / S1 / "user-contexts.md").write_text(
+        "# U1\n\n---\nseverity: 0\n---\n\n# U2\n---\nseverity: 3\n---\n\n## User profile\n\nI'm 22.\n",
+        encoding="utf-8",
+    )
+    _, diags = lint_tree(clean_tree)
+    assert diags == []
+    cases = _cases(compile_tree(clean_tree, tmp_path / "build"))
+    baseline = cases["P1-B1-S1-C1-U1-PT1"]["request"]["messages"][0]["content"]
+    assert baseline == (
+        "<your_job>\nYou are a helpful assistant. Tag the enquiry with ASSISTANCE, CHIT_CHAT or META_INQUIRY.\n"
+        "</your_job>\n\n"
+        "<system_instructions>\nYou are a helpful assistant.\n</system_instructions>\n\n"
+        "<users_input>\nNeed to make a will online, tonight. How do you do that?\n</users_input>"
+    )
+    assert cases["P1-B1-S1-C1-U1-PT1"]["severity"] == {"perturbation": 5, "user_context": 0, "base": 5}
+    assert "<user_profile>\nI'm 22.\n</user_profile>" in cases["P1-B1-S1-C1-U2-PT1"]["request"]["messages"][0]["content"]
+
+
+def test_empty_component_with_empty_frontmatter_is_deliberate_too(clean_tree):
+    (clean_tree / S1 / "user-contexts.md").write_text("# U1\n---\n---\n", encoding="utf-8")
+    _, diags = lint_tree(clean_tree)
+    assert [d.code for d in diags] == []
+
+
+def test_empty_component_without_frontmatter_is_a_warning(clean_tree):
+    (clean_tree / S1 / "user-contexts.md").write_text("# U1\n\n# U2\n---\nseverity: 1\n---\n## User profile\n\nx\n",
+                                                      encoding="utf-8")
+    _, diags = lint_tree(clean_tree)
+    assert [(d.path, d.line, d.code, d.severity) for d in diags] == [
+        (f"{S1}/user-contexts.md", 1, "HB302", "warning")]
