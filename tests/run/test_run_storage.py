@@ -5,28 +5,17 @@ limit is SQLite's own `max_page_count`), reached through the CLI; never a traceb
 from __future__ import annotations
 
 import sqlite3
-import sys
-
-import pytest
 
 import helmbench.run.writer as writer_module
-from helmbench.cli import main
 from run_helpers import rows, run_inprocess
-from test_run_cli import _keys
+from test_run_cli import _cli as run_cli, _keys
 from tests.fakes.manifests import synthetic_cases, write_manifest
 
 
 def _cli(monkeypatch, capsys, small, *extra) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["helmbench", "run", "--manifest", str(small["manifest"]), "--models-file",
-                                      str(small["models"]), "--db", str(small["db"]), *extra])
     capsys.readouterr()  # only what this command prints
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code or 0
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_cli(monkeypatch, capsys, "run", "--manifest", str(small["manifest"]), "--models-file",
+                   str(small["models"]), "--db", str(small["db"]), *extra)
 
 
 def test_a_full_database_stops_with_a_message_and_keeps_what_was_stored(env, fake, small, monkeypatch, capsys):
