@@ -126,7 +126,8 @@ class Provider:
         start = time.monotonic()
         deadline = kw["timeout"]
         try:
-            resp = await asyncio.wait_for(self.litellm.acompletion(**kw), deadline)
+            async with asyncio.timeout(deadline):  # no extra task per call, unlike wait_for
+                resp = await self.litellm.acompletion(**kw)
         except TimeoutError:
             raise ProviderError("timeout", f"no complete answer within the {deadline:g} s deadline (connect and "
                                 "whole body)", transient=True) from None
