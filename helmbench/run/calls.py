@@ -21,16 +21,19 @@ class Completion:
     generation_id: str | None = None
     reasoning: str | None = None
     latency_ms: int | None = None
+    cost_note: str | None = None  # why a reported cost was rejected (negative, not a number)
 
 
 class ProviderError(Exception):
     """A failed call. `kind` names it (rate_limit, server_error, timeout, connection, bad_request, ...).
 
-    transient: worth retrying now; fatal: stop the whole run (a rejected API key).
+    transient: worth retrying now; fatal: stop the whole run (a rejected API key). `cost`: what
+    the failed attempt was billed, when the provider answered (and priced) it anyway, e.g. an
+    answer without choices.
     """
 
     def __init__(self, kind: str, message: str, *, status: int | None = None, transient: bool = False,
-                 fatal: bool = False, retry_after: float | None = None):
+                 fatal: bool = False, retry_after: float | None = None, cost: float | None = None):
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -38,6 +41,24 @@ class ProviderError(Exception):
         self.transient = transient
         self.fatal = fatal
         self.retry_after = retry_after
+        self.cost = cost
+
+
+def valid_cost(raw) -> tuple[float | None, str | None]:
+    """(cost, None) for a finite non-negative number; (None, why) for anything else.
+
+    A negative or non-numeric cost is recorded as unknown rather than trusted: summed into the
+    money counter it would let `--max-cost` never trip and print a negative bill.
+    """
+    import math
+
+    if raw is None:
+        return None, None
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        return None, f"the provider reported a non-numeric cost {str(raw)[:40]!r}: recorded as unknown"
+    if not math.isfinite(raw) or raw < 0:
+        return None, f"the provider reported an invalid cost {raw!r}: recorded as unknown"
+    return float(raw), None
 
 
 def classify_status(status: int | None) -> tuple[str, bool, bool]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_CONCURRENCY = 8
+DEFAULT_DRAIN_SECONDS = 30.0
 
 
 def settings_hash(settings: dict) -> str:
@@ -29,11 +30,16 @@ def _env_float(name: str, default: float) -> float:
 
 @dataclass(frozen=True)
 class RetryPolicy:
-    """Exponential backoff with full jitter; `Retry-After` is honoured but capped."""
+    """Exponential backoff with full jitter; `Retry-After` is honoured but capped.
+
+    An answer without choices gets a smaller budget (`max_empty_attempts`) than a network error:
+    the provider may bill it, and a provider that answers nothing tends to keep doing so.
+    """
 
     max_attempts: int = 6
     base_delay: float = 1.0
     max_delay: float = 60.0
+    max_empty_attempts: int = 2
 
     @classmethod
     def from_env(cls) -> "RetryPolicy":
@@ -41,7 +47,13 @@ class RetryPolicy:
             max_attempts=int(_env_float("HELMBENCH_MAX_ATTEMPTS", cls.max_attempts)),
             base_delay=_env_float("HELMBENCH_RETRY_BASE_DELAY", cls.base_delay),
             max_delay=_env_float("HELMBENCH_RETRY_MAX_DELAY", cls.max_delay),
+            max_empty_attempts=int(_env_float("HELMBENCH_MAX_EMPTY_ATTEMPTS", cls.max_empty_attempts)),
         )
+
+
+def drain_seconds() -> float:
+    """How long the first Ctrl-C waits for the calls in flight (they are paid for already)."""
+    return _env_float("HELMBENCH_DRAIN_SECONDS", DEFAULT_DRAIN_SECONDS)
 
 
 @dataclass

@@ -2,8 +2,10 @@
 evaluate each answer as it arrives and hand it to the single writer.
 
 Stopping is cooperative and safe at any moment: Ctrl-C (or SIGTERM) stops scheduling and
-cancels in-flight calls; whatever completed is flushed before returning, and whatever was
-cancelled was never stored, so the next run asks for it again and nothing else.
+waits for the calls in flight (a second Ctrl-C cancels them, see pool.py); whatever completed
+is flushed before returning, and whatever was cancelled was never stored, so the next run asks
+for it again and nothing else. A failed write (disk full) stops scheduling the same way, and
+the run ends with the writer's error.
 Identical requests inside one invocation (two cases that differ only in their evaluation)
 are sent once: later ones wait for the first and share its response.
 """
@@ -16,6 +18,7 @@ import logging
 import random
 from typing import Any
 
+from helmbench.run.budget import Budget
 from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.config import RetryPolicy
 from helmbench.run.evaluate import Outcome, is_deferred, outcome_for
@@ -37,7 +40,7 @@ def response_row(job: Job, result: Completion | ProviderError, attempts: int) ->
         "sample": job.sample, "run_id": job.model.run_id, "attempts": attempts, "created_at": now(),
     }
     if isinstance(result, ProviderError):
-        row.update(error_kind=result.kind, error_message=result.message)
+        row.update(error_kind=result.kind, error_message=result.message, cost=result.cost)
     else:
         row.update(
             content=result.content, reasoning=result.reasoning, finish_reason=result.finish_reason,
@@ -74,18 +77,22 @@ class Executor:
         self.concurrency = max(1, concurrency)
         self.limiter = AdaptiveLimiter(self.concurrency)
         self.rng = random.Random()
-        self.spent = 0.0
+        self.budget = Budget(max_cost)
         self.stopping = False
         self.inflight: dict[tuple, list[Job]] = {}
         self.warned_unpriced = False
 
     # --- policy ------------------------------------------------------------------------
 
+    @property
+    def spent(self) -> float:
+        return self.budget.spent
+
     def cost_reached(self) -> bool:
-        return self.max_cost is not None and self.spent >= self.max_cost
+        return self.budget.reached()
 
     def may_start(self) -> bool:
-        return not self.stopping and not self.cost_reached()
+        return not self.stopping and not self.cost_reached() and self.writer.error is None
 
     # --- jobs ------------------------------------------------------------------------------
 
@@ -143,7 +150,7 @@ class Executor:
             result, attempts = await call_with_retries(
                 lambda: self.provider.complete(mp.id, mp.settings, job.case["request"]),
                 policy=self.policy, limiter=self.limiter, may_start=self.may_start, rng=self.rng,
-                label=f"{mp.id} {job.case['id']}#{job.sample}",
+                label=f"{mp.id} {job.case['id']}#{job.sample}", budget=self.budget,
             )
             if result is None:  # stopped before it was sent
                 self.inflight.pop((mp.id, *job.key), None)
@@ -155,10 +162,12 @@ class Executor:
         jobs = [job, *self.inflight.pop((mp.id, *job.key), [])]
         response = response_row(job, result, attempts)
         error = isinstance(result, ProviderError)
+        mp.cost += result.cost or 0.0  # the budget counted it when the attempt ended
         if not error:
-            self.spent += result.cost or 0.0
-            mp.cost += result.cost or 0.0
             mp.done.add(job.key)
+            if result.cost_note:
+                log.warning("%s %s#%d: %s", mp.id, job.case["id"], job.sample, result.cost_note,
+                            extra={"run_id": mp.run_id})
             if result.cost is None and self.max_cost is not None and not self.warned_unpriced:
                 self.warned_unpriced = True
                 log.warning("OpenRouter reported no cost for some calls: --max-cost counts billed costs only")
@@ -180,7 +189,7 @@ class Executor:
             verdict = outcomes[0].verdict if outcomes[0] is not None else "awaiting judge"
             log.debug("%s %s#%d: %s (%d attempt(s), %s ms, cost %s)", mp.id, job.case["id"], job.sample, verdict,
                       attempts, result.latency_ms, result.cost, extra=extra)
-        self.progress.advance(cost=None if error else result.cost, error=error)
+        self.progress.advance(cost=result.cost, error=error)
 
     # --- the loop ------------------------------------------------------------------------
 
@@ -193,9 +202,7 @@ class Executor:
         """Run every job; returns 'completed', 'interrupted' or 'stopped_cost'. Fatal errors propagate."""
         background = [asyncio.create_task(self._tick())]
         try:
-            interrupted, fatal = await run_workers(
-                self, self.concurrency * 2,
-                interrupted_message="interrupted: cancelling in-flight calls and saving what completed")
+            interrupted, fatal = await run_workers(self, self.concurrency * 2, what="model calls")
         finally:
             for t in background:
                 t.cancel()

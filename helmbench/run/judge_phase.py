@@ -19,6 +19,7 @@ import logging
 import random
 from typing import Any, Callable
 
+from helmbench.run.budget import Budget
 from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.config import RetryPolicy
 from helmbench.run.executor import result_row
@@ -48,7 +49,7 @@ def judgement_row(judge: JudgeModel, work: CaseWork, item: Item, result: Complet
     criterion = item.criterion
     if isinstance(result, ProviderError):
         v = error(criterion, result.kind, result.message)
-        usage: dict[str, Any] = {}
+        usage: dict[str, Any] = {"cost": result.cost}  # a billed failure (no choices) is recorded
     else:
         v = parse_judgement(criterion, result.content, result.finish_reason)
         usage = {"raw": result.content, "cost": result.cost, "latency_ms": result.latency_ms,
@@ -83,7 +84,7 @@ class JudgePhase:
         self.provider = None
         self.writer, self.progress, self.policy = writer, progress, policy
         self.max_cost = max_cost
-        self.spent = spent  # model and judge money of this invocation
+        self.budget = Budget(max_cost, spent)  # model and judge money of this invocation
         self.judge_spent = 0.0
         self.calls = 0
         self.concurrency = max(1, concurrency)
@@ -94,11 +95,15 @@ class JudgePhase:
         self.skipped = 0  # cases left unjudged because the money limit was reached
         self.settled = settled  # per model id: (case_hash, sample) with a PASS/FAIL in the run
 
+    @property
+    def spent(self) -> float:
+        return self.budget.spent
+
     def cost_reached(self) -> bool:
-        return self.max_cost is not None and self.spent >= self.max_cost
+        return self.budget.reached()
 
     def may_start(self) -> bool:
-        return not self.stopping and not self.cost_reached()
+        return not self.stopping and not self.cost_reached() and self.writer.error is None
 
     def settle(self, work: CaseWork, links: list[tuple[dict | int, CriterionVerdict]]) -> None:
         outcome = work.outcome or aggregate([v for _, v in links])
@@ -155,14 +160,14 @@ class JudgePhase:
         result, attempts = await call_with_retries(
             lambda: self.provider.complete(judge.id, judge.settings, item.request),
             policy=self.policy, limiter=self.limiter, may_start=self.may_start, rng=self.rng, label=label,
+            budget=self.budget,
         )
         if result is None:
             return None
         row = judgement_row(self.judge, work, item, result, attempts)
         # saved at once: money spent is never lost to a stop or crash before the case completes
         self.writer.add(JudgedCase([(row, None, None)], None))
-        cost = None if isinstance(result, ProviderError) else result.cost
-        self.spent += cost or 0.0
+        cost = result.cost  # already counted by the budget
         self.judge_spent += cost or 0.0
         self.calls += 1
         if row["error_kind"]:
@@ -174,9 +179,7 @@ class JudgePhase:
     async def execute(self) -> str:
         """Judge everything pending; 'completed', 'interrupted' or 'stopped_cost'. Fatal errors propagate."""
         try:
-            interrupted, fatal = await run_workers(
-                self, self.concurrency * 2,
-                interrupted_message="interrupted: cancelling judge calls and saving what completed")
+            interrupted, fatal = await run_workers(self, self.concurrency * 2, what="judge calls")
             for f in self.inflight.values():  # cancel what is left; mark raised errors as seen (reported above)
                 if f.done() and not f.cancelled():
                     f.exception()

@@ -1,8 +1,11 @@
 """The worker pool both phases of a run share: producers, workers, signals, first fatal error.
 
-Model calls and judge calls stop the same way — Ctrl-C or SIGTERM cancels what is in
-flight so the writer can flush what completed, and the first fatal error (a 401) stops
-every worker — so that behaviour lives here once.
+Model calls and judge calls stop the same way, so that behaviour lives here once:
+- the first Ctrl-C (or SIGTERM) stops starting calls and waits, up to a bounded and printed
+  time, for the calls in flight: they are paid for already, and saving them means the resumed
+  run does not pay for them again;
+- a second Ctrl-C (or the end of that wait) cancels what is still in flight at once;
+- the first fatal error (a 401) stops every worker.
 """
 
 from __future__ import annotations
@@ -11,27 +14,45 @@ import asyncio
 import logging
 import signal
 
+from helmbench.run.config import drain_seconds
+
 log = logging.getLogger("helmbench.run")
 
 
-async def run_workers(owner, n_workers: int, *, interrupted_message: str) -> tuple[bool, BaseException | None]:
+async def run_workers(owner, n_workers: int, *, what: str = "calls") -> tuple[bool, BaseException | None]:
     """Run `owner.produce(queue, n)` and n × `owner.work(queue)` to the end.
 
     Returns (interrupted, fatal error or None); sets `owner.stopping` whenever it stops early.
+    `owner.limiter.in_flight` tells how many calls a drain waits for.
     """
     queue: asyncio.Queue = asyncio.Queue(maxsize=n_workers)
     tasks = [asyncio.create_task(owner.work(queue)) for _ in range(n_workers)]
     tasks.append(asyncio.create_task(owner.produce(queue, n_workers)))
     interrupted = False
     loop = asyncio.get_running_loop()
+    drain = drain_seconds()
+    timer: asyncio.TimerHandle | None = None
+
+    def cancel_all(why: str) -> None:
+        left = owner.limiter.in_flight
+        if left:
+            log.warning("%s: cancelling %d %s still in flight (the next run asks them again)", why, left, what)
+        for t in tasks:
+            t.cancel()
 
     def on_signal() -> None:
-        nonlocal interrupted
-        if not interrupted:
-            interrupted = owner.stopping = True
-            log.warning(interrupted_message)
-            for t in tasks:
-                t.cancel()
+        nonlocal interrupted, timer
+        if interrupted:
+            cancel_all("interrupted again")
+            return
+        interrupted = owner.stopping = True
+        waiting = owner.limiter.in_flight
+        if waiting:
+            log.warning("interrupted: starting no new %s; waiting up to %.0f s for the %d in flight (already paid "
+                        "for) to be saved. Press Ctrl-C again to stop at once.", what, drain, waiting)
+            timer = loop.call_later(drain, cancel_all, f"still waiting after {drain:.0f} s")
+        else:
+            log.warning("interrupted: starting no new %s", what)
 
     installed = []
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -49,6 +70,8 @@ async def run_workers(owner, n_workers: int, *, interrupted_message: str) -> tup
                 t.cancel()
             await asyncio.wait(pending)
     finally:
+        if timer is not None:
+            timer.cancel()
         for sig in installed:
             loop.remove_signal_handler(sig)
     return interrupted, fatal

@@ -3,19 +3,22 @@
 litellm is imported lazily, on the first real call, with the local cost map (otherwise the
 import fetches a price list from the internet) and its debug banners off. litellm retries
 nothing and would wait 6000 s by default, so every call passes an explicit timeout and
-num_retries=0: retrying is helmbench's job (retry.py). Errors leave this module as
-`ProviderError`s with a kind and whether they are transient or fatal.
+num_retries=0: retrying is helmbench's job (retry.py). litellm's timeout bounds each socket
+read, not the request (a body that drips a byte a second never times out), so every attempt
+also runs under an overall deadline of the same length: connect plus the whole body. Errors
+leave this module as `ProviderError`s with a kind and whether they are transient or fatal.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import time
 import warnings
 from typing import Any
 
-from helmbench.run.calls import Completion, ProviderError, classify_status, parse_retry_after
+from helmbench.run.calls import Completion, ProviderError, classify_status, parse_retry_after, valid_cost
 
 log = logging.getLogger("helmbench.run.provider")
 _litellm = None
@@ -86,24 +89,25 @@ def _error(exc: BaseException, api_key: str) -> ProviderError:
 
 
 def _completion(resp: Any, latency_ms: int) -> Completion:
+    usage = getattr(resp, "usage", None)
+    cost, note = valid_cost(getattr(usage, "cost", None) if usage is not None else None)
     choices = getattr(resp, "choices", None) or []
-    if not choices:
-        raise ProviderError("empty_choices", "the provider returned no choices", transient=True)
+    if not choices:  # billed all the same when priced: the retry loop records what it cost
+        raise ProviderError("empty_choices", "the provider returned no choices", transient=True, cost=cost)
     choice = choices[0]
     message = getattr(choice, "message", None)
-    usage = getattr(resp, "usage", None)
-    cost = getattr(usage, "cost", None) if usage is not None else None
     return Completion(
         content=getattr(message, "content", None),
         finish_reason=getattr(choice, "finish_reason", None),
         prompt_tokens=getattr(usage, "prompt_tokens", None),
         completion_tokens=getattr(usage, "completion_tokens", None),
-        cost=float(cost) if isinstance(cost, (int, float)) else None,
+        cost=cost,
         provider=getattr(resp, "provider", None) or None,
         model_version=getattr(resp, "model", None),
         generation_id=getattr(resp, "id", None),
         reasoning=getattr(message, "reasoning_content", None),
         latency_ms=latency_ms,
+        cost_note=note,
     )
 
 
@@ -120,8 +124,13 @@ class Provider:
         kw = request_kwargs(model_id, settings, request, api_key=self.api_key, api_base=self.api_base,
                             timeout=self.default_timeout)
         start = time.monotonic()
+        deadline = kw["timeout"]
         try:
-            resp = await self.litellm.acompletion(**kw)
+            async with asyncio.timeout(deadline):  # no extra task per call, unlike wait_for
+                resp = await self.litellm.acompletion(**kw)
+        except TimeoutError:
+            raise ProviderError("timeout", f"no complete answer within the {deadline:g} s deadline (connect and "
+                                "whole body)", transient=True) from None
         except ProviderError:
             raise
         except Exception as exc:  # litellm's exception zoo → one classified error

@@ -4,13 +4,17 @@ The order matters for money and for trust: every input is checked (manifest hash
 ids, scenario codes) before anything is spent; litellm is imported only when at least one
 call is actually needed (a re-run of an unchanged manifest never imports it); and however
 the invocation ends (done, Ctrl-C, cost limit, rejected key, crash), each run row records
-how it ended and its counts are refreshed from what was committed.
+how it ended and its counts are refreshed from what was committed. One run writes a database
+at a time (store/lock.py), and a storage failure (disk full, a damaged file) ends the run
+with a message saying what was saved, never a traceback and never "completed".
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,6 +80,18 @@ def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool
         return RunReport(plan, True, "dry-run", no_key=no_key,
                          judge=estimate(plan, db, judge_for(opts.models_file, plan)))
 
+    from helmbench.run.storage import storage_guard
+    from helmbench.store.lock import RunLock
+
+    lock = RunLock(opts.db, opts.command) if str(opts.db) != ":memory:" else nullcontext()
+    with lock, storage_guard(opts.db, opts.command):
+        return _run_locked(opts, console, manifest, entries, scenarios, case_ids, verbose=verbose, live=live)
+
+
+def _run_locked(opts: RunOptions, console: Console, manifest, entries, scenarios, case_ids, *, verbose: bool,
+                live: bool) -> RunReport:
+    from helmbench.run.storage import check_integrity
+    from helmbench.store import open_db
     from helmbench.store.catalog import is_registered, register_manifest, upsert_models
     from helmbench.store.responses import settled_results
     from helmbench.store.runs import finish_run, start_run
@@ -104,7 +120,10 @@ def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool
             for mp in plan.models:
                 log.info("run %d: %s on manifest %s: %d new call(s), %d stored", mp.run_id, mp.id,
                          manifest.hash[:19], mp.new, mp.stored, extra={"run_id": mp.run_id})
-            status, report.spent, report.judge = _execute(plan, db, opts, console, live, judge)
+            ended, report.spent, report.judge = _execute(plan, db, opts, console, live, judge)
+            if ended != "interrupted":  # Ctrl-C should not wait for a scan of the whole file
+                check_integrity(db, opts.db)
+            status = ended
         except ProviderError as err:
             if err.fatal:
                 log.error("stopping: %s", err.message)
@@ -117,7 +136,12 @@ def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool
             if status == "completed" and (scenarios is not None or case_ids is not None):
                 final = "partial"
             report.status = final
-            report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, final)["id"]) for mp in plan.models]
+            try:
+                report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, final)["id"]) for mp in plan.models]
+            except sqlite3.Error as exc:
+                if status != "failed":  # else the error that failed the run is already on its way up
+                    raise
+                log.error("could not record how the run ended in %s: %s", opts.db, exc)
             for row in report.runs:
                 log.info("run %d finished: %s; %d pass, %d fail, %d error, %d awaiting the judge", row["id"],
                          row["status"], row["n_pass"], row["n_fail"], row["n_error"], row["n_awaiting_judge"],

@@ -5,7 +5,9 @@ and on the event loop that stalls every in-flight call. Why one writer that batc
 allows one writer at a time and a commit per response would dominate at high concurrency.
 Committing every quarter second bounds what a `kill -9` can lose to well under a second of
 work, and because every write is an upsert on a natural key, replaying lost work never
-duplicates rows. A write error (disk full, constraint) is re-raised in the caller's thread.
+duplicates rows. A write error (disk full, a corrupt page) stops the thread but never silently:
+`error` is set at once (the executors stop starting calls when they see it), what could not be
+committed is counted in `unsaved`, and `close()` raises the error in the caller's thread.
 """
 
 from __future__ import annotations
@@ -22,11 +24,20 @@ log = logging.getLogger("helmbench.run.writer")
 _STOP = object()
 
 
+class WriteFailed(Exception):
+    """Writing to the database failed: the error, and how many writes were and were not committed."""
+
+    def __init__(self, path, error: BaseException, written: int, unsaved: int):
+        super().__init__(f"writing to {path} failed: {error}")
+        self.path, self.error, self.written, self.unsaved = path, error, written, unsaved
+
+
 class Writer:
     def __init__(self, db_path: Path | str, *, interval: float = 0.25):
         self.db_path = db_path
         self.interval = interval
         self.written = 0
+        self.unsaved = 0  # writes received but not committed because writing failed
         self.error: BaseException | None = None
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._wake = threading.Event()
@@ -34,8 +45,14 @@ class Writer:
         self._thread.start()
 
     def add(self, write: Write) -> None:
-        """Queue a write; it is committed within `interval` seconds. Never blocks the event loop."""
-        self._check()
+        """Queue a write; it is committed within `interval` seconds. Never blocks the event loop.
+
+        After a failed commit nothing more can be written: the write is counted as unsaved and
+        the error is raised by `close()`, once the calls in flight have ended.
+        """
+        if self.error is not None:
+            self.unsaved += 1
+            return
         self._queue.put(write)
 
     def flush(self) -> None:
@@ -54,11 +71,13 @@ class Writer:
             self._queue.put(_STOP)
             self._wake.set()
             self._thread.join()
+        if self.error is not None:
+            self.unsaved += self._drain()  # added while the thread was failing
         self._check()
 
     def _check(self) -> None:
         if self.error is not None:
-            raise self.error
+            raise WriteFailed(self.db_path, self.error, self.written, self.unsaved)
 
     def write(self, db, batch: list) -> int:
         """Commit one batch on the writer's connection (the judge's writer commits judged cases)."""
@@ -87,15 +106,33 @@ class Writer:
                     else:
                         pending.append(item)
                 if pending:
-                    self.written += self.write(db, pending)
+                    try:
+                        self.written += self.write(db, pending)
+                    except BaseException:
+                        self.unsaved += len(pending)  # the transaction rolled back as a whole
+                        raise
                     log.debug("committed %d write(s)", len(pending))
                 for w in waiters:
                     w.set()
                 waiters = []
-        except BaseException as exc:  # surfaced to the event loop by _check
+        except BaseException as exc:  # surfaced by close()
             self.error = exc
-            log.error("writing results failed: %s", exc)
+            log.error("writing to %s failed: %s", self.db_path, exc)
         finally:
             for w in waiters:
                 w.set()
+            self.unsaved += self._drain()
             db.conn.close()
+
+    def _drain(self) -> int:
+        """Count (and drop) what is still queued after a failure; wake anyone flushing."""
+        n = 0
+        while True:
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                return n
+            if isinstance(item, threading.Event):
+                item.set()
+            elif item is not _STOP:
+                n += 1

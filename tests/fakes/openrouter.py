@@ -8,7 +8,9 @@ key) so tests can assert "zero calls" and "nothing sent twice", and injects faul
 demand, chosen by a hash of (seed, request, attempt) so runs are reproducible.
 Judge requests are answered from their schema too, or as programmed per criterion code in
 `judge_answers` (see judge_answer.py); requests are also counted per model id (`by_model`) and
-judge requests per criterion (`judge_calls`).
+judge requests per criterion (`judge_calls`). Faults include the ones a real provider shows
+rarely: `drip` (the body one byte every `drip_seconds`), `no_choices` (a billed answer with an
+empty `choices` list) and, through `cost`, a negative or non-numeric `usage.cost`.
 
 Use it in-process (`FakeOpenRouter().start()`, see `fake_openrouter` in tests/run/conftest.py)
 or as a subprocess: `python -m tests.fakes.openrouter --port 0` prints `PORT <n>` and serves
@@ -31,7 +33,8 @@ from tests.fakes.judge_answer import forced_judgement, judge_criterion
 from tests.fakes.openrouter_http import Server
 from tests.fakes.schema_answer import answer, free_text
 
-FAULTS = ("429", "500", "502", "503", "slow", "drop", "invalid_json", "truncated", "empty", "html", "401", "400", "403")
+FAULTS = ("429", "500", "502", "503", "slow", "drop", "drip", "invalid_json", "truncated", "empty", "no_choices",
+          "html", "401", "400", "403")
 TRANSIENT = ("429", "500", "502", "drop", "slow")
 
 
@@ -85,7 +88,8 @@ class FakeOpenRouter:
     rules: list[Rule] = field(default_factory=list)
     retry_after: str | None = "0"
     slow_seconds: float = 5.0
-    cost: float | None = 0.0001
+    drip_seconds: float = 2.0  # the "drip" fault: one byte of the body per this many seconds
+    cost: Any = 0.0001  # reported as usage.cost; anything JSON (negative, a string) to test validation
     expect_key: str | None = None
     port: int = 0
     judge_answers: dict[str, str] = field(default_factory=dict)  # criterion code (or "*") → option or JUDGE_FAULT
@@ -112,7 +116,7 @@ class FakeOpenRouter:
 
     def configure(self, values: dict) -> None:
         """Reprogram from JSON (`POST /_config` from another process)."""
-        for name in ("latency", "slow_seconds", "retry_after", "cost", "seed", "expect_key", "judge_answers"):
+        for name in ("latency", "slow_seconds", "drip_seconds", "retry_after", "cost", "seed", "expect_key", "judge_answers"):
             if name in values:
                 setattr(self, name, values[name])
         if "rules" in values:
@@ -220,6 +224,9 @@ class FakeOpenRouter:
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
         if self.cost is not None:
             usage["cost"] = self.cost
+        if fault == "no_choices":  # answered (and billed) with nothing in it
+            return {"id": "gen-" + key[7:27], "provider": "FakeProvider", "model": body.get("model"),
+                    "object": "chat.completion", "created": int(time.time()), "choices": [], "usage": usage}
         return {
             "id": "gen-" + key[7:27],
             "provider": "FakeProvider",

@@ -4,7 +4,7 @@ Why asyncio and not http.server: a thread per connection that sleeps for the lat
 fights for the GIL delays bursts of replies by milliseconds each, which would show up in the
 throughput benchmark as the executor's overhead. One event loop in one thread answers
 thousands of concurrent requests with exact latencies. openrouter.py decides what to answer;
-this module only speaks HTTP (and performs the socket-level faults: drop, slow).
+this module only speaks HTTP (and performs the socket-level faults: drop, slow, drip).
 """
 
 from __future__ import annotations
@@ -24,6 +24,12 @@ ERRORS = {
     "403": (403, "Input was flagged by moderation"),
 }
 REASONS = {200: "OK", 404: "Not Found", **{s: m for s, m in ERRORS.values()}}
+
+
+class Drip(bytes):
+    """A reply sent one byte every `interval` seconds after its headers (a stalled stream)."""
+
+    interval: float = 1.0
 
 
 def _response(status: int, obj: dict, headers: dict | None = None) -> bytes:
@@ -77,7 +83,14 @@ class Server:
                 if reply is None:  # the "drop" fault: hang up without answering
                     writer.transport.abort()
                     return
-                writer.write(reply)
+                if isinstance(reply, Drip):  # headers at once, then the body a byte at a time
+                    head, _, data = bytes(reply).partition(b"\r\n\r\n")
+                    writer.write(head + b"\r\n\r\n")
+                    for i in range(len(data)):
+                        await writer.drain()
+                        await asyncio.sleep(reply.interval)
+                        writer.write(data[i:i + 1])
+                writer.write(b"" if isinstance(reply, Drip) else reply)
                 await writer.drain()
                 if headers.get("connection", "").lower() == "close":
                     break
@@ -118,6 +131,9 @@ class Server:
             extra = {"Retry-After": fake.retry_after} if fault == "429" and fake.retry_after else None
             return _response(status, {"error": {"message": message, "code": status}}, extra)
         reply = _response(200, fake.reply(body, key, fault))
+        if fault == "drip":
+            reply = Drip(reply)
+            reply.interval = fake.drip_seconds
         with fake.lock:
             fake.answered_at[key] = time.time()
         return reply
