@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -186,7 +185,9 @@ ORDER BY r.model, res.run_id, res.sample""",
 
 
 def _schema(db: Path) -> dict[str, list[str]]:
-    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    from helmbench.store.db import open_readonly
+
+    conn = open_readonly(db, check=False)  # our own fresh snapshot, checked when it was taken
     try:
         tables = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
@@ -244,16 +245,18 @@ def _stamp() -> str:
 def snapshot(db: str | Path, dest_dir: str | Path) -> Path:
     """`VACUUM INTO` a consistent copy of `db` at `dest_dir/results.db` (which must not exist)."""
     src = Path(db)
-    if not src.is_file():
+    from helmbench.store.db import open_readonly
+
+    if not src.exists():
         from helmbench.errors import UsageError
 
         raise UsageError(f"no results database at {src}", hint="run `helmbench run` first, or pass --db")
+    conn = open_readonly(src)  # refuses a corrupt file before anything is written
     dest = Path(dest_dir) / SNAPSHOT_NAME
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if dest.exists():
-        dest.unlink()
-    conn = sqlite3.connect(f"{src.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
     try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists():
+            dest.unlink()
         conn.execute("VACUUM INTO ?", [str(dest)])
     finally:
         conn.close()
