@@ -47,7 +47,8 @@ def _translate(exc: BaseException, meta: dict) -> HelmbenchError:
     if isinstance(exc, click.ClickException):
         return HelmbenchError(exc.format_message(), exit_code=exc.exit_code)
     paths = meta.get(META_PATHS, [])
-    err = explain(exc, db=meta.get(META_DB), path=paths[0] if len(paths) == 1 else None)
+    named = paths[0] if len(paths) == 1 else ("one of " + ", ".join(map(str, paths)) if paths else None)
+    err = explain(exc, db=meta.get(META_DB), path=named)
     if err is not None:
         return err
     return HelmbenchError(f"unexpected {type(exc).__name__}: {exc}",
@@ -72,5 +73,8 @@ class GuardedGroup(TyperGroup):
             if os.environ.get("HELMBENCH_TRACEBACK") and not isinstance(exc, (HelmbenchError, click.UsageError)):
                 raise
             err = _translate(exc, ctx.meta)
+            if not err.hint:  # every failure says what to do next, at least where the options are
+                sub = ctx.invoked_subcommand
+                err.hint = f"`helmbench {sub + ' ' if sub else ''}--help` shows the arguments, options and examples"
             render(err)
             raise typer.Exit(err.exit_code) from None

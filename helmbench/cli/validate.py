@@ -102,11 +102,19 @@ def output_file(path: Path, option: str, *, what: str = "file", db: bool = False
     return path
 
 
-def db_to_read(path: Path, option: str = "--db", *, optional: bool = False) -> Path:
-    """An existing results database to read (its content is checked when it is opened)."""
+def db_to_read(path: Path, option: str = "--db", *, optional: bool = False, open_now: bool = False) -> Path:
+    """An existing results database to read (its content is checked when it is opened).
+
+    `open_now`: open and check it here, for commands that would otherwise find a corrupt
+    file only deep inside a long job (publish, inside mkdocs).
+    """
     input_file(path, option, what="results database", optional=optional,
                hint="run `helmbench run` first, or pass the results.db it wrote with --db")
     _record(path, db=True)
+    if open_now and path.exists():
+        from helmbench.store.db import open_readonly
+
+        open_readonly(path).close()
     return path
 
 
@@ -132,8 +140,11 @@ def run_paths(manifest: Path, models_file: Path, db: Path, *, dry_run: bool) -> 
 
 def publish_paths(db: Path, manifest: Path, config_file: Path | None, site_dir: Path | None) -> None:
     """`helmbench publish`: a missing database or manifest gives a site that says how to run."""
-    db_to_read(db, optional=True)
-    input_file(manifest, "--manifest", what="manifest", optional=True)
+    db_to_read(db, optional=True, open_now=True)
+    if input_file(manifest, "--manifest", what="manifest", optional=True).is_file():
+        from helmbench.manifest.reader import read_header
+
+        read_header(manifest)  # the site picks its run by this header: a broken one is refused, not ignored
     if config_file is not None:
         input_file(config_file, "--config-file", what="mkdocs configuration",
                    hint="run from the repository root, or pass --config-file")

@@ -79,6 +79,15 @@ def quick_check(conn: sqlite3.Connection, path: Path | str) -> None:
         raise corrupt(path, "quick_check found: " + "; ".join(rows))
 
 
+def _refuse_foreign(conn: sqlite3.Connection, path: Path | str) -> None:
+    """A database with tables but no `migrations` table belongs to something else: never add ours to it."""
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if names and "migrations" not in names:
+        raise StorageError(f"{path} is a SQLite database but not a HELMBench results database "
+                           f"(it has {', '.join(sorted(names)[:3])}{', …' if len(names) > 3 else ''} and no migrations)",
+                           hint="pass a new file or the results.db written by `helmbench run` with --db")
+
+
 def open_db(path: Path | str = DEFAULT_DB) -> sqlite_utils.Database:
     """Open (creating if needed), check and migrate; the caller is the one writer."""
     memory = str(path) == ":memory:"
@@ -90,6 +99,7 @@ def open_db(path: Path | str = DEFAULT_DB) -> sqlite_utils.Database:
         db = connect(path)
         if not memory:
             quick_check(db.conn, path)
+            _refuse_foreign(db.conn, path)
             db.conn.execute("PRAGMA journal_mode = WAL")
         migrate(db)
     except (sqlite3.Error, OSError) as exc:
