@@ -10,6 +10,7 @@ arrive as `sqlite3.Error` or `OSError` from deep inside a stage; `explain` turns
 from __future__ import annotations
 
 import errno
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -48,9 +49,10 @@ def corrupt(path: str | Path, detail: str) -> StorageError:
     return StorageError(f"{path} is not a usable SQLite database: {detail}", hint=CORRUPT_HINT.format(path=path))
 
 
-def disk_full(path: str | Path | None) -> StorageError:
+def disk_full(path: str | Path | None, *, database: bool) -> StorageError:
     where = f" while writing {path}" if path else ""
-    return StorageError(f"the disk is full{where}", hint=DISK_FULL_HINT)
+    return StorageError(f"the disk is full{where}", hint=DISK_FULL_HINT if database else
+                        "free some space and run the same command again (files are replaced only once written whole)")
 
 
 def read_only(path: str | Path | None, detail: str = "read-only") -> StorageError:
@@ -59,12 +61,23 @@ def read_only(path: str | Path | None, detail: str = "read-only") -> StorageErro
                         hint="pass a path in a writable folder, or make the folder writable")
 
 
+def _nearly_full(path: Path) -> bool:
+    """Whether the file system holding `path` has (almost) no space left."""
+    folder = path if path.is_dir() else path.parent
+    try:
+        return shutil.disk_usage(folder).free < 1 << 20
+    except OSError:
+        return False
+
+
 def _sqlite(exc: sqlite3.Error, db: str | Path | None) -> StorageError:
     text = str(exc)
     low = text.lower()
     name = db or "the database"
     if "disk is full" in low or getattr(exc, "sqlite_errorcode", None) == 13:  # SQLITE_FULL
-        return disk_full(db)
+        return disk_full(db, database=True)
+    if "disk i/o error" in low and db is not None and _nearly_full(Path(db)):
+        return disk_full(db, database=True)  # the WAL index (-shm) could not grow: SQLite says IOERR, not FULL
     if "readonly" in low or "read-only" in low:
         return read_only(db, "read-only (or in a read-only folder)")
     if "not a database" in low or "malformed" in low or "corrupt" in low:
@@ -78,13 +91,17 @@ def _sqlite(exc: sqlite3.Error, db: str | Path | None) -> StorageError:
     if "unable to open" in low:
         return StorageError(f"cannot open {name} ({text})",
                             hint="check that the path is a file in a folder you can read")
+    if "disk i/o error" in low:
+        return StorageError(f"{name}: the disk reported an I/O error ({text})",
+                            hint="check the disk (free space, `dmesg`), then run the same command again: "
+                                 "what was committed before is kept")
     return StorageError(f"{name}: SQLite error: {text}", hint="check the database file and the disk it is on")
 
 
 def _os(exc: OSError, path: str | Path | None) -> StorageError:
     name = exc.filename or path
     if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-        return disk_full(name)
+        return disk_full(name, database=False)
     if exc.errno == errno.EROFS:
         return read_only(name, "on a read-only file system")
     if exc.errno in (errno.EACCES, errno.EPERM):

@@ -40,15 +40,23 @@ def render(err: HelmbenchError) -> None:
     sys.stderr.flush()
 
 
+def _named(exc: BaseException, paths: dict) -> str | None:
+    """Which of the command's paths an error without a file name is about: what it writes
+    when writing failed, what it reads when decoding failed."""
+    writing = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+    chosen = [str(p) for p, role in paths.items() if role == ("out" if writing else "in")] or list(map(str, paths))
+    if not chosen:
+        return None
+    return chosen[0] if len(chosen) == 1 else "one of " + ", ".join(chosen)
+
+
 def _translate(exc: BaseException, meta: dict) -> HelmbenchError:
     if isinstance(exc, click.UsageError):
         where = exc.ctx.command_path if exc.ctx is not None else "helmbench"
         return UsageError(exc.format_message(), hint=f"`{where} --help` shows the arguments and options")
     if isinstance(exc, click.ClickException):
         return HelmbenchError(exc.format_message(), exit_code=exc.exit_code)
-    paths = meta.get(META_PATHS, [])
-    named = paths[0] if len(paths) == 1 else ("one of " + ", ".join(map(str, paths)) if paths else None)
-    err = explain(exc, db=meta.get(META_DB), path=named)
+    err = explain(exc, db=meta.get(META_DB), path=_named(exc, meta.get(META_PATHS, {})))
     if err is not None:
         return err
     return HelmbenchError(f"unexpected {type(exc).__name__}: {exc}",

@@ -18,13 +18,13 @@ from helmbench.cli.guard import META_DB, META_PATHS
 from helmbench.errors import UsageError
 
 
-def _record(path: Path, *, db: bool = False) -> None:
+def _record(path: Path, role: str, *, db: bool = False) -> None:
+    """Remember `path` ("in" read, "out" written) for the guard's messages about later failures."""
     ctx = get_current_context(silent=True)
     if ctx is None:
         return
-    paths = ctx.meta.setdefault(META_PATHS, [])
-    if path not in paths:
-        paths.append(path)
+    paths = ctx.meta.setdefault(META_PATHS, {})
+    paths.setdefault(path, role)
     if db:
         ctx.meta[META_DB] = path
 
@@ -49,7 +49,7 @@ def input_dir(path: Path, option: str, *, what: str = "folder", hint: str | None
         raise UsageError(f"{option}: {path} is a file, not a folder", hint=hint or f"pass a {what} with {option}")
     if not os.access(path, os.R_OK | os.X_OK):
         raise UsageError(f"{option}: cannot read {path} (permission denied)", hint="fix its permissions")
-    _record(path)
+    _record(path, "in")
     return path
 
 
@@ -64,7 +64,7 @@ def input_file(path: Path, option: str, *, what: str = "file", hint: str | None 
         raise UsageError(f"{option}: {path} is a folder, not a {what}", hint=hint or f"pass a {what} with {option}")
     if not os.access(path, os.R_OK):
         raise UsageError(f"{option}: cannot read {path} (permission denied)", hint="fix its permissions")
-    _record(path)
+    _record(path, "in")
     return path
 
 
@@ -84,7 +84,7 @@ def output_dir(path: Path, option: str) -> Path:
         if not _writable(base):
             raise UsageError(f"{option}: cannot create {path}: {base} is read-only or not writable",
                              hint=f"pass a path in a writable folder with {option}")
-    _record(path)
+    _record(path, "out")
     return path
 
 
@@ -98,7 +98,7 @@ def output_file(path: Path, option: str, *, what: str = "file", db: bool = False
             raise UsageError(f"{option}: cannot write {path} (read-only or permission denied)",
                              hint=f"pass a writable {what} with {option}")
     output_dir(path.parent, option)
-    _record(path, db=db)
+    _record(path, "out", db=db)
     return path
 
 
@@ -110,7 +110,7 @@ def db_to_read(path: Path, option: str = "--db", *, optional: bool = False, open
     """
     input_file(path, option, what="results database", optional=optional,
                hint="run `helmbench run` first, or pass the results.db it wrote with --db")
-    _record(path, db=True)
+    _record(path, "in", db=True)
     if open_now and path.exists():
         from helmbench.store.db import open_readonly
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -244,12 +245,11 @@ def _stamp() -> str:
 
 def snapshot(db: str | Path, dest_dir: str | Path) -> Path:
     """`VACUUM INTO` a consistent copy of `db` at `dest_dir/results.db` (which must not exist)."""
-    src = Path(db)
+    from helmbench.errors import UsageError, explain
     from helmbench.store.db import open_readonly
 
+    src = Path(db)
     if not src.exists():
-        from helmbench.errors import UsageError
-
         raise UsageError(f"no results database at {src}", hint="run `helmbench run` first, or pass --db")
     conn = open_readonly(src)  # refuses a corrupt file before anything is written
     dest = Path(dest_dir) / SNAPSHOT_NAME
@@ -258,6 +258,9 @@ def snapshot(db: str | Path, dest_dir: str | Path) -> Path:
         if dest.exists():
             dest.unlink()
         conn.execute("VACUUM INTO ?", [str(dest)])
+    except sqlite3.Error as exc:  # the snapshot failed to be written (a full disk): name it, not the source
+        dest.unlink(missing_ok=True)
+        raise explain(exc, db=dest.parent) from None
     finally:
         conn.close()
     return dest

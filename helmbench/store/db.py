@@ -91,6 +91,7 @@ def _refuse_foreign(conn: sqlite3.Connection, path: Path | str) -> None:
 def open_db(path: Path | str = DEFAULT_DB) -> sqlite_utils.Database:
     """Open (creating if needed), check and migrate; the caller is the one writer."""
     memory = str(path) == ":memory:"
+    db = None
     try:
         if not memory:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -102,8 +103,12 @@ def open_db(path: Path | str = DEFAULT_DB) -> sqlite_utils.Database:
             _refuse_foreign(db.conn, path)
             db.conn.execute("PRAGMA journal_mode = WAL")
         migrate(db)
-    except (sqlite3.Error, OSError) as exc:
-        raise explain(exc, db=path) from None
+    except BaseException as exc:
+        if db is not None:
+            db.conn.close()  # a refused file is not held open (nor its folder's file system busy)
+        if isinstance(exc, (sqlite3.Error, OSError)):
+            raise explain(exc, db=path) from None
+        raise
     return db
 
 
