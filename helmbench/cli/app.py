@@ -6,7 +6,10 @@ lint` never pays for importing litellm, datasette or mkdocs.
 
 import typer
 
+from helmbench.cli.guard import GuardedGroup
+
 app = typer.Typer(
+    cls=GuardedGroup,  # every command's failure rendered as error:/hint: in one place
     name="helmbench",
     help="HELMBench: lint, compile, run and publish a mental-health safety benchmark for language models.\n\n"
     "Typical flow: helmbench lint benchmark → helmbench compile benchmark → helmbench run → helmbench publish",

@@ -50,12 +50,9 @@ def lint(
 
         helmbench lint --strict --format github benchmark
     """
-    from helmbench.errors import UsageError
+    from helmbench.cli import validate
 
-    if not root.exists():
-        raise UsageError(f"benchmark folder not found: {root}", hint="pass the folder that holds scenarios/")
-    if not root.is_dir():
-        raise UsageError(f"not a folder: {root}", hint="pass the benchmark folder, not a file in it")
+    validate.bench_root(root)
 
     from helmbench.lint import lint_tree
     from helmbench.lint.render import RENDERERS, summary

@@ -37,8 +37,11 @@ def compile_(
 
     Example: helmbench compile benchmark
     """
+    from helmbench.cli import validate
     from helmbench.lint.render import text
     from helmbench.manifest import LintFailed, compile_tree
+
+    validate.bench_root(root), validate.output_dir(out, "--out")
 
     try:
         result = compile_tree(root, out)
@@ -56,8 +59,10 @@ def list_(root: Path = ROOT, format: Fmt = typer.Option(Fmt.text, "--format", "-
 
     Example: helmbench list benchmark --format json
     """
+    from helmbench.cli import validate
     from helmbench.spec import load_benchmark
 
+    validate.bench_root(root)
     bench, _ = load_benchmark(root)
     rows = []
     for sc in bench.scenarios:
@@ -106,8 +111,10 @@ def show(
 
     Example: helmbench show P1-B1-S1-C1-U2-PT3
     """
+    from helmbench.cli import validate
     from helmbench.errors import UsageError
 
+    validate.input_file(manifest, "--manifest", what="manifest") if manifest else validate.bench_root(root, "--root")
     case = _find_case(case_id, root, manifest)
     if case is None:
         raise UsageError(f"no case {case_id!r}", hint="`helmbench list` shows the scenarios and their counts")
@@ -163,8 +170,15 @@ def diff(
     """
     import tempfile
 
+    from helmbench.cli import validate
     from helmbench.errors import UsageError
     from helmbench.manifest.diff import compile_at_revision, diff_manifests, render
+
+    for path, name in ((old, "OLD"), (new, "NEW")):
+        if path is not None:
+            validate.input_file(path, name, what="manifest")
+    if against:
+        validate.bench_root(root, "--root")
 
     with tempfile.TemporaryDirectory() as tmp:
         if against:

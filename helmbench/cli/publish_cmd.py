@@ -38,7 +38,10 @@ def publish(
     """
     import time
 
+    from helmbench.cli import validate
     from helmbench.publish import PublishSettings, build_site, log_to_stderr
+
+    validate.publish_paths(db, manifest, config_file, site_dir)
 
     log_to_stderr()
     settings = PublishSettings(db=db, manifest=manifest, datasette_url=datasette_url.rstrip("/"))
@@ -68,8 +71,11 @@ def serve(
 
         helmbench serve --publish build/datasette   # then: datasette publish … build/datasette/results.db
     """
+    from helmbench.cli import validate
     from helmbench.publish import datasette
 
+    validate.db_to_read(db), validate.output_dir(publish_dir if publish_dir is not None else serve_dir,
+                                                 "--publish" if publish_dir is not None else "--serve-dir")
     if publish_dir is not None:
         snap = datasette.snapshot(db, publish_dir)
         meta = datasette.write_metadata(snap, publish_dir / "metadata.json", site_url=site_url)

@@ -47,8 +47,10 @@ def report(
 
         helmbench report --run-id 3 --format json
     """
-    from helmbench.cli import report_render as render
+    from helmbench.cli import report_render as render, validate
     from helmbench.cli.report_data import load_report
+
+    validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
 
     data = load_report(db, manifest, run_id, bootstrap=bootstrap)
     if format is ReportFormat.text:

@@ -8,7 +8,6 @@ be taken while a run is writing.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -46,13 +45,11 @@ class Report:
 
 def manifest_hash_of(path: Path | None) -> str | None:
     """The hash in a manifest's header line, or None when there is no such file."""
+    from helmbench.manifest.reader import read_header
+
     if path is None or not Path(path).is_file():
         return None
-    with open(path, encoding="utf-8") as f:
-        try:
-            return json.loads(f.readline()).get("manifest_hash")
-        except (ValueError, AttributeError):
-            raise UsageError(f"{path} is not a helmbench manifest", hint="run `helmbench compile` first") from None
+    return read_header(path).get("manifest_hash")
 
 
 def _run_info(conn: sqlite3.Connection, run_id: int) -> RunInfo:

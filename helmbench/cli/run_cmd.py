@@ -71,9 +71,12 @@ def _consoles():
 def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str], models: list[str],
              samples: int, concurrency: int, max_cost: float | None, dry_run: bool, verbose: bool,
              case_ids: tuple[str, ...] = ()):
+    from helmbench.cli import validate
     from helmbench.run import report as render
     from helmbench.run.config import RetryPolicy, RunOptions
     from helmbench.run.session import run
+
+    validate.run_paths(manifest, models_file, db, dry_run=dry_run)
 
     command = "helmbench " + shlex.join(sys.argv[1:])
     opts = RunOptions(
@@ -214,15 +217,15 @@ def costs(
 
         helmbench costs --model openai/gpt-4.1-mini
     """
+    from helmbench.cli import validate
     from helmbench.errors import UsageError
     from helmbench.run import report as render
-    from helmbench.store import open_existing
+    from helmbench.store import open_reader
+
+    validate.db_to_read(db)
     from helmbench.store.runs import costs as query
 
-    database = open_existing(db)
-    if database is None:
-        raise UsageError(f"no results database at {db}", hint="run `helmbench run` first")
-    rows = query(database, run_id, model)
+    rows = query(open_reader(db), run_id, model)
     if not rows:
         raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
     render.costs(rows, _consoles()[0])

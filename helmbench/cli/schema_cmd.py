@@ -61,10 +61,9 @@ def schema(
     """
     import json
 
-    from helmbench.errors import UsageError
+    from helmbench.cli import validate
 
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"not a folder: {out}")
+    validate.output_dir(out, "--out")
     out.mkdir(parents=True, exist_ok=True)
     for name, schema in build_schemas().items():
         text = json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n"

@@ -55,22 +55,40 @@ def _expected_cases(cat: dict) -> Iterator[tuple[str, dict]]:
                     }
 
 
+def _text(path: Path, n: int, raw: bytes) -> str:
+    """One line as text; a manifest is written as UTF-8, so anything else was edited or is another file."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ManifestError(f"{path}:{n}: not UTF-8 text (byte {raw[exc.start:exc.start + 1]!r} at column "
+                            f"{exc.start + 1}); the manifest was modified or is not a manifest",
+                            hint="recompile with `helmbench compile` instead of editing the manifest") from None
+
+
+def read_header(path: str | Path) -> dict:
+    """The header line of a manifest (not verified), or a ManifestError naming the file."""
+    path = Path(path)
+    if not path.is_file():
+        raise ManifestError(f"manifest not found: {path}", hint="run `helmbench compile` first")
+    with open(path, "rb") as f:
+        first = _text(path, 1, f.readline())
+    hint = "pass the manifest.jsonl written by `helmbench compile`, or compile again"
+    try:
+        header = json.loads(first)
+    except json.JSONDecodeError:
+        raise ManifestError(f"{path}:1: the header is not JSON; is this a manifest?", hint=hint) from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ManifestError(f"{path}:1: unsupported manifest format {header.get('format')!r}"
+                            if isinstance(header, dict) else f"{path}:1: not a manifest header", hint=hint)
+    return header
+
+
 class Manifest:
     """A verified manifest; iterate it to stream its cases (dicts)."""
 
     def __init__(self, path: str | Path, *, verify: bool = True):
         self.path = Path(path)
-        if not self.path.is_file():
-            raise ManifestError(f"manifest not found: {self.path}", hint="run `helmbench compile` first")
-        with open(self.path, encoding="utf-8") as f:
-            first = f.readline()
-        try:
-            self.header = json.loads(first)
-        except json.JSONDecodeError:
-            raise ManifestError(f"{self.path}:1: the header is not JSON; is this a manifest?") from None
-        if not isinstance(self.header, dict) or self.header.get("format") != FORMAT:
-            raise ManifestError(f"{self.path}:1: unsupported manifest format {self.header.get('format')!r}"
-                                if isinstance(self.header, dict) else f"{self.path}:1: not a manifest header")
+        self.header = read_header(self.path)
         if verify:
             self.verify()
 
@@ -83,13 +101,14 @@ class Manifest:
         return self.header.get("catalog", {})
 
     def _lines(self) -> Iterator[tuple[int, dict]]:
-        with open(self.path, encoding="utf-8") as f:
+        with open(self.path, "rb") as f:
             f.readline()
-            for n, line in enumerate(f, start=2):
+            for n, raw in enumerate(f, start=2):
                 try:
-                    yield n, json.loads(line)
+                    yield n, json.loads(_text(self.path, n, raw))
                 except json.JSONDecodeError as exc:
-                    raise ManifestError(f"{self.path}:{n}: not valid JSON ({exc.msg})") from None
+                    raise ManifestError(f"{self.path}:{n}: not valid JSON ({exc.msg})",
+                                        hint="recompile with `helmbench compile` instead of editing the manifest") from None
 
     def verify(self) -> None:
         hint = "recompile with `helmbench compile` instead of editing the manifest"

@@ -85,16 +85,21 @@ def write_manifest(bench: Benchmark, out_dir: Path) -> tuple[Path, Path, dict]:
     body_tmp = out_dir / ".manifest-cases.tmp"
     final_tmp = out_dir / ".manifest.jsonl.tmp"
     mh = _ManifestHash()
-    with open(body_tmp, "w", encoding="utf-8", newline="\n") as f:
-        for case in all_cases(bench):
-            mh.add(case["hash"])
-            f.write(canonical_normalised(case))  # records come normalised from all_cases
-            f.write("\n")
-    header = header_for(bench, mh)
-    with open(final_tmp, "wb") as out, open(body_tmp, "rb") as cases:  # bytes: no decode + re-encode
-        out.write(canonical(header).encode("utf-8") + b"\n")
-        shutil.copyfileobj(cases, out, 1 << 20)
-    body_tmp.unlink()
+    try:
+        with open(body_tmp, "w", encoding="utf-8", newline="\n") as f:
+            for case in all_cases(bench):
+                mh.add(case["hash"])
+                f.write(canonical_normalised(case))  # records come normalised from all_cases
+                f.write("\n")
+        header = header_for(bench, mh)
+        with open(final_tmp, "wb") as out, open(body_tmp, "rb") as cases:  # bytes: no decode + re-encode
+            out.write(canonical(header).encode("utf-8") + b"\n")
+            shutil.copyfileobj(cases, out, 1 << 20)
+    except BaseException:  # a full disk: leave the previous manifest, and no half-written temporaries
+        final_tmp.unlink(missing_ok=True)
+        raise
+    finally:
+        body_tmp.unlink(missing_ok=True)
     path = out_dir / "manifest.jsonl"
     os.replace(final_tmp, path)
     copy = out_dir / "manifests" / f"{header['manifest_hash'].split(':', 1)[1]}.jsonl"

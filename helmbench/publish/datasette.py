@@ -186,7 +186,9 @@ ORDER BY r.model, res.run_id, res.sample""",
 
 
 def _schema(db: Path) -> dict[str, list[str]]:
-    conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True)
+    from helmbench.store.db import open_readonly
+
+    conn = open_readonly(db, check=False)  # our own fresh snapshot, checked when it was taken
     try:
         tables = [r[0] for r in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
@@ -243,18 +245,22 @@ def _stamp() -> str:
 
 def snapshot(db: str | Path, dest_dir: str | Path) -> Path:
     """`VACUUM INTO` a consistent copy of `db` at `dest_dir/results.db` (which must not exist)."""
-    src = Path(db)
-    if not src.is_file():
-        from helmbench.errors import UsageError
+    from helmbench.errors import UsageError, explain
+    from helmbench.store.db import open_readonly
 
+    src = Path(db)
+    if not src.exists():
         raise UsageError(f"no results database at {src}", hint="run `helmbench run` first, or pass --db")
+    conn = open_readonly(src)  # refuses a corrupt file before anything is written
     dest = Path(dest_dir) / SNAPSHOT_NAME
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    if dest.exists():
-        dest.unlink()
-    conn = sqlite3.connect(f"{src.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
     try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if dest.exists():
+            dest.unlink()
         conn.execute("VACUUM INTO ?", [str(dest)])
+    except sqlite3.Error as exc:  # the snapshot failed to be written (a full disk): name it, not the source
+        dest.unlink(missing_ok=True)
+        raise explain(exc, db=dest.parent) from None
     finally:
         conn.close()
     return dest

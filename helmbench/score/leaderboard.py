@@ -267,10 +267,12 @@ def _pair(ci: tuple[float, float] | None) -> list[float] | None:
 
 def open_readonly(path: str | Path) -> sqlite3.Connection:
     """A read-only connection (rows as `sqlite3.Row`); raises FileNotFoundError if absent."""
+    from helmbench.store.db import open_readonly as open_checked  # checked, and readable on read-only disks
+
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise FileNotFoundError(f"no results database at {p}")
-    conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    conn = open_checked(p)
     conn.row_factory = sqlite3.Row
     return conn
 

@@ -4,7 +4,8 @@ See SCHEMA.md for the tables; `open_db` is the only way in, so every connection 
 same pragmas and an up-to-date schema.
 """
 
-from helmbench.store.db import DEFAULT_DB, connect, open_db, open_existing
+from helmbench.store.db import DEFAULT_DB, connect, open_db, open_existing, open_reader, open_readonly
 from helmbench.store.migrations import MIGRATIONS, migrate
 
-__all__ = ["DEFAULT_DB", "MIGRATIONS", "connect", "migrate", "open_db", "open_existing"]
+__all__ = ["DEFAULT_DB", "MIGRATIONS", "connect", "migrate", "open_db", "open_existing", "open_reader",
+           "open_readonly"]
