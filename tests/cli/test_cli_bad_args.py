@@ -219,3 +219,42 @@ def test_subprocess_corrupt_database_is_refused_without_traceback(bad, tmp_path)
     proc = _helmbench("report", "--db", str(bad.db["corrupt_page"]), cwd=tmp_path)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert proc.stderr.startswith(f"error: {bad.db['corrupt_page']} is not a usable SQLite database")
+
+
+# --- the guard itself, on failures no bad argument above produces ------------------------------
+
+
+def _failing_app(exc: BaseException):
+    import typer
+
+    from helmbench.cli.guard import GuardedGroup
+
+    demo = typer.Typer(cls=GuardedGroup)
+
+    @demo.command()
+    def boom() -> None:
+        raise exc
+
+    @demo.command()
+    def other() -> None:  # two commands, so `boom` is a subcommand as in helmbench
+        pass
+
+    return demo
+
+
+@pytest.mark.parametrize("exc, code, first", [
+    (__import__("sqlite3").OperationalError("database or disk is full"), 1, "error: the disk is full"),
+    (OSError(28, "No space left on device", "/data/out.json"), 1, "error: the disk is full while writing /data/out.json"),
+    (OSError(30, "Read-only file system", "/data/x"), 1, "error: /data/x is on a read-only file system"),
+    (ValueError("a bug"), 1, "error: unexpected ValueError: a bug"),
+], ids=["sqlite-full", "enospc", "erofs", "bug"])
+def test_guard_renders_what_escapes_a_command(exc, code, first):
+    result = CliRunner().invoke(_failing_app(exc), ["boom"])
+    assert result.exit_code == code and isinstance(result.exception, SystemExit)
+    assert result.stderr.startswith(first), result.stderr
+    assert "hint: " in result.stderr and "Traceback" not in result.stderr
+
+
+def test_helmbench_traceback_shows_a_bug_in_full():
+    result = CliRunner().invoke(_failing_app(ValueError("a bug")), ["boom"], env={"HELMBENCH_TRACEBACK": "1"})
+    assert isinstance(result.exception, ValueError)
