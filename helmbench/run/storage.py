@@ -10,44 +10,25 @@ from __future__ import annotations
 import sqlite3
 from contextlib import contextmanager
 
-from helmbench.errors import HelmbenchError
+from helmbench.errors import StorageError, corrupt, explain
 from helmbench.run.writer import WriteFailed
-
-
-class StorageError(HelmbenchError):
-    """The results database could not be read or written."""
-
-
-def _is_corrupt(exc: BaseException) -> bool:
-    text = str(exc).lower()
-    return "malformed" in text or "not a database" in text or "corrupt" in text
-
-
-def _recover_hint(path) -> str:
-    return (f"restore {path} from a backup, or recover what it holds with "
-            f"`sqlite3 {path} .recover | sqlite3 recovered.db` and run with --db recovered.db")
 
 
 def storage_error(path, exc: BaseException, command: str, *, written: int | None = None,
                   unsaved: int | None = None) -> StorageError:
-    text = str(exc)
-    lower = text.lower()
+    """The general explanation of the failure (helmbench.errors), plus what this run saved and how to resume."""
+    base = explain(exc, db=path)
+    if not isinstance(base, StorageError):
+        base = StorageError(f"the results database {path} failed: {exc}", hint="fix the cause, then resume")
     saved = ""
     if written is not None:
         saved = f" {written} write(s) from this run were saved before it stopped"
         saved += (f"; {unsaved} answer(s) received after that could not be saved and will be asked again"
                   if unsaved else "; nothing received was lost") + "."
-    if "full" in lower:
-        return StorageError(f"{path}: the disk (or the database's size limit) is full: {text}.{saved}",
-                            hint=f"free disk space, then resume with: {command}")
-    if _is_corrupt(exc):
-        return StorageError(f"{path} is damaged ({text}): the run was stopped and is not complete.{saved}",
-                            hint=_recover_hint(path))
-    if "readonly" in lower or "unable to open" in lower or "permission" in lower:
-        return StorageError(f"cannot write to {path}: {text}.{saved}",
-                            hint="check the permissions of the file and its folder, or pass --db to another path")
-    return StorageError(f"the results database {path} failed: {text}.{saved}",
-                        hint=f"fix the cause, then resume with: {command}")
+    hint = base.hint
+    if "disk is full" in base.message:
+        hint = f"free disk space, then resume with: {command} (nothing stored is asked for again)"
+    return StorageError(f"{base.message}; the run was stopped and is not complete.{saved}", hint=hint)
 
 
 @contextmanager
@@ -69,5 +50,4 @@ def check_integrity(db, path) -> None:
     except sqlite3.DatabaseError as exc:
         found = [str(exc)]
     if found != ["ok"]:
-        raise StorageError(f"{path} is damaged (integrity check: {'; '.join(found)[:300]}): the run is not complete",
-                           hint=_recover_hint(path))
+        raise corrupt(path, f"integrity check: {'; '.join(found)[:300]}; the run is not complete")
