@@ -12,7 +12,7 @@ import typer
 
 from helmbench.cli.app import app
 
-ROOT = typer.Argument(Path("benchmark"), help="The benchmark folder (holds scenarios/).")
+ROOT = typer.Argument(None, help="The benchmark folder (holds scenarios/; default: found from the current folder up).")
 
 
 class Fmt(str, Enum):
@@ -28,8 +28,8 @@ class DiffFmt(str, Enum):
 
 @app.command("compile")
 def compile_(
-    root: Path = ROOT,
-    out: Path = typer.Option(Path("build"), "--out", help="Folder for manifest.jsonl and manifests/."),
+    root: Optional[Path] = ROOT,
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for manifest.jsonl and manifests/ (default: build/ beside the benchmark)."),
 ) -> None:
     """Compile the tree into build/manifest.jsonl (one line per case) and a read-only copy.
 
@@ -39,7 +39,10 @@ def compile_(
     """
     from helmbench.lint.render import text
     from helmbench.manifest import LintFailed, compile_tree
+    from helmbench.spec import discover
 
+    root = discover.benchmark_root(root)
+    out = out if out is not None else discover.build_dir()
     try:
         result = compile_tree(root, out)
     except LintFailed as exc:
@@ -51,14 +54,15 @@ def compile_(
 
 
 @app.command("list")
-def list_(root: Path = ROOT, format: Fmt = typer.Option(Fmt.text, "--format", "-f")) -> None:
+def list_(root: Optional[Path] = ROOT, format: Fmt = typer.Option(Fmt.text, "--format", "-f")) -> None:
     """List scenarios with pillar and behaviour titles, evaluation type and case counts.
 
     Example: helmbench list benchmark --format json
     """
     from helmbench.spec import load_benchmark
+    from helmbench.spec.discover import benchmark_root
 
-    bench, _ = load_benchmark(root)
+    bench, _ = load_benchmark(benchmark_root(root))
     rows = []
     for sc in bench.scenarios:
         p = bench.pillars.get(sc.pillar)
@@ -96,7 +100,7 @@ def list_(root: Path = ROOT, format: Fmt = typer.Option(Fmt.text, "--format", "-
 @app.command()
 def show(
     case_id: str = typer.Argument(..., help="A case id such as P1-B1-S1-C1-U2-PT3."),
-    root: Path = typer.Option(Path("benchmark"), "--root", help="Benchmark folder to compose the case from."),
+    root: Optional[Path] = typer.Option(None, "--root", help="Benchmark folder to compose the case from (default: found from the current folder up)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest", help="Read the case from a compiled manifest instead."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole case record as JSON."),
 ) -> None:
@@ -123,7 +127,7 @@ def show(
     print("\n--- evaluation ---\n" + json.dumps(case["evaluation"], indent=2, ensure_ascii=False))
 
 
-def _find_case(case_id: str, root: Path, manifest: Optional[Path]) -> dict | None:
+def _find_case(case_id: str, root: Optional[Path], manifest: Optional[Path]) -> dict | None:
     if manifest is not None:
         from helmbench.manifest import read_manifest
 
@@ -131,8 +135,9 @@ def _find_case(case_id: str, root: Path, manifest: Optional[Path]) -> dict | Non
     from helmbench.manifest.canonical import canonical
     from helmbench.manifest.cases import scenario_cases
     from helmbench.spec import load_benchmark
+    from helmbench.spec.discover import benchmark_root
 
-    bench, _ = load_benchmark(root)
+    bench, _ = load_benchmark(benchmark_root(root))
     for sc in bench.scenarios:
         if case_id.startswith(sc.key + "-") and sc.meta is not None:
             case = next((c for c in scenario_cases(bench, sc) if c["id"] == case_id), None)
@@ -145,7 +150,7 @@ def diff(
     old: Optional[Path] = typer.Argument(None, help="The old manifest.jsonl."),
     new: Optional[Path] = typer.Argument(None, help="The new manifest.jsonl (default build/manifest.jsonl with --against)."),
     against: Optional[str] = typer.Option(None, "--against", help="Compile ROOT at this git revision as OLD."),
-    root: Path = typer.Option(Path("benchmark"), "--root", help="Benchmark folder for --against."),
+    root: Optional[Path] = typer.Option(None, "--root", help="Benchmark folder for --against (default: found from the current folder up)."),
     format: DiffFmt = typer.Option(DiffFmt.text, "--format", "-f"),
 ) -> None:
     """Cases added, removed and changed between two manifests (request vs evaluation-only changes).

@@ -17,15 +17,25 @@ from helmbench.cli.app import app
 
 
 def _manifest():
-    return typer.Option(Path("build/manifest.jsonl"), "--manifest", help="The compiled manifest (`helmbench compile`).")
+    return typer.Option(None, "--manifest", help="The compiled manifest (`helmbench compile`; default build/manifest.jsonl).")
 
 
 def _models_file():
-    return typer.Option(Path("benchmark/models.yml"), "--models-file", help="models.yml: the models under test.")
+    return typer.Option(None, "--models-file", help="models.yml: the models under test (default: the benchmark's).")
 
 
 def _db():
-    return typer.Option(Path("build/results.db"), "--db", help="The results database (created if missing).")
+    return typer.Option(None, "--db", help="The results database (created if missing; default build/results.db).")
+
+
+def _defaults(manifest: Optional[Path], models_file: Optional[Path], db: Optional[Path]):
+    """Paths not given: build/ beside the benchmark found from the current folder, and its models.yml."""
+    from helmbench.spec import discover
+
+    build = discover.build_dir()
+    return (manifest if manifest is not None else build / "manifest.jsonl",
+            models_file if models_file is not None else discover.models_file(),
+            db if db is not None else build / "results.db")
 
 
 def _models():
@@ -75,6 +85,7 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
     from helmbench.run.config import RetryPolicy, RunOptions
     from helmbench.run.session import run
 
+    manifest, models_file, db = _defaults(manifest, models_file, db)
     command = "helmbench " + shlex.join(sys.argv[1:])
     opts = RunOptions(
         manifest=str(manifest), models_file=str(models_file), db=str(db), scenarios=tuple(scenarios or ()),
@@ -106,7 +117,7 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
 
 @app.command("run")
 def run_(
-    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(),
+    manifest: Optional[Path] = _manifest(), models_file: Optional[Path] = _models_file(), db: Optional[Path] = _db(),
     scenario: Optional[List[str]] = _scenario(),
     all_scenarios: bool = typer.Option(False, "--all-scenarios", help="Every scenario (the default)."),
     models: Optional[List[str]] = _models(), samples: int = _samples(), concurrency: int = _concurrency(),
@@ -136,7 +147,7 @@ def run_(
 def run_batch(
     scenario: Optional[List[str]] = _scenario(),
     all_scenarios: bool = typer.Option(False, "--all-scenarios", help="Every scenario."),
-    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(),
+    manifest: Optional[Path] = _manifest(), models_file: Optional[Path] = _models_file(), db: Optional[Path] = _db(),
     models: Optional[List[str]] = _models(), samples: int = _samples(), concurrency: int = _concurrency(),
     max_cost: Optional[float] = _max_cost(), dry_run: bool = _dry_run(), verbose: bool = _verbose(),
 ) -> None:
@@ -159,7 +170,7 @@ def run_batch(
 
 @app.command("run-all")
 def run_all(
-    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(), samples: int = _samples(),
+    manifest: Optional[Path] = _manifest(), models_file: Optional[Path] = _models_file(), db: Optional[Path] = _db(), samples: int = _samples(),
     concurrency: int = _concurrency(), max_cost: Optional[float] = _max_cost(), dry_run: bool = _dry_run(),
     verbose: bool = _verbose(),
 ) -> None:
@@ -177,7 +188,7 @@ def run_all(
 def run_single(
     case_id: str = typer.Argument(..., help="A case id, e.g. P1-B1-S1-C1-U1-PT1."),
     model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Only this model (default: every model)."),
-    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(),
+    manifest: Optional[Path] = _manifest(), models_file: Optional[Path] = _models_file(), db: Optional[Path] = _db(),
     dry_run: bool = _dry_run(), verbose: bool = _verbose(),
 ) -> None:
     """Ask one case of each model (or one model) and print the prompt, the answers and the verdicts.
@@ -193,6 +204,7 @@ def run_single(
     from helmbench.run import report as render
     from helmbench.run.single import answers_for, find_case
 
+    manifest, models_file, db = _defaults(manifest, models_file, db)
     result = _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[], models=model or [], samples=1,
                       concurrency=1, max_cost=None, dry_run=dry_run, verbose=verbose, case_ids=(case_id,))
     case = find_case(manifest, case_id)
@@ -202,7 +214,7 @@ def run_single(
 
 @app.command("costs")
 def costs(
-    db: Path = _db(),
+    db: Optional[Path] = _db(),
     run_id: Optional[int] = typer.Option(None, "--run-id", help="Only this run."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Only this model id."),
 ) -> None:
@@ -219,6 +231,7 @@ def costs(
     from helmbench.store import open_existing
     from helmbench.store.runs import costs as query
 
+    db = _defaults(None, None, db)[2]
     database = open_existing(db)
     if database is None:
         raise UsageError(f"no results database at {db}", hint="run `helmbench run` first")
