@@ -52,7 +52,7 @@ def publish(
     started = time.perf_counter()
     out = build_site(settings, config_file=config_file, site_dir=site_dir if site_dir is not None else build / "site",
                      strict=strict, project_dir=discover.project_dir())
-    note = "" if db.is_file() else " (no results database yet: the leaderboard says how to run)"
+    note = "" if db.is_file() else " (no run has been made yet, dry run only: the leaderboard says how to make one)"
     print(f"site built in {time.perf_counter() - started:.1f} s → {out}{note}")
 
 

@@ -234,7 +234,10 @@ def costs(
     db = _defaults(None, None, db)[2]
     database = open_existing(db)
     if database is None:
-        raise UsageError(f"no results database at {db}", hint="run `helmbench run` first")
+        from helmbench.cli.report_data import NO_RUN_HINT
+
+        raise UsageError(f"no run has been made yet (dry run only): there is no results database at {db}",
+                         hint=NO_RUN_HINT)
     rows = query(database, run_id, model)
     if not rows:
         raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
