@@ -24,6 +24,7 @@ class DiffFmt(str, Enum):
     text = "text"
     github = "github"
     json = "json"
+    comment = "comment"
 
 
 @app.command("compile")
@@ -148,26 +149,35 @@ def _find_case(case_id: str, root: Optional[Path], manifest: Optional[Path]) -> 
 @app.command()
 def diff(
     old: Optional[Path] = typer.Argument(None, help="The old manifest.jsonl."),
-    new: Optional[Path] = typer.Argument(None, help="The new manifest.jsonl (default build/manifest.jsonl with --against)."),
+    new: Optional[Path] = typer.Argument(None, help="The new manifest.jsonl (default: ROOT compiled now, with --against)."),
     against: Optional[str] = typer.Option(None, "--against", help="Compile ROOT at this git revision as OLD."),
     root: Optional[Path] = typer.Option(None, "--root", help="Benchmark folder for --against (default: found from the current folder up)."),
-    format: DiffFmt = typer.Option(DiffFmt.text, "--format", "-f"),
+    format: DiffFmt = typer.Option(DiffFmt.text, "--format", "-f",
+                                   help="text, json, github (an annotation) or comment (a pull-request comment in Markdown, with the cost of the new calls)."),
+    models_file: Optional[Path] = typer.Option(None, "--models-file", help="models.yml that prices the new calls for --format comment (default: the benchmark's)."),
 ) -> None:
     """Cases added, removed and changed between two manifests (request vs evaluation-only changes).
+
+    `--format comment` renders the pull-request comment the GitHub workflow posts: the cases per
+    scenario and the estimated output tokens and cost of the new model calls, per model.
 
     Examples:
 
         helmbench diff old/manifest.jsonl build/manifest.jsonl
 
         helmbench diff --against origin/main --format github
+
+        helmbench diff --against origin/main --format comment > build/pr-comment.md
     """
     import tempfile
 
     from helmbench.errors import UsageError
     from helmbench.manifest.diff import compile_at_revision, diff_manifests, render
+    from helmbench.spec import discover
 
     with tempfile.TemporaryDirectory() as tmp:
         if against:
+            root = discover.benchmark_root(root)
             if old is not None and new is None:
                 new, old = old, None
             old = compile_at_revision(root, against, Path(tmp))
@@ -178,4 +188,12 @@ def diff(
         if old is None or new is None:
             raise UsageError("give OLD and NEW manifests, or --against REF")
         d = diff_manifests(old, new)
+        if format is DiffFmt.comment:
+            from helmbench.cli.diff_comment import render_comment
+
+            if models_file is None:
+                found = discover.find_layout(root) if root is not None else discover.find_layout()
+                models_file = found.root / "models.yml" if found is not None else None
+            print(render_comment(d, old, new, models_file, discover.build_dir() / "results.db"))
+            return
         print(render(d, format.value))

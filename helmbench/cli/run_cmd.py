@@ -101,6 +101,9 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
     if result.dry_run:
         if not case_ids:
             render.dry_run(result, out)
+            from helmbench.run import estimate
+
+            estimate.render(estimate.estimate_plan(result.plan, db), out)
         return result
     if not case_ids:
         render.summary(result, out)
@@ -217,8 +220,10 @@ def costs(
     db: Optional[Path] = _db(),
     run_id: Optional[int] = typer.Option(None, "--run-id", help="Only this run."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Only this model id."),
+    manifest: Optional[Path] = _manifest(), models_file: Optional[Path] = _models_file(),
 ) -> None:
-    """Cost and tokens per run and model, from the results database (billed costs only).
+    """Cost and tokens per run and model, from the results database (billed costs), then the
+    estimated output tokens and cost of the calls not made yet for the compiled manifest.
 
     Examples:
 
@@ -226,19 +231,26 @@ def costs(
 
         helmbench costs --model openai/gpt-4.1-mini
     """
+    from helmbench.cli.report_data import NO_RUN_HINT
     from helmbench.errors import UsageError
+    from helmbench.run import estimate
     from helmbench.run import report as render
     from helmbench.store import open_existing
     from helmbench.store.runs import costs as query
 
-    db = _defaults(None, None, db)[2]
+    manifest, models_file, db = _defaults(manifest, models_file, db)
+    out = _consoles()[0]
     database = open_existing(db)
     if database is None:
-        from helmbench.cli.report_data import NO_RUN_HINT
-
-        raise UsageError(f"no run has been made yet (dry run only): there is no results database at {db}",
-                         hint=NO_RUN_HINT)
-    rows = query(database, run_id, model)
-    if not rows:
-        raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
-    render.costs(rows, _consoles()[0])
+        if not manifest.is_file():
+            raise UsageError(f"no run has been made yet (dry run only): there is no results database at {db}",
+                             hint=NO_RUN_HINT)
+        out.print(f"No run has been made yet (dry run only): there is no results database at {db}.", markup=False)
+    else:
+        rows = query(database, run_id, model)
+        if not rows:
+            raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
+        render.costs(rows, out)
+    if manifest.is_file() and run_id is None:
+        out.print(f"\nNot run yet for {manifest} (one sample per case):", markup=False)
+        estimate.render(estimate.estimate_remaining(manifest, models_file, db, [model] if model else None), out)
