@@ -59,3 +59,23 @@ def test_init_into_a_file_is_a_clear_error(tmp_path):
     (tmp_path / "f").write_text("x", encoding="utf-8")
     out = helmbench("init", "f", cwd=tmp_path)
     assert out.returncode == 2 and "Traceback" not in out.stderr and "not a folder" in out.stderr
+
+
+def test_init_workflow_and_hook_config_gate_pull_requests(tmp_path):
+    import yaml
+
+    from helmbench import __version__
+    from packaging_helpers import scaffold
+
+    repo = scaffold(tmp_path / "r")
+    wf = yaml.safe_load((repo / ".github/workflows/helmbench.yml").read_text(encoding="utf-8"))
+    assert "pull_request" in wf[True] and wf["permissions"]["pull-requests"] == "write"
+    steps = [s for job in wf["jobs"].values() for s in job["steps"]]
+    runs = [s.get("run", "") for s in steps]
+    assert f'pip install "helmbench=={__version__}"' in runs
+    assert any(r.startswith("helmbench lint") and "--format github" in r for r in runs)
+    assert any('helmbench diff --against "origin/$BASE_REF" --format comment' in r for r in runs)
+    comment = next(s for s in steps if s.get("uses", "").startswith("marocchino/sticky-pull-request-comment@v2."))
+    assert comment["with"] == {"header": "helmbench", "path": "build/pr-comment.md"}
+    hooks = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text(encoding="utf-8"))["repos"][0]
+    assert hooks["rev"] == f"v{__version__}" and hooks["hooks"][0]["id"] == "helmbench-lint"
