@@ -242,15 +242,12 @@ def costs(
     out = _consoles()[0]
     database = open_existing(db)
     if database is None:
-        if not manifest.is_file():
-            raise UsageError(f"no run has been made yet (dry run only): there is no results database at {db}",
-                             hint=NO_RUN_HINT)
-        out.print(f"No run has been made yet (dry run only): there is no results database at {db}.", markup=False)
-    else:
-        rows = query(database, run_id, model)
-        if not rows:
-            raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
-        render.costs(rows, out)
+        raise UsageError(f"no run has been made yet (dry run only): there is no results database at {db}",
+                         hint=NO_RUN_HINT + "; `helmbench run --dry-run` shows the estimated cost")
+    rows = query(database, run_id, model)
+    if not rows:
+        raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
+    render.costs(rows, out)
     if manifest.is_file() and run_id is None:
         out.print(f"\nNot run yet for {manifest} (one sample per case):", markup=False)
         estimate.render(estimate.estimate_remaining(manifest, models_file, db, [model] if model else None), out)

@@ -6,9 +6,8 @@ what it will cost, and a single number would claim a precision nobody has. Per c
 - output tokens: the median completion tokens already stored for that model and scenario when
   there are any (a point estimate); otherwise from the smallest answer the scenario's response
   schema allows (the low end) up to the model's `max_tokens` (the high end; none without it);
-- prices: `price:` in models.yml, else litellm's local cost map (never fetched: the run stage
-  sets LITELLM_LOCAL_MODEL_COST_MAP). A model with neither is reported as unpriced.
-litellm is imported here only when a price is looked up, so the manifest stage never loads it.
+- prices: `price:` in models.yml, else the cost map litellm ships in its package (read as a file,
+  never fetched, without importing litellm). A model with neither is reported as unpriced.
 """
 
 from __future__ import annotations
@@ -35,13 +34,31 @@ class Price:
     source: str  # "models.yml" or "litellm"
 
 
+COST_MAP_FILE = "model_prices_and_context_window_backup.json"
+MAX_COST_MAP_BYTES = 64 * 1024 * 1024
+
+
 def _litellm_costs() -> dict:
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # the packaged map: no network
+    """litellm's price list as shipped in its package, read without importing litellm (a dry run stays fast)."""
+    import importlib.util
+    import sys
+
+    if "litellm" in sys.modules:  # a real run already loaded it (with LITELLM_LOCAL_MODEL_COST_MAP set)
+        return getattr(sys.modules["litellm"], "model_cost", None) or {}
     try:
-        import litellm
-    except ImportError:  # pragma: no cover - litellm is a dependency; a broken install prices nothing
+        spec = importlib.util.find_spec("litellm")
+    except (ImportError, ValueError):
         return {}
-    return getattr(litellm, "model_cost", {}) or {}
+    if spec is None or not spec.origin:
+        return {}
+    path = Path(spec.origin).parent / COST_MAP_FILE
+    try:
+        if path.stat().st_size > MAX_COST_MAP_BYTES:
+            return {}
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def price_for(entry: ModelEntry, costs: dict | None = None) -> Price | None:
@@ -248,6 +265,9 @@ def notes(est: Estimate) -> list[str]:
         out.append("No known price for: " + ", ".join(est.unpriced) + ". Add `price: {input_per_mtok: …, "
                    "output_per_mtok: …}` (USD per million tokens) to its entry in models.yml.")
     low, high = est.total()
+    if all(m.price is None for m in est.models if m.calls):
+        out.append(f"Estimated cost of {est.calls:,} call(s): unknown (no model has a known price).")
+        return out
     out.append(f"Estimated cost of {est.calls:,} call(s): {money(low)} – {money(high) if high is not None else 'no limit'}"
                + (" (priced models only)" if est.unpriced else "") + "; judge calls are not included.")
     return out

@@ -29,13 +29,14 @@ def test_price_override_wins_then_litellm_then_none():
     assert estimate.price_for(ModelEntry(id="x/unknown"), costs) is None
 
 
-def test_litellm_local_map_prices_a_listed_model_without_network(monkeypatch):
-    monkeypatch.delenv("LITELLM_LOCAL_MODEL_COST_MAP", raising=False)
-    p = estimate.price_for(ModelEntry(id="openai/gpt-4.1-mini"))
-    assert p is not None and p.source == "litellm" and 0 < p.input_per_token < p.output_per_token
-    import os
+def test_litellm_shipped_price_list_is_read_without_importing_litellm():
+    import subprocess
 
-    assert os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    code = ("import sys; from helmbench.run import estimate; from helmbench.spec.models import ModelEntry\n"
+            "p = estimate.price_for(ModelEntry(id='openai/gpt-4.1-mini'))\n"
+            "print(p.source, 0 < p.input_per_token < p.output_per_token, 'litellm' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.split() == ["litellm", "True", "False"], out.stderr
 
 
 def test_price_is_not_part_of_the_request_settings():
@@ -105,3 +106,15 @@ def test_stored_medians_give_a_point_estimate_per_model_and_scenario(tmp_path, f
     assert m.from_history == 3
     assert m.output_low == pytest.approx(3 * median + 3 * floor)
     assert m.output_high == pytest.approx(3 * median + 3 * 500)
+
+    # `helmbench costs`: what was billed, then the estimate of the 3 calls of P1-B1-S2 not made yet
+    from packaging_helpers import helmbench
+
+    costs = helmbench("costs", "--db", str(db), "--manifest", str(manifest), "--models-file", str(models),
+                      cwd=tmp_path)
+    assert costs.returncode == 0, costs.stderr
+    billed, remaining = costs.stdout.split("Not run yet for")
+    assert "test/model-a" in billed
+    row = next(line for line in remaining.splitlines() if "test/model-a" in line)
+    cells = [c.strip() for c in row.split("│")[1:-1]]
+    assert cells[:2] == ["test/model-a", "3"] and cells[-1] == "no known price"
