@@ -7,6 +7,8 @@ work in a repository that holds only a benchmark. A repository may still customi
   paths in it are resolved against its folder, as mkdocs does; its `hooks` run after ours;
 - a `site/` folder (or the `docs_dir` its mkdocs.yml names): its files are added to the packaged
   pages, or replace a packaged page of the same path (e.g. `site/authors-guide.md`).
+The output folder is always `build/site` (or `helmbench publish --site-dir`): a `site_dir` in the
+repository's mkdocs.yml is ignored, so a build never writes outside build/ by surprise.
 
 mkdocs resolves `docs_dir` and `hooks` against the configuration file's folder, so the build
 loads the packaged file (whose relative paths point into the package) and passes the merged

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from helmbench.publish import PublishSettings, build_site
-from packaging_helpers import authors_layout, helmbench
+from packaged_helpers import authors_layout, helmbench
 
 
 def _settings(build):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from helmbench.cli.diff_comment import md_text
-from packaging_helpers import git, helmbench, scaffold
+from packaged_helpers import git, helmbench, scaffold
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -108,7 +108,7 @@ def test_stored_medians_give_a_point_estimate_per_model_and_scenario(tmp_path, f
     assert m.output_high == pytest.approx(3 * median + 3 * 500)
 
     # `helmbench costs`: what was billed, then the estimate of the 3 calls of P1-B1-S2 not made yet
-    from packaging_helpers import helmbench
+    from packaged_helpers import helmbench
 
     costs = helmbench("costs", "--db", str(db), "--manifest", str(manifest), "--models-file", str(models),
                       cwd=tmp_path)

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from packaging_helpers import helmbench
+from packaged_helpers import helmbench
 
 
 @pytest.mark.slow
@@ -65,7 +65,7 @@ def test_init_workflow_and_hook_config_gate_pull_requests(tmp_path):
     import yaml
 
     from helmbench import __version__
-    from packaging_helpers import scaffold
+    from packaged_helpers import scaffold
 
     repo = scaffold(tmp_path / "r")
     wf = yaml.safe_load((repo / ".github/workflows/helmbench.yml").read_text(encoding="utf-8"))

@@ -26,7 +26,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from packaging_helpers import REPO
+from packaged_helpers import REPO
 
 pytestmark = pytest.mark.slow
 

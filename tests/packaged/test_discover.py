@@ -9,7 +9,7 @@ import pytest
 
 from helmbench.errors import UsageError
 from helmbench.spec import discover
-from packaging_helpers import authors_layout, git, helmbench, scaffold
+from packaged_helpers import authors_layout, git, helmbench, scaffold
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from packaging_helpers import REPO, authors_layout, break_scenario, git, scaffold
+from packaged_helpers import REPO, authors_layout, break_scenario, git, scaffold
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")]
 
