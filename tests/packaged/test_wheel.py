@@ -20,11 +20,12 @@ import socket
 import subprocess
 import sys
 import sysconfig
-import time
 from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.fakes.serving import wait_for_datasette
 
 from packaged_helpers import REPO
 
@@ -115,16 +116,7 @@ def test_installed_pipeline_in_a_folder_holding_only_a_benchmark(installed, tmp_
                             stderr=subprocess.STDOUT)
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/-/versions.json", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline, "datasette did not start"
-            time.sleep(0.2)
+        wait_for_datasette(base, proc, tmp_path / "serve.log")
         rows = httpx.get(f"{base}/results.json", params={"sql": "select r.model, count(*) as n from results x join runs r "
                                                                 "on r.id = x.run_id group by r.model order by r.model",
                                                          "_shape": "array"},
