@@ -6,6 +6,7 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -31,7 +32,7 @@ def _prefix(root: Path, outside: str = "absolute") -> str:
 
 @app.command()
 def lint(
-    root: Path = typer.Argument(Path("benchmark"), help="The benchmark folder (holds scenarios/)."),
+    root: Optional[Path] = typer.Argument(None, help="The benchmark folder (holds scenarios/; default: found from the current folder up)."),
     format: Format = typer.Option(Format.text, "--format", "-f", help="text, github (annotations) or json."),
     strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
 ) -> None:
@@ -46,12 +47,16 @@ def lint(
 
     Examples:
 
+        helmbench lint
+
         helmbench lint benchmark
 
         helmbench lint --strict --format github benchmark
     """
     from helmbench.cli import validate
+    from helmbench.spec.discover import benchmark_root
 
+    root = benchmark_root(root)
     validate.bench_root(root)
 
     from helmbench.lint import lint_tree

@@ -12,7 +12,7 @@ import typer
 
 from helmbench.cli.app import app
 
-ROOT = typer.Argument(Path("benchmark"), help="The benchmark folder (holds scenarios/).")
+ROOT = typer.Argument(None, help="The benchmark folder (holds scenarios/; default: found from the current folder up).")
 
 
 class Fmt(str, Enum):
@@ -24,12 +24,13 @@ class DiffFmt(str, Enum):
     text = "text"
     github = "github"
     json = "json"
+    comment = "comment"
 
 
 @app.command("compile")
 def compile_(
-    root: Path = ROOT,
-    out: Path = typer.Option(Path("build"), "--out", help="Folder for manifest.jsonl and manifests/."),
+    root: Optional[Path] = ROOT,
+    out: Optional[Path] = typer.Option(None, "--out", help="Folder for manifest.jsonl and manifests/ (default: build/ beside the benchmark)."),
 ) -> None:
     """Compile the tree into build/manifest.jsonl (one line per case) and a read-only copy.
 
@@ -40,7 +41,10 @@ def compile_(
     from helmbench.cli import validate
     from helmbench.lint.render import text
     from helmbench.manifest import LintFailed, compile_tree
+    from helmbench.spec import discover
 
+    root = discover.benchmark_root(root)
+    out = out if out is not None else discover.build_dir()
     validate.bench_root(root), validate.output_dir(out, "--out")
 
     try:
@@ -54,14 +58,16 @@ def compile_(
 
 
 @app.command("list")
-def list_(root: Path = ROOT, format: Fmt = typer.Option(Fmt.text, "--format", "-f")) -> None:
+def list_(root: Optional[Path] = ROOT, format: Fmt = typer.Option(Fmt.text, "--format", "-f")) -> None:
     """List scenarios with pillar and behaviour titles, evaluation type and case counts.
 
     Example: helmbench list benchmark --format json
     """
     from helmbench.cli import validate
     from helmbench.spec import load_benchmark
+    from helmbench.spec.discover import benchmark_root
 
+    root = benchmark_root(root)
     validate.bench_root(root)
     bench, _ = load_benchmark(root)
     rows = []
@@ -103,7 +109,7 @@ def list_(root: Path = ROOT, format: Fmt = typer.Option(Fmt.text, "--format", "-
 @app.command()
 def show(
     case_id: str = typer.Argument(..., help="A case id such as P1-B1-S1-C1-U2-PT3."),
-    root: Path = typer.Option(Path("benchmark"), "--root", help="Benchmark folder to compose the case from."),
+    root: Optional[Path] = typer.Option(None, "--root", help="Benchmark folder to compose the case from (default: found from the current folder up)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest", help="Read the case from a compiled manifest instead."),
     as_json: bool = typer.Option(False, "--json", help="Print the whole case record as JSON."),
 ) -> None:
@@ -135,7 +141,7 @@ def show(
     print("\n--- evaluation ---\n" + json.dumps(case["evaluation"], indent=2, ensure_ascii=False))
 
 
-def _find_case(case_id: str, root: Path, manifest: Optional[Path]) -> dict | None:
+def _find_case(case_id: str, root: Optional[Path], manifest: Optional[Path]) -> dict | None:
     if manifest is not None:
         from helmbench.manifest import read_manifest
 
@@ -143,8 +149,9 @@ def _find_case(case_id: str, root: Path, manifest: Optional[Path]) -> dict | Non
     from helmbench.manifest.canonical import canonical
     from helmbench.manifest.cases import scenario_cases
     from helmbench.spec import load_benchmark
+    from helmbench.spec.discover import benchmark_root
 
-    bench, _ = load_benchmark(root)
+    bench, _ = load_benchmark(benchmark_root(root))
     for sc in bench.scenarios:
         if case_id.startswith(sc.key + "-") and sc.meta is not None:
             case = next((c for c in scenario_cases(bench, sc) if c["id"] == case_id), None)
@@ -155,24 +162,32 @@ def _find_case(case_id: str, root: Path, manifest: Optional[Path]) -> dict | Non
 @app.command()
 def diff(
     old: Optional[Path] = typer.Argument(None, help="The old manifest.jsonl."),
-    new: Optional[Path] = typer.Argument(None, help="The new manifest.jsonl (default build/manifest.jsonl with --against)."),
+    new: Optional[Path] = typer.Argument(None, help="The new manifest.jsonl (default: ROOT compiled now, with --against)."),
     against: Optional[str] = typer.Option(None, "--against", help="Compile ROOT at this git revision as OLD."),
-    root: Path = typer.Option(Path("benchmark"), "--root", help="Benchmark folder for --against."),
-    format: DiffFmt = typer.Option(DiffFmt.text, "--format", "-f"),
+    root: Optional[Path] = typer.Option(None, "--root", help="Benchmark folder for --against (default: found from the current folder up)."),
+    format: DiffFmt = typer.Option(DiffFmt.text, "--format", "-f",
+                                   help="text, json, github (an annotation) or comment (a pull-request comment in Markdown, with the cost of the new calls)."),
+    models_file: Optional[Path] = typer.Option(None, "--models-file", help="models.yml that prices the new calls for --format comment (default: the benchmark's)."),
 ) -> None:
     """Cases added, removed and changed between two manifests (request vs evaluation-only changes).
+
+    `--format comment` renders the pull-request comment the GitHub workflow posts: the cases per
+    scenario and the estimated output tokens and cost of the new model calls, per model.
 
     Examples:
 
         helmbench diff old/manifest.jsonl build/manifest.jsonl
 
         helmbench diff --against origin/main --format github
+
+        helmbench diff --against origin/main --format comment > build/pr-comment.md
     """
     import tempfile
 
     from helmbench.cli import validate
     from helmbench.errors import UsageError
     from helmbench.manifest.diff import compile_at_revision, diff_manifests, render
+    from helmbench.spec import discover
 
     for path, name in ((old, "OLD"), (new, "NEW")):
         if path is not None:
@@ -182,6 +197,7 @@ def diff(
 
     with tempfile.TemporaryDirectory() as tmp:
         if against:
+            root = discover.benchmark_root(root)
             if old is not None and new is None:
                 new, old = old, None
             old = compile_at_revision(root, against, Path(tmp))
@@ -192,4 +208,12 @@ def diff(
         if old is None or new is None:
             raise UsageError("give OLD and NEW manifests, or --against REF")
         d = diff_manifests(old, new)
+        if format is DiffFmt.comment:
+            from helmbench.cli.diff_comment import render_comment
+
+            if models_file is None:
+                found = discover.find_layout(root) if root is not None else discover.find_layout()
+                models_file = found.root / "models.yml" if found is not None else None
+            print(render_comment(d, old, new, models_file, discover.build_dir() / "results.db"))
+            return
         print(render(d, format.value))

@@ -18,17 +18,19 @@ DEFAULT_DATASETTE_URL = "http://127.0.0.1:8001"  # helmbench.publish.settings.DE
 
 @app.command()
 def publish(
-    db: Path = typer.Option(Path("build/results.db"), "--db", help="The results database (a missing one gives a site that says how to run)."),
-    manifest: Path = typer.Option(Path("build/manifest.jsonl"), "--manifest", help="The compiled manifest: which run to publish."),
+    db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db beside the benchmark; a missing one gives a site that says how to run)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="The compiled manifest: which run to publish (default build/manifest.jsonl)."),
     datasette_url: str = typer.Option(DEFAULT_DATASETTE_URL, "--datasette-url", help="Base URL of `helmbench serve`, for the links to raw rows."),
-    config_file: Path = typer.Option(Path("mkdocs.yml"), "--config-file", "-f", help="The mkdocs configuration."),
-    site_dir: Optional[Path] = typer.Option(None, "--site-dir", help="Output folder (default: site_dir of mkdocs.yml, build/site)."),
+    config_file: Optional[Path] = typer.Option(None, "--config-file", "-f", help="An mkdocs.yml whose keys override the packaged site configuration (default: mkdocs.yml beside the benchmark, if any)."),
+    site_dir: Optional[Path] = typer.Option(None, "--site-dir", help="Output folder (default: build/site)."),
     strict: bool = typer.Option(False, "--strict", help="Fail on any mkdocs warning."),
 ) -> None:
     """Build the static leaderboard site into build/site/ (wraps `mkdocs build`).
 
     Generates the leaderboard, a page per model, scenario and case, and the methodology from
     the results database at build time. The site works offline and makes no third-party request.
+    Works in any folder holding a benchmark: the site's configuration and pages come with
+    helmbench; a mkdocs.yml or site/ folder beside the benchmark overrides or extends them.
 
     Examples:
 
@@ -41,22 +43,28 @@ def publish(
     from helmbench.cli import validate
     from helmbench.publish import PublishSettings, build_site, log_to_stderr
 
-    validate.publish_paths(db, manifest, config_file, site_dir)
+    from helmbench.spec import discover
 
     log_to_stderr()
+    build = discover.build_dir()
+    db = db if db is not None else build / "results.db"
+    manifest = manifest if manifest is not None else build / "manifest.jsonl"
+    site_dir = site_dir if site_dir is not None else build / "site"
+    validate.publish_paths(db, manifest, config_file, site_dir)
     settings = PublishSettings(db=db, manifest=manifest, datasette_url=datasette_url.rstrip("/"))
     started = time.perf_counter()
-    out = build_site(settings, config_file=config_file, site_dir=site_dir, strict=strict)
-    note = "" if db.is_file() else " (no results database yet: the leaderboard says how to run)"
+    out = build_site(settings, config_file=config_file, site_dir=site_dir,
+                     strict=strict, project_dir=discover.project_dir())
+    note = "" if db.is_file() else " (no run has been made yet, dry run only: the leaderboard says how to make one)"
     print(f"site built in {time.perf_counter() - started:.1f} s → {out}{note}")
 
 
 @app.command()
 def serve(
     port: int = typer.Option(8001, "--port", "-p", min=0, max=65535, help="Port on 127.0.0.1."),
-    db: Path = typer.Option(Path("build/results.db"), "--db", help="The live results database to snapshot."),
+    db: Optional[Path] = typer.Option(None, "--db", help="The live results database to snapshot (default build/results.db beside the benchmark)."),
     publish_dir: Optional[Path] = typer.Option(None, "--publish", help="Write the snapshot and metadata.json here for `datasette publish`, and do not serve."),
-    serve_dir: Path = typer.Option(Path("build/serve"), "--serve-dir", help="Where snapshots and metadata.json are kept."),
+    serve_dir: Optional[Path] = typer.Option(None, "--serve-dir", help="Where snapshots and metadata.json are kept (default build/serve)."),
     site_url: Optional[str] = typer.Option(None, "--site-url", help="URL of the published site, linked from Datasette."),
 ) -> None:
     """Serve the raw results read-only in Datasette, from a consistent snapshot of the database.
@@ -73,7 +81,10 @@ def serve(
     """
     from helmbench.cli import validate
     from helmbench.publish import datasette
+    from helmbench.spec import discover
 
+    db = db if db is not None else discover.build_dir() / "results.db"
+    serve_dir = serve_dir if serve_dir is not None else discover.build_dir() / "serve"
     validate.db_to_read(db), validate.output_dir(publish_dir if publish_dir is not None else serve_dir,
                                                  "--publish" if publish_dir is not None else "--serve-dir")
     if publish_dir is not None:

@@ -24,8 +24,8 @@ class ReportFormat(str, Enum):
 
 @app.command("report")
 def report(
-    db: Path = typer.Option(Path("build/results.db"), "--db", help="The results database (`helmbench run`)."),
-    manifest: Path = typer.Option(Path("build/manifest.jsonl"), "--manifest",
+    db: Optional[Path] = typer.Option(None, "--db", help="The results database (`helmbench run`; default build/results.db)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest",
                                   help="Show the runs of this manifest (default: the latest runs if it has none)."),
     format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f", help="text, json, csv or markdown."),
     run_id: Optional[int] = typer.Option(None, "--run-id", help="Report one run only (any status)."),
@@ -49,7 +49,10 @@ def report(
     """
     from helmbench.cli import report_render as render, validate
     from helmbench.cli.report_data import load_report
+    from helmbench.spec.discover import build_dir
 
+    db = db if db is not None else build_dir() / "results.db"
+    manifest = manifest if manifest is not None else build_dir() / "manifest.jsonl"
     validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
 
     data = load_report(db, manifest, run_id, bootstrap=bootstrap)

@@ -94,10 +94,16 @@ def _titles(conn: sqlite3.Connection, table: str) -> dict[str, str]:
         return {}
 
 
+#: What to do when nothing has been run: `helmbench run` without a key is a dry run that stores nothing.
+NO_RUN_HINT = ("without OPENROUTER_API_KEY, `helmbench run` (and `make run`) only counts calls and stores nothing; "
+               "to make a run: export OPENROUTER_API_KEY=sk-or-... then `helmbench run` (add --max-cost USD)")
+
+
 def load_report(db: Path, manifest: Path | None = None, run_id: int | None = None, *, bootstrap: int = 1000) -> Report:
     """The report of the latest finished run per model (of `manifest` when it has runs), or of one run."""
     if not Path(db).is_file():
-        raise UsageError(f"no results database at {db}", hint="run `helmbench run` first")
+        raise UsageError(f"no run has been made yet (dry run only): there is no results database at {db}",
+                         hint=NO_RUN_HINT)
     wanted = manifest_hash_of(manifest) if run_id is None else None
     conn = open_readonly(db)
     try:
@@ -106,7 +112,7 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
         else:
             board = build_leaderboard(conn, wanted, bootstrap=bootstrap, statuses=REPORT_STATUSES)
         if board.empty:
-            raise HelmbenchError(f"no finished runs in {db}", hint="run `helmbench run` first")
+            raise HelmbenchError(f"no finished runs in {db}", hint=NO_RUN_HINT)
         note = None
         if wanted and board.manifest_hash != wanted:
             note = (f"{manifest} ({wanted[:19]}) has no finished runs; showing the latest runs, of manifest "

@@ -17,15 +17,25 @@ from helmbench.cli.app import app
 
 
 def _manifest():
-    return typer.Option(Path("build/manifest.jsonl"), "--manifest", help="The compiled manifest (`helmbench compile`).")
+    return typer.Option(None, "--manifest", help="The compiled manifest (`helmbench compile`; default build/manifest.jsonl).")
 
 
 def _models_file():
-    return typer.Option(Path("benchmark/models.yml"), "--models-file", help="models.yml: the models under test.")
+    return typer.Option(None, "--models-file", help="models.yml: the models under test (default: the benchmark's).")
 
 
 def _db():
-    return typer.Option(Path("build/results.db"), "--db", help="The results database (created if missing).")
+    return typer.Option(None, "--db", help="The results database (created if missing; default build/results.db).")
+
+
+def _defaults(manifest: Optional[Path], models_file: Optional[Path], db: Optional[Path]):
+    """Paths not given: build/ beside the benchmark found from the current folder, and its models.yml."""
+    from helmbench.spec import discover
+
+    build = discover.build_dir()
+    return (manifest if manifest is not None else build / "manifest.jsonl",
+            models_file if models_file is not None else discover.models_file(),
+            db if db is not None else build / "results.db")
 
 
 def _models():
@@ -76,6 +86,7 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
     from helmbench.run.config import RetryPolicy, RunOptions
     from helmbench.run.session import run
 
+    manifest, models_file, db = _defaults(manifest, models_file, db)
     validate.run_paths(manifest, models_file, db, dry_run=dry_run)
 
     command = "helmbench " + shlex.join(sys.argv[1:])
@@ -93,6 +104,9 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
     if result.dry_run:
         if not case_ids:
             render.dry_run(result, out)
+            from helmbench.run import estimate
+
+            estimate.render(estimate.estimate_plan(result.plan, db), out)
         return result
     if not case_ids:
         render.summary(result, out)
@@ -109,7 +123,7 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
 
 @app.command("run")
 def run_(
-    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(),
+    manifest: Optional[Path] = _manifest(), models_file: Optional[Path] = _models_file(), db: Optional[Path] = _db(),
     scenario: Optional[List[str]] = _scenario(),
     all_scenarios: bool = typer.Option(False, "--all-scenarios", help="Every scenario (the default)."),
     models: Optional[List[str]] = _models(), samples: int = _samples(), concurrency: int = _concurrency(),
@@ -139,7 +153,7 @@ def run_(
 def run_batch(
     scenario: Optional[List[str]] = _scenario(),
     all_scenarios: bool = typer.Option(False, "--all-scenarios", help="Every scenario."),
-    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(),
+    manifest: Optional[Path] = _manifest(), models_file: Optional[Path] = _models_file(), db: Optional[Path] = _db(),
     models: Optional[List[str]] = _models(), samples: int = _samples(), concurrency: int = _concurrency(),
     max_cost: Optional[float] = _max_cost(), dry_run: bool = _dry_run(), verbose: bool = _verbose(),
 ) -> None:
@@ -162,7 +176,7 @@ def run_batch(
 
 @app.command("run-all")
 def run_all(
-    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(), samples: int = _samples(),
+    manifest: Optional[Path] = _manifest(), models_file: Optional[Path] = _models_file(), db: Optional[Path] = _db(), samples: int = _samples(),
     concurrency: int = _concurrency(), max_cost: Optional[float] = _max_cost(), dry_run: bool = _dry_run(),
     verbose: bool = _verbose(),
 ) -> None:
@@ -180,7 +194,7 @@ def run_all(
 def run_single(
     case_id: str = typer.Argument(..., help="A case id, e.g. P1-B1-S1-C1-U1-PT1."),
     model: Optional[List[str]] = typer.Option(None, "--model", "-m", help="Only this model (default: every model)."),
-    manifest: Path = _manifest(), models_file: Path = _models_file(), db: Path = _db(),
+    manifest: Optional[Path] = _manifest(), models_file: Optional[Path] = _models_file(), db: Optional[Path] = _db(),
     dry_run: bool = _dry_run(), verbose: bool = _verbose(),
 ) -> None:
     """Ask one case of each model (or one model) and print the prompt, the answers and the verdicts.
@@ -196,6 +210,7 @@ def run_single(
     from helmbench.run import report as render
     from helmbench.run.single import answers_for, find_case
 
+    manifest, models_file, db = _defaults(manifest, models_file, db)
     result = _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[], models=model or [], samples=1,
                       concurrency=1, max_cost=None, dry_run=dry_run, verbose=verbose, case_ids=(case_id,))
     case = find_case(manifest, case_id)
@@ -205,11 +220,13 @@ def run_single(
 
 @app.command("costs")
 def costs(
-    db: Path = _db(),
+    db: Optional[Path] = _db(),
     run_id: Optional[int] = typer.Option(None, "--run-id", help="Only this run."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Only this model id."),
+    manifest: Optional[Path] = _manifest(), models_file: Optional[Path] = _models_file(),
 ) -> None:
-    """Cost and tokens per run and model, from the results database (billed costs only).
+    """Cost and tokens per run and model, from the results database (billed costs), then the
+    estimated output tokens and cost of the calls not made yet for the compiled manifest.
 
     Examples:
 
@@ -218,14 +235,23 @@ def costs(
         helmbench costs --model openai/gpt-4.1-mini
     """
     from helmbench.cli import validate
+    from helmbench.cli.report_data import NO_RUN_HINT
     from helmbench.errors import UsageError
+    from helmbench.run import estimate
     from helmbench.run import report as render
     from helmbench.store import open_reader
-
-    validate.db_to_read(db)
     from helmbench.store.runs import costs as query
 
+    manifest, models_file, db = _defaults(manifest, models_file, db)
+    out = _consoles()[0]
+    if not db.exists():
+        raise UsageError(f"no run has been made yet (dry run only): there is no results database at {db}",
+                         hint=NO_RUN_HINT + "; `helmbench run --dry-run` shows the estimated cost")
+    validate.db_to_read(db)
     rows = query(open_reader(db), run_id, model)
     if not rows:
         raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
-    render.costs(rows, _consoles()[0])
+    render.costs(rows, out)
+    if manifest.is_file() and run_id is None:
+        out.print(f"\nNot run yet for {manifest} (one sample per case):", markup=False)
+        estimate.render(estimate.estimate_remaining(manifest, models_file, db, [model] if model else None), out)

@@ -29,7 +29,7 @@ def dry_run(report: RunReport, out: Console) -> None:
     table.add_row(Text("total", style="bold"), str(plan.new_calls), str(sum(m.stored for m in plan.models)),
                   f"{sum(m.est_input_tokens for m in plan.models):,}")
     out.print(table)
-    out.print(Text("Input tokens are estimated as characters ÷ 4; output tokens and cost are not estimated."))
+    out.print(Text("Input tokens are estimated as characters ÷ 4; output tokens and cost are estimated below."))
     from helmbench.run.judge_run import render_dry_run
 
     render_dry_run(report.judge, out)

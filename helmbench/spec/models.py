@@ -165,12 +165,22 @@ class ModelSettings(Strict):
     timeout: Annotated[float, Field(gt=0)] | None = Field(None, description="seconds per request")
 
 
+class Price(Strict):
+    """USD per million tokens, for cost estimates only (overrides litellm's price list)."""
+
+    input_per_mtok: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
+    output_per_mtok: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
+
+
 class ModelEntry(ModelSettings):
     id: Annotated[str, Field(pattern=r"^[\w.\-]+/[\w.:\-]+$", description="OpenRouter model id")]
     name: str | None = None
+    price: Price | None = Field(None, description="USD per million input and output tokens, for cost estimates "
+                                                   "(default: litellm's price list); never sent, not in the cache key")
 
     def settings(self) -> dict:
-        return self.model_dump(exclude={"id", "name"}, exclude_none=True)
+        """What is sent with each request (and keys the response cache): not the name or the price."""
+        return self.model_dump(exclude={"id", "name", "price"}, exclude_none=True)
 
 
 class ModelsFile(Strict):
@@ -185,6 +195,6 @@ class ModelsFile(Strict):
 
 __all__ = [
     "Behaviour", "BenchmarkFile", "CategoryMatch", "ConditionMeta", "CriterionMeta", "EVALUATION_TYPES",
-    "ListIncludes", "ModelEntry", "ModelSettings", "ModelsFile", "PerturbationMeta", "Pillar", "ScenarioMeta",
+    "ListIncludes", "ModelEntry", "ModelSettings", "ModelsFile", "PerturbationMeta", "Pillar", "Price", "ScenarioMeta",
     "ScoringFile", "Sqe", "TagThreshold", "UserContextMeta",
 ]

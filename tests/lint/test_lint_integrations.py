@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -78,9 +79,11 @@ def test_pre_commit_hook():
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     hook = next(h for h in hooks if h["id"] == "helmbench-lint")
     assert hook["language"] == "python"
-    assert hook["entry"] == "helmbench lint --strict"
+    assert hook["entry"] == "helmbench lint"  # finds the benchmark itself; --strict is opt-in through args
     assert hook["pass_filenames"] is False
-    assert hook["files"] == "^benchmark/"
+    assert re.search(hook["files"], "benchmark/scenarios/P1/B1/S1/S1.md")  # this repository's layout
+    assert re.search(hook["files"], "scenarios/P1/B1/S1/S1.md")  # the authors' layout
+    assert not re.search(hook["files"], "README.md")
 
 
 def test_github_workflow_lints_pull_requests():
@@ -90,8 +93,11 @@ def test_github_workflow_lints_pull_requests():
     python = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python"))
     assert str(python["with"]["python-version"]) == "3.11"
     runs = [s.get("run", "") for s in steps]
-    assert "pip install -c constraints.txt -e ." in runs
-    assert "helmbench lint --strict --format github benchmark" in runs
+    assert "pip install -c constraints.txt ." in runs  # installed as a user installs it, not editable
+    assert "helmbench lint --strict --format github" in runs
+    assert any("helmbench diff --against" in r and "--format comment" in r for r in runs)
+    comment = next(s for s in steps if s.get("uses", "").startswith("marocchino/sticky-pull-request-comment@"))
+    assert comment["uses"].split("@")[1].startswith("v2.")  # a pinned release
 
 
 def test_schemas_accept_the_loaders_shorthands(schemas):

@@ -1,6 +1,6 @@
 """The rules page of the site is generated from the code catalogue and cannot drift from it.
 
-Regenerate with: python -m helmbench.lint.reference > site/lint-rules.md
+Regenerate with: python -m helmbench.lint.reference > helmbench/publish/site_default/lint-rules.md
 """
 
 from __future__ import annotations
@@ -11,12 +11,12 @@ from helmbench.lint.codes import CODES
 from helmbench.lint.reference import rules_markdown
 
 REPO = Path(__file__).resolve().parents[2]
-PAGE = REPO / "site" / "lint-rules.md"
+PAGE = REPO / "helmbench" / "publish" / "site_default" / "lint-rules.md"
 
 
 def test_committed_page_equals_the_generated_text():
     assert PAGE.read_text(encoding="utf-8") == rules_markdown(), (
-        "site/lint-rules.md is stale: run `python -m helmbench.lint.reference > site/lint-rules.md`")
+        "helmbench/publish/site_default/lint-rules.md is stale: run `python -m helmbench.lint.reference > helmbench/publish/site_default/lint-rules.md`")
 
 
 def test_page_documents_every_code_with_its_example():
@@ -34,4 +34,4 @@ def test_examples_never_break_out_of_their_fence():
 
 
 def test_authors_guide_links_to_the_page():
-    assert "(lint-rules.md)" in (REPO / "site" / "authors-guide.md").read_text(encoding="utf-8")
+    assert "(lint-rules.md)" in (REPO / "helmbench" / "publish" / "site_default" / "authors-guide.md").read_text(encoding="utf-8")

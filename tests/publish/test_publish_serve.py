@@ -8,10 +8,11 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
+
+from tests.fakes.serving import wait_for_datasette
 
 from publish_helpers import MODELS, REPO
 
@@ -83,16 +84,7 @@ def test_serve_answers_json_refuses_writes_and_stops_cleanly(pipeline, tmp_path)
         cwd=REPO, stdout=log, stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/-/versions.json", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline, "datasette did not start"
-            time.sleep(0.2)
+        wait_for_datasette(base, proc, tmp_path / "serve.log")
 
         board = httpx.get(f"{base}/results/leaderboard.json?_shape=array", timeout=10)
         assert board.status_code == 200

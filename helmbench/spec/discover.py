@@ -1,0 +1,109 @@
+"""Find the benchmark from the current folder, the way git finds a repository.
+
+Why: the benchmark's authors keep their scenarios in their own repository (`scenarios/` at its
+root), this repository keeps them under `benchmark/`; either way a command run anywhere inside
+must find the same tree, and put `build/` in the same place, without being told.
+
+A folder is the benchmark root when it holds `scenarios/`; a folder holding `benchmark/scenarios/`
+is a project whose root is that `benchmark/`. The search walks up from the start folder through
+its parents. `build/` (manifest, results.db, site) lands in the project folder: the folder that
+holds `benchmark/`, or the root itself in the authors' layout. A root named `benchmark` that is
+not itself the top of a git repository counts as the `benchmark/` of its parent.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+SUBFOLDER = "benchmark"
+MARKER = "scenarios"
+#: Bound on the walk up, so a pathological mount never loops.
+MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class Layout:
+    root: Path  # the folder holding scenarios/ (what lint and compile read)
+    project: Path  # the folder holding build/ (and optionally mkdocs.yml, site/)
+
+    @property
+    def build(self) -> Path:
+        return self.project / "build"
+
+
+def _is_dir(p: Path) -> bool:
+    try:
+        return p.is_dir()
+    except OSError:  # permission denied, name too long: not a benchmark
+        return False
+
+
+def _layout_of(folder: Path) -> Layout | None:
+    if _is_dir(folder / MARKER):
+        if folder.name == SUBFOLDER and not (folder / ".git").exists():
+            return Layout(folder, folder.parent)
+        return Layout(folder, folder)
+    if _is_dir(folder / SUBFOLDER / MARKER):
+        return Layout(folder / SUBFOLDER, folder)
+    return None
+
+
+def find_layout(start: str | Path | None = None) -> Layout | None:
+    """The benchmark at `start` (default: the current folder) or in the nearest parent, or None."""
+    here = Path(start if start is not None else Path.cwd()).absolute()
+    for depth, folder in enumerate((here, *here.parents)):
+        if depth > MAX_DEPTH:
+            break
+        found = _layout_of(folder)
+        if found is not None:
+            return found
+    return None
+
+
+def _shown(p: Path) -> Path:
+    """`p` relative to the current folder when it is inside it (shorter messages), else absolute."""
+    try:
+        rel = os.path.relpath(p, Path.cwd())
+    except ValueError:
+        return p
+    return p if rel.startswith("..") else Path(rel)
+
+
+def benchmark_root(arg: Path | None) -> Path:
+    """The tree a command reads: `arg` (or its `benchmark/` subfolder), else the one found from here.
+
+    An explicit folder that holds neither is returned unchanged, so lint reports what is wrong
+    with it at the path the user typed.
+    """
+    from helmbench.errors import UsageError
+
+    if arg is not None:
+        if not _is_dir(arg / MARKER) and _is_dir(arg / SUBFOLDER / MARKER):
+            return arg / SUBFOLDER
+        return arg
+    found = find_layout()
+    if found is None:
+        raise UsageError(f"no benchmark found in {Path.cwd()} or any folder above it",
+                         hint="run inside a benchmark repository (a folder holding scenarios/), pass its path, "
+                              "or create one with `helmbench init`")
+    return _shown(found.root)
+
+
+def build_dir() -> Path:
+    """Where build/ is for commands run from here: beside the benchmark found from here, else ./build."""
+    found = find_layout()
+    return _shown(found.build) if found is not None else Path("build")
+
+
+def project_dir() -> Path | None:
+    """The project folder of the benchmark found from here (where a mkdocs.yml or site/ may override the site)."""
+    found = find_layout()
+    return _shown(found.project) if found is not None else None
+
+
+def models_file() -> Path:
+    """models.yml of the benchmark found from here (or benchmark/models.yml when there is none)."""
+    found = find_layout()
+    return _shown(found.root / "models.yml") if found is not None else Path(SUBFOLDER) / "models.yml"

@@ -1,0 +1,65 @@
+"""The packaged site: publish works with no mkdocs.yml or site/ in the folder, a repository's own
+mkdocs.yml and pages override or extend the defaults, and "no run yet" says it was a dry run."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from helmbench.publish import PublishSettings, build_site
+from packaged_helpers import authors_layout, helmbench
+
+
+def _settings(build):
+    return PublishSettings(db=build / "results.db", manifest=build / "manifest.jsonl", datasette_url="http://x")
+
+
+@pytest.mark.slow
+def test_publish_with_packaged_defaults_and_no_run_says_dry_run_only(tmp_path):
+    repo = authors_layout(tmp_path / "repo")
+    assert helmbench("compile", cwd=repo).returncode == 0
+    dry = helmbench("run", cwd=repo)
+    assert dry.returncode == 0 and "Dry run" in dry.stdout and "est. cost" in dry.stdout, dry.stderr
+    report = helmbench("report", cwd=repo)
+    assert report.returncode == 2 and "Traceback" not in report.stderr
+    assert "no run has been made yet (dry run only)" in report.stderr and "OPENROUTER_API_KEY" in report.stderr
+    published = helmbench("publish", cwd=repo / "scenarios")
+    assert published.returncode == 0, published.stderr
+    index = (repo / "build" / "site" / "index.html").read_text(encoding="utf-8")
+    assert "No run has been made yet: dry run only." in index and "export OPENROUTER_API_KEY" in index
+    assert "run `helmbench run` first" not in index
+    assert (repo / "build" / "site" / "authors-guide" / "index.html").is_file()
+    assert (repo / "build" / "site" / "scenarios" / "P1-B1-S1" / "index.html").is_file()
+
+
+def test_repository_mkdocs_yml_and_pages_override_and_extend_the_defaults(tmp_path):
+    repo = authors_layout(tmp_path / "repo")
+    (repo / "mkdocs.yml").write_text(
+        "site_name: Our benchmark\n"
+        "theme:\n  palette:\n    primary: teal\n"
+        "nav:\n  - Leaderboard: index.md\n  - About us: about.md\n  - Authors' guide: authors-guide.md\n",
+        encoding="utf-8")
+    pages = repo / "site"
+    pages.mkdir()
+    (pages / "about.md").write_text("# About us\n\nWe wrote this benchmark.\n", encoding="utf-8")
+    (pages / "authors-guide.md").write_text("# Our guide\n\nHow we write scenarios.\n", encoding="utf-8")
+    secret = tmp_path / "secret.md"
+    secret.write_text("# secret\n", encoding="utf-8")
+    os.symlink(secret, pages / "leak.md")
+
+    out = build_site(_settings(repo / "build"), site_dir=repo / "build" / "site", project_dir=repo)
+    about = (out / "about" / "index.html").read_text(encoding="utf-8")
+    assert "We wrote this benchmark." in about and "<title>About us - Our benchmark</title>" in about
+    guide = (out / "authors-guide" / "index.html").read_text(encoding="utf-8")
+    assert "How we write scenarios." in guide
+    assert 'data-md-color-primary="teal"' in about
+    assert "fonts.googleapis" not in about  # the packaged `font: false` survives the merged theme
+    assert not (out / "leak").exists()  # a symbolic link out of site/ is not followed
+    assert (out / "javascripts" / "tables.js").is_file()
+
+
+def test_missing_explicit_config_is_a_clear_error(tmp_path):
+    repo = authors_layout(tmp_path / "repo")
+    proc = helmbench("publish", "-f", "nope.yml", cwd=repo)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "nope.yml" in proc.stderr
