@@ -119,8 +119,13 @@ def show(
     """
     from helmbench.cli import validate
     from helmbench.errors import UsageError
+    from helmbench.spec.discover import benchmark_root
 
-    validate.input_file(manifest, "--manifest", what="manifest") if manifest else validate.bench_root(root, "--root")
+    if manifest:
+        validate.input_file(manifest, "--manifest", what="manifest")
+    else:
+        root = benchmark_root(root)
+        validate.bench_root(root, "--root")
     case = _find_case(case_id, root, manifest)
     if case is None:
         raise UsageError(f"no case {case_id!r}", hint="`helmbench list` shows the scenarios and their counts")
@@ -193,11 +198,11 @@ def diff(
         if path is not None:
             validate.input_file(path, name, what="manifest")
     if against:
+        root = discover.benchmark_root(root)
         validate.bench_root(root, "--root")
 
     with tempfile.TemporaryDirectory() as tmp:
         if against:
-            root = discover.benchmark_root(root)
             if old is not None and new is None:
                 new, old = old, None
             old = compile_at_revision(root, against, Path(tmp))

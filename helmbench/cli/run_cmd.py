@@ -235,7 +235,6 @@ def costs(
         helmbench costs --model openai/gpt-4.1-mini
     """
     from helmbench.cli import validate
-    from helmbench.cli.report_data import NO_RUN_HINT
     from helmbench.errors import UsageError
     from helmbench.run import estimate
     from helmbench.run import report as render
@@ -244,9 +243,6 @@ def costs(
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
     out = _consoles()[0]
-    if not db.exists():
-        raise UsageError(f"no run has been made yet (dry run only): there is no results database at {db}",
-                         hint=NO_RUN_HINT + "; `helmbench run --dry-run` shows the estimated cost")
     validate.db_to_read(db)
     rows = query(open_reader(db), run_id, model)
     if not rows:

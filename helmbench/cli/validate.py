@@ -108,8 +108,12 @@ def db_to_read(path: Path, option: str = "--db", *, optional: bool = False, open
     `open_now`: open and check it here, for commands that would otherwise find a corrupt
     file only deep inside a long job (publish, inside mkdocs).
     """
-    input_file(path, option, what="results database", optional=optional,
-               hint="run `helmbench run` first, or pass the results.db it wrote with --db")
+    if not path.exists() and not optional:
+        from helmbench.cli.report_data import NO_RUN_HINT
+
+        raise UsageError(f"{option}: no run has been made yet (dry run only): there is no results database at {path}",
+                         hint=f"{NO_RUN_HINT}; or pass the results.db a run wrote with {option}")
+    input_file(path, option, what="results database", optional=optional)
     _record(path, "in", db=True)
     if open_now and path.exists():
         from helmbench.store.db import open_readonly
