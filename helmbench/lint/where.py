@@ -44,7 +44,8 @@ def _spans(data, path, default: int) -> tuple[Span, Span]:
     node = data
     for part in path:
         if isinstance(node, LineDict) and part in node:
-            key, value = node.key_spans[part], node.value_spans[part]
+            # a key added by the loader (MCSQE.md's implied evaluation) has no span: keep the parent's
+            key, value = node.key_spans.get(part, key), node.value_spans.get(part, value)
             node = node[part]
         elif isinstance(node, LineList) and isinstance(part, int) and 0 <= part < len(node):
             key = value = node.item_spans[part]

@@ -273,6 +273,8 @@ class Loader:
         if path.name == "MCSQE.md" and data is None:
             sc.meta = ScenarioMeta(evaluation=Sqe(type="sqe"))
             return
+        if path.name == "MCSQE.md" and "evaluation" not in data:  # the name says "judged"; a title does not change that
+            data["evaluation"] = {"type": "sqe"}
         sc.meta = validate(ScenarioMeta, data, src.path, self.out, what="scenario frontmatter")
 
     def load_schema(self, sc: Scenario, path: Path) -> None:
