@@ -76,6 +76,14 @@ def has_prompt(sc: Scenario) -> bool:
     return sc.meta is not None and not is_blank(sc.source)
 
 
+def body_usable(sc_or_component) -> bool:
+    """Its frontmatter parsed (valid or not), so the text after it is the real body and not
+    unparsed YAML: rules about the body's text still apply when only a value was wrong."""
+    src = sc_or_component.source
+    return (src is not None and not is_blank(src)
+            and (sc_or_component.meta is not None or sc_or_component.frontmatter is not None))
+
+
 def scenario_file(sc: Scenario) -> str:
     """The scenario's own file (S1.md / MCSQE.md), or its folder when there is none."""
     return sc.source.path if sc.source else sc.folder
