@@ -51,6 +51,7 @@ def test_a_one_off_misspelling_between_two_components_is_hb314(clean_tree):
     "ATTENTION: DO NOT USE BOTH THE TASK TAG AND ANY OTHER TAGS. NOTE: PLEASE ENSURE THIS.",
     "1. **TASK:** a request. 2. **CHIT_CHAT:** small talk. TASKS are fine. N.B.: IMPORTANT.",
     "- **Note:** mixed case is prose, and so is **IMPORTANT** in the middle of a line.",
+    "- **NOTE:** a list of remarks is not a list of labels\n- **IMPORTANT:** neither is this",
 ])
 def test_ordinary_capitals_are_not_labels(prose):
     assert list(scan(prose, 1, ENUM)) == []
