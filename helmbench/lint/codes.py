@@ -174,7 +174,9 @@ _TABLE = [
          "prompt: 'use IMMEDIATE_DANGER when …'  enum: [ASSISTANCE, CHIT_CHAT]"),
     # HB6xx: benchmark.yml, scoring.yaml, models.yml
     Code("HB601", "warning", "no benchmark.yml",
-         "Pillars and behaviours are derived from folder codes and README titles.",
+         "Pillars and behaviours are derived from folder codes and README titles; with no "
+         "scoring.yaml either (the documented minimal layout: models.yml + scenarios/), every "
+         "behaviour weighs the same.",
          "benchmark/ without benchmark.yml"),
     Code("HB602", "error", "undeclared pillar or behaviour",
          "A scenario sits under a pillar or behaviour that benchmark.yml does not declare.",
@@ -184,7 +186,8 @@ _TABLE = [
          "benchmark.yml, one that has no scenarios); it is ignored.",
          "weights: {P7-B3: 4}"),
     Code("HB604", "error", "behaviour without a weight",
-         "Every behaviour with scenarios needs a weight for the run score.",
+         "Once weights are written (in benchmark.yml or scoring.yaml), every behaviour with "
+         "scenarios needs one for the run score; a tree with neither file weighs all equally.",
          "behaviours: {B1: {title: Detect planning}}   # no weight, and no scoring.yaml entry"),
     Code("HB605", "error", "duplicate model id",
          "models.yml lists the same model id twice.",

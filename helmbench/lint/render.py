@@ -10,7 +10,9 @@ path as a prefix, chosen by the command for its reader:
   in, so results can be compared and keyed), and the document's `root` field is the root as
   seen from the current folder: `root/path` opens the file.
 Every format carries the token's extent: `end_line`/`end_col` (just past its last character)
-in JSON, `endLine`/`endColumn` in GitHub annotations.
+in JSON, `endLine`/`endColumn` in GitHub annotations. A second location (where the YAML parser
+noticed a bracket opened lines above was never closed) is a `note:` line in text, `related`
+in JSON and part of the message on GitHub.
 """
 
 from __future__ import annotations

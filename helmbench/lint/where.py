@@ -44,7 +44,8 @@ def _spans(data, path, default: int) -> tuple[Span, Span]:
     node = data
     for part in path:
         if isinstance(node, LineDict) and part in node:
-            key, value = node.key_spans[part], node.value_spans[part]
+            # a key added by the loader (MCSQE.md's implied evaluation) has no span: keep the parent's
+            key, value = node.key_spans.get(part, key), node.value_spans.get(part, value)
             node = node[part]
         elif isinstance(node, LineList) and isinstance(part, int) and 0 <= part < len(node):
             key = value = node.item_spans[part]
@@ -73,6 +74,14 @@ def is_blank(src: SourceText | None) -> bool:
 def has_prompt(sc: Scenario) -> bool:
     """The scenario's file loaded and is not empty: rules about its contents apply."""
     return sc.meta is not None and not is_blank(sc.source)
+
+
+def body_usable(sc_or_component) -> bool:
+    """Its frontmatter parsed (valid or not), so the text after it is the real body and not
+    unparsed YAML: rules about the body's text still apply when only a value was wrong."""
+    src = sc_or_component.source
+    return (src is not None and not is_blank(src)
+            and (sc_or_component.meta is not None or sc_or_component.frontmatter is not None))
 
 
 def scenario_file(sc: Scenario) -> str:

@@ -49,7 +49,7 @@ from helmbench.spec.tree import (
     PillarInfo,
     Scenario,
 )
-from helmbench.spec.validate import suggest, validate
+from helmbench.spec.validate import component_code_hint, suggest, validate
 from helmbench.spec.yamlio import LineDict, YamlError, load_yaml
 
 CONSOLIDATED = {"condition": "conditions.md", "user_context": "user-contexts.md", "perturbation": "perturbations.md"}
@@ -338,6 +338,8 @@ class Loader:
         if path.name == "MCSQE.md" and data is None:
             sc.meta = ScenarioMeta(evaluation=Sqe(type="sqe"))
             return
+        if path.name == "MCSQE.md" and "evaluation" not in data:  # the name says "judged"; a title does not change that
+            data["evaluation"] = {"type": "sqe"}
         sc.meta = validate(ScenarioMeta, data, src.path, self.out, what="scenario frontmatter")
 
     def load_schema(self, sc: Scenario, path: Path) -> None:
@@ -399,10 +401,9 @@ class Loader:
             m = _HEADING_CODE.match(part.heading)
             code = m.group(1) if m else part.heading
             if not m or not COMPONENT_RE[kind].match(code):
-                prefix = {"condition": "C", "user_context": "U", "perturbation": "PT"}[kind]
                 self.out.add("HB311", src.path, part.line,
                              f"heading `# {part.heading}` is not a {WHAT[kind]} code",
-                             hint=f"write `# {prefix}1`, `# {prefix}2`, …")
+                             hint=component_code_hint(part.heading, kind))
                 continue
             data, ok = self.frontmatter(part.frontmatter, src.path)
             self.add_component(sc, kind, code, m.group(2), data, ok, part.body, src, part.line, part.body_line)

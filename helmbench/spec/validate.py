@@ -44,6 +44,23 @@ def suggest(word: str, choices: list[str] | None = None) -> str | None:
     return f"did you mean `{match}`?" if match else None
 
 
+def component_code_hint(heading: str, kind: str) -> str:
+    """"did you mean `# PT2`?" for `# PT 2`, `# pt2`, `# P2` or `# PT2.` in perturbations.md."""
+    from helmbench.spec.naming import COMPONENT_RE
+
+    prefix = {"condition": "C", "user_context": "U", "perturbation": "PT"}[kind]
+    squeezed = "".join(ch for ch in heading.split(":")[0].upper() if ch.isalnum())
+    digits = "".join(ch for ch in squeezed if ch.isdigit())
+    if COMPONENT_RE[kind].match(squeezed):
+        return f"did you mean `# {squeezed}`?"
+    other = next((k for k, rx in COMPONENT_RE.items() if k != kind and rx.match(squeezed)), None)
+    if other:
+        return f"`{squeezed}` is a {other.replace('_', ' ')} code; in this file write `# {prefix}{digits or 1}`"
+    if digits and len(squeezed) <= len(prefix) + len(digits) + 2 and squeezed[:1] == prefix[:1]:
+        return f"did you mean `# {prefix}{digits}`?"
+    return f"write `# {prefix}1`, `# {prefix}2`, …"
+
+
 # --- where in the YAML -----------------------------------------------------------------------
 
 
@@ -146,6 +163,14 @@ def _shown(value) -> str:
     return f"`{text[:60]}…`" if len(text) > 60 else f"`{text}`"
 
 
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _code(kind: str, field: str) -> str:
     if kind == "extra_forbidden":
         return "HB201"
@@ -193,7 +218,9 @@ def _describe(model, loc, errs: list[dict], names: list[str], what: str) -> tupl
                 f"did you mean `{meant}`?" if meant else None)
     if kind in _EXPECTS or all(e["type"] in _EXPECTS for e in errs):
         wanted = " or ".join(dict.fromkeys(_EXPECTS.get(e["type"], "another value") for e in errs))
-        return f"`{name}` in {what} must be {wanted} (got {_shown(value)})", None
+        quoted = isinstance(value, str) and kind in ("int_type", "float_type") and _is_number(value)
+        return (f"`{name}` in {what} must be {wanted} (got {_shown(value)})",
+                f"write it without quotes: `{names[-1]}: {value}`" if quoted and names else None)
     bound = next((k for k in _BOUNDS if k in ctx), None)
     if bound:
         limit = ctx[bound]

@@ -29,7 +29,10 @@ _PLAIN: list[tuple[re.Pattern, str]] = [(re.compile(p, re.S), m) for p, m in [
     (r"did not find expected key", "the indentation does not line up with the keys above it"),
     (r"did not find expected '-' indicator", "a list item does not start with `-` in the column of the items above it"),
     (r"could not find expected ':'", "a `:` is missing after a key"),
+    (r"could not determine a constructor for the tag",
+     "YAML tags such as `!!python/object` are not allowed: write plain values"),
 ]]
+_START = re.compile(r"found character '(.+?)' that cannot start any token")
 
 
 def syntax_message(context: str | None, problem: str) -> str:
@@ -38,6 +41,8 @@ def syntax_message(context: str | None, problem: str) -> str:
     for pattern, plain in _PLAIN:
         if pattern.search(both):
             return f"YAML syntax error: {plain}"
+    if m := _START.search(both):
+        return f"YAML syntax error: a value cannot start with `{m.group(1)}`: put the value in quotes"
     words = problem.replace("<stream end>", "the end of the text").replace("<block end>", "the end of a block")
     words = re.sub(r"<[^>]*>", "a value", words)
     return f"YAML syntax error: {words}"

@@ -69,3 +69,19 @@ def test_empty_component_without_frontmatter_is_a_warning(clean_tree):
     _, diags = lint_tree(clean_tree)
     assert [(d.path, d.line, d.code, d.severity) for d in diags] == [
         (f"{S1}/user-contexts.md", 1, "HB302", "warning")]
+
+
+def test_mcsqe_with_a_title_but_no_evaluation_is_still_judged(clean_tree, tmp_path):
+    s2 = clean_tree / "scenarios/P1/B1/S2--judged"
+    (s2 / "S2.md").unlink()
+    (s2 / "MCSQE.md").write_text("---\ntitle: Do not diagnose\n---\n## Your job\n\nYou are a helpful assistant.\n",
+                                 encoding="utf-8")
+    bench, diags = lint_tree(clean_tree)
+    assert diags == []
+    assert [sc.evaluation_type for sc in bench.scenarios] == ["list_includes", "sqe"]
+
+
+def test_an_empty_criteria_file_beside_a_deterministic_scenario_is_only_unused(clean_tree):
+    (clean_tree / S1 / "criteria.md").write_text("", encoding="utf-8")
+    _, diags = lint_tree(clean_tree)
+    assert [d.code for d in diags] == ["HB508"]

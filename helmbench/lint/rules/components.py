@@ -87,12 +87,12 @@ def yields_cases(bench: Benchmark, out: Collector) -> None:
             out.add("HB316", sc.source.path, 1, f"`{sc.source.path.rsplit('/', 1)[-1]}` is empty: "
                     f"scenario {sc.key} has no prompt and no evaluation",
                     hint="write the frontmatter (evaluation) and the `## Your job` prompt")
-        for cr in sc.criteria:
+        for cr in sc.criteria if sc.evaluation_type == "sqe" else ():  # otherwise HB508 says they are unused
             if is_blank(cr.source):
                 out.add("HB316", cr.path, 1, f"`{cr.path.rsplit('/', 1)[-1]}` is empty: the judge gets no criterion",
                         hint="write the criterion, or remove the file")
         uc_file = bench.root / sc.folder / CONSOLIDATED["user_context"]
-        uc = _readable(bench, uc_file)
+        uc = None if sc.user_contexts else _readable(bench, uc_file)  # read again only when it gave nothing
         if uc is not None and is_blank(uc):
             out.add("HB317", uc.path, 1, "`user-contexts.md` is empty: the scenario's case ids drop their "
                     "user-context part (`…-C1-PT1` instead of `…-C1-U1-PT1`)",

@@ -18,6 +18,12 @@ from helmbench.spec.validate import suggest
 LIST_TYPES = (ListIncludes, TagThreshold)
 
 
+def _on_disk(bench: Benchmark, sc: Scenario, *patterns: str) -> bool:
+    """The file exists but could not be read: the loader's HB103 is the one finding for it."""
+    folder = bench.root / sc.folder
+    return any(any(folder.glob(p)) for p in patterns)
+
+
 @rule("HB202", "HB507")
 def evaluation_inputs(bench: Benchmark, out: Collector) -> None:
     """The things an evaluation needs besides its own keys: an answer key and a schema."""
@@ -29,7 +35,7 @@ def evaluation_inputs(bench: Benchmark, out: Collector) -> None:
             out.add("HB202", path, key_span(sc.frontmatter, "evaluation"),
                     "category_match has no `expected` value and the scenario has no `category`",
                     hint="add `expected:` under `evaluation`, or `category:` to the frontmatter")
-        if not isinstance(ev, Sqe) and sc.schema_source is None:
+        if not isinstance(ev, Sqe) and sc.schema_source is None and not _on_disk(bench, sc, f"{sc.code}.json"):
             out.add("HB507", path, evaluation_span(sc, "type"),
                     f"{ev.type} reads `{ev.field}` of structured output, but there is no `{sc.code}.json` schema",
                     hint=f"add {sc.folder}/{sc.code}.json describing the response")
@@ -91,7 +97,7 @@ def judged_scenarios(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
         if not has_prompt(sc):
             continue
-        if isinstance(sc.meta.evaluation, Sqe) and not sc.criteria:
+        if isinstance(sc.meta.evaluation, Sqe) and not sc.criteria and not _on_disk(bench, sc, "criteria.md", "CR*.md"):
             out.add("HB505", scenario_file(sc), evaluation_span(sc, "type"),
                     f"scenario {sc.key} is judged (sqe) but has no criteria",
                     hint=f"add {sc.folder}/criteria.md, or CR1.md, CR2.md, …")

@@ -15,7 +15,7 @@ from collections import Counter
 
 from helmbench.diagnostics import Collector
 from helmbench.lint.registry import rule
-from helmbench.lint.where import has_prompt
+from helmbench.lint.where import body_usable
 from helmbench.spec import markdown as md
 from helmbench.spec.naming import tag_name
 from helmbench.spec.tree import KINDS, Benchmark
@@ -50,11 +50,11 @@ def _misspelt(tag: str) -> str | None:
 def heading_names(bench: Benchmark, out: Collector) -> None:
     texts = []  # (scenario, kind or None, component or None, headings)
     for sc in bench.scenarios:
-        if has_prompt(sc):
+        if body_usable(sc):
             texts.append((sc, None, None, list(_headings(sc.body, sc.body_line))))
         for kind in KINDS:
             for c in sc.components[kind]:
-                if c.meta is not None and c.body.strip():
+                if body_usable(c) and c.body.strip():
                     texts.append((sc, kind, c, list(_headings(c.body, c.body_line))))
     # a heading written twice or more anywhere in the tree is the author's choice, not a slip
     everywhere = Counter(tag for *_, found in texts for tag in {t for _, _, t in found})

@@ -18,7 +18,8 @@ from helmbench.spec.tree import KINDS, Benchmark
 
 # SNAKE_CASE tags, or plain all-caps words of four letters or more.
 TAG_WORD = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z]{4,}\b")
-# A word in the place of a label: the bold head of a list item (`1. **TASK:** …`).
+# A word in the place of a label: the bold head of an item in a list whose other heads are
+# enum values (`1. **TASK:** …`); a lone `- **NOTE:** …` list is prose.
 LABEL_PLACE = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+\*\*([A-Z][A-Z0-9_]{2,})\s*:?\s*\*\*")
 THRESHOLD = 0.8
 
@@ -42,10 +43,13 @@ def near_miss(word: str, enum: set[str]) -> str | None:
 def scan(text: str, first_line: int, enum: set[str]):
     """(line, col, word, meant, label) for each suspicious word of `text` (line 1 = `first_line`):
     a near miss of an enum value (`meant` set), or a label-like word that is no enum value
-    (`label` True: it contains `_`, or heads a list item in bold). Ordinary capitals such as
+    (`label` True: it contains `_`, or heads an item of a list of labels). Ordinary capitals such as
     "UK", "ADHD" or "NOTE" are neither, so they are never reported."""
-    for n, line in enumerate(text.split("\n")):
-        place = LABEL_PLACE.match(line)
+    lines = text.split("\n")
+    heads = [m.group(1) for line in lines if (m := LABEL_PLACE.match(line))]
+    labelled = any(h in enum for h in heads)  # a list that defines the labels (`1. **TASK:** …`)
+    for n, line in enumerate(lines):
+        place = LABEL_PLACE.match(line) if labelled else None
         seen = set()
         for m in TAG_WORD.finditer(line):
             word = m.group(0)
