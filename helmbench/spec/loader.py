@@ -60,7 +60,7 @@ _HEADING_CODE = re.compile(r"^([A-Za-z]+\d+[A-Za-z]*)(?:\s*[:\u2014\u2013-]\s*(.
 
 # Largest file read, by kind: YAML is parsed in pure Python (~5 s per MB), so YAML files and
 # the frontmatter of one Markdown file get far less room than Markdown bodies and JSON.
-MAX_BYTES = {".md": 1_000_000, ".json": 1_000_000, ".yml": 64_000, ".yaml": 64_000}
+MAX_BYTES = {".md": 1_000_000, ".json": 256_000, ".yml": 64_000, ".yaml": 64_000}
 MAX_YAML_PER_FILE = 64_000  # characters of frontmatter in one Markdown file, all parts together
 
 

@@ -202,6 +202,18 @@ def _(root):
     _write(root, f"{S1}/conditions.md", "".join(f"# C{i}\n{part}" for i in range(1, 25)))
 
 
+@case("schema-many-objects", "a response schema of 600 properties (each costs ~1 ms to check)",
+      {(f"{S1}/S1.json", 1, "HB152")})
+def _(root):
+    _schema(root, _props(**{f"p{i}": {"type": "string"} for i in range(600)}))
+
+
+@case("json-escapes", "250 kB of an unterminated JSON string of escaped quotes (quadratic for a naive scan)",
+      {(f"{S1}/S1.json", 1, "HB104")})
+def _(root):
+    _write(root, f"{S1}/S1.json", '"\\' * 125_000)
+
+
 @case("symlink-readme-out", "a pillar README linked to a file outside the tree",
       {("scenarios/P1/README.md", 1, "HB153"), ("benchmark.yml", 1, "HB601")})
 def _(root):
