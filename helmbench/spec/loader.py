@@ -65,6 +65,7 @@ MAX_BYTES = {".md": 256_000, ".json": 256_000, ".yml": 64_000, ".yaml": 64_000}
 MAX_MD_LINES = 2_000
 MAX_YAML_PER_FILE = 64_000  # characters of frontmatter in one Markdown file, all parts together
 MAX_PARTS = 200  # components in one consolidated file; the authors' files hold at most ~10
+MAX_FILES = 5_000  # files read per tree (~1 ms each); the shipped benchmark has 61
 
 
 class Loader:
@@ -73,6 +74,7 @@ class Loader:
         self.out = Collector()
         self.refused: set[Path] = set()  # symlinks reported once and never followed
         self.yaml_chars: dict[str, int] = {}
+        self.files_read = 0
 
     # --- guarded access: symlinks out of the tree are never followed -------------------------
 
@@ -118,6 +120,12 @@ class Loader:
                 return None
             if not path.is_file():  # a folder, or a FIFO that would block the read forever
                 self.out.add("HB103", self.rel(path), 1, "not a regular file")
+                return None
+            self.files_read += 1
+            if self.files_read > MAX_FILES:
+                if self.files_read == MAX_FILES + 1:
+                    self.out.add("HB152", self.rel(path), 1,
+                                 f"the tree has more than {MAX_FILES:,} files to read; from here on none is read")
                 return None
             if (size := path.stat().st_size) > limit:
                 self.out.add("HB152", self.rel(path), 1,
