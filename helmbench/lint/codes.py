@@ -215,9 +215,12 @@ _HOSTILE = [
          "deeper input would exhaust the parser's stack.",
          '{"items": {"items": {"items": ... 240 levels ... }}}'),
     Code("HB152", "error", "file too large",
-         "A file over its size limit is reported without being read: 1,000,000 bytes for Markdown and "
-         "JSON, 64,000 bytes for .yml/.yaml files and for all the frontmatter of one Markdown file, "
-         "5,000 values per YAML document. YAML is parsed slowly, so its limits are smaller.",
+         "A file over its size limit is reported without being read: 256,000 bytes or 2,000 lines for "
+         "Markdown, 256,000 bytes for a JSON schema, 64,000 bytes for .yml/.yaml files and for all "
+         "the frontmatter of one Markdown file; a YAML document may hold 5,000 values, a schema 500 "
+         "objects, a consolidated file 200 components and a tree 5,000 files; a scenario's prompts may hold at most "
+         "50,000 (distinct ALL-CAPS word, enum value) pairs to check for misspelt tags. The "
+         "authors' largest file is 140 lines; the limits keep every lint answer under a second.",
          "scenarios/P1/B1/S1/conditions.md of 5 MB"),
     Code("HB153", "error", "symlink out of the tree",
          "A symlink that points outside the benchmark folder, is broken or loops is never followed "

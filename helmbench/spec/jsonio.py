@@ -3,8 +3,8 @@
 `json.loads` recurses once per nested bracket (1,000 levels raise RecursionError, and the
 JSON Schema validator recurses several frames per level long before that), accepts `NaN` and
 `Infinity`, and turns `1e999` into infinity; none of that may reach the manifest or a
-provider. So nesting is measured with a flat scan first, and numbers are checked as they are
-parsed. Every problem is a `JsonError` carrying its diagnostic code and position.
+provider. So nesting is measured with a flat scan first, numbers are checked as they are
+parsed, and objects are counted (`MAX_OBJECTS`) before any rule walks them. Every problem is a `JsonError` carrying its diagnostic code and position.
 """
 
 from __future__ import annotations
@@ -14,10 +14,17 @@ import math
 import re
 
 MAX_DEPTH = 64  # nested objects/arrays; a strict response schema nests ~2 per property level
+# Objects in one file. Checking a schema against the JSON Schema meta-schema costs about 1 ms
+# per object, so 25,000 one-line properties (1 MB) took 14 s; the authors' schemas have < 30.
+MAX_OBJECTS = 500
 MAX_INT = 2**63
 
-# Strings first, so brackets and number-like text inside strings are skipped.
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]|-?Infinity|NaN|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?')
+# Strings first, so brackets and number-like text inside strings are skipped. A string runs
+# to its closing quote or, unterminated, to the end of the text, and the possessive `*+`
+# never backtracks: one linear pass even over 1 MB of `"\"\"\"…` (a plain `(…)*"` retries
+# from every quote, quadratically).
+_TOKENS = re.compile(r'"(?:[^"\\]++|\\[\s\S])*+(?:"|\\?\Z)|[\[\]{}]|-?Infinity|NaN|-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?',
+                     re.ASCII)
 
 
 class JsonError(Exception):
@@ -71,8 +78,11 @@ def load_json(text: str) -> tuple[object, list[tuple[str, int]]]:
     if (at := _too_deep_at(text)) is not None:
         raise JsonError(f"nesting deeper than {MAX_DEPTH} levels", *_position(text, at), code="HB151")
     dups: list[str] = []
+    objects = 0
 
     def pairs(items):
+        nonlocal objects
+        objects += 1
         seen = set()
         for k, _ in items:
             if k in seen:
@@ -88,6 +98,9 @@ def load_json(text: str) -> tuple[object, list[tuple[str, int]]]:
     except _BadNumber as exc:
         hit = next((m.start() for m in _TOKENS.finditer(text) if m.group() == exc.literal), 0)
         raise JsonError(exc.why, *_position(text, hit), code="HB156") from None
+    if objects > MAX_OBJECTS:
+        raise JsonError(f"JSON with {objects:,} objects, more than the {MAX_OBJECTS:,} a response schema may hold",
+                        1, 1, code="HB152")
     found = []
     for key in dups:
         hits = [m.start() for m in re.finditer(rf'"{re.escape(key)}"\s*:', text)]

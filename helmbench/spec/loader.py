@@ -58,10 +58,14 @@ META = {"condition": ConditionMeta, "user_context": UserContextMeta, "perturbati
 WHAT = {"condition": "condition", "user_context": "user context", "perturbation": "perturbation"}
 _HEADING_CODE = re.compile(r"^([A-Za-z]+\d+[A-Za-z]*)(?:\s*[:\u2014\u2013-]\s*(.*))?$", re.ASCII)
 
-# Largest file read, by kind: YAML is parsed in pure Python (~5 s per MB), so YAML files and
-# the frontmatter of one Markdown file get far less room than Markdown bodies and JSON.
-MAX_BYTES = {".md": 1_000_000, ".json": 1_000_000, ".yml": 64_000, ".yaml": 64_000}
+# Largest file read, by kind. YAML is parsed in pure Python (~5 s per MB); Markdown costs
+# per block (32,000 one-line list items took 5.7 s), so it is bounded in lines as well. The
+# authors' largest file is a 12.6 kB, 140-line README.
+MAX_BYTES = {".md": 256_000, ".json": 256_000, ".yml": 64_000, ".yaml": 64_000}
+MAX_MD_LINES = 2_000
 MAX_YAML_PER_FILE = 64_000  # characters of frontmatter in one Markdown file, all parts together
+MAX_PARTS = 200  # components in one consolidated file; the authors' files hold at most ~10
+MAX_FILES = 5_000  # files read per tree (~1 ms each); the shipped benchmark has 61
 
 
 class Loader:
@@ -70,6 +74,7 @@ class Loader:
         self.out = Collector()
         self.refused: set[Path] = set()  # symlinks reported once and never followed
         self.yaml_chars: dict[str, int] = {}
+        self.files_read = 0
 
     # --- guarded access: symlinks out of the tree are never followed -------------------------
 
@@ -116,12 +121,24 @@ class Loader:
             if not path.is_file():  # a folder, or a FIFO that would block the read forever
                 self.out.add("HB103", self.rel(path), 1, "not a regular file")
                 return None
+            self.files_read += 1
+            if self.files_read > MAX_FILES:
+                if self.files_read == MAX_FILES + 1:
+                    self.out.add("HB152", self.rel(path), 1,
+                                 f"the tree has more than {MAX_FILES:,} files to read; from here on none is read")
+                return None
             if (size := path.stat().st_size) > limit:
                 self.out.add("HB152", self.rel(path), 1,
                              f"file of {size:,} bytes is over the {limit:,}-byte limit for {path.suffix or 'its'} files; "
                              "it is not read", hint="split it, or remove what does not belong in the benchmark")
                 return None
-            return read_source(self.root, path)
+            src = read_source(self.root, path)
+            if path.suffix.lower() == ".md" and (lines := src.text.count("\n")) > MAX_MD_LINES:
+                self.out.add("HB152", src.path, MAX_MD_LINES + 1,
+                             f"file of {lines:,} lines is over the {MAX_MD_LINES:,}-line limit for Markdown; "
+                             "it is not read", hint="split it, or remove what does not belong in the benchmark")
+                return None
+            return src
         except TextError as exc:
             self.out.add("HB103", self.rel(path), exc.line, exc.message, col=exc.col)
         except OSError as exc:
@@ -397,7 +414,10 @@ class Loader:
         split = md.split_consolidated(src.text)
         if split.preamble_line is not None:
             self.out.add("HB312", src.path, split.preamble_line, "text before the first `#` heading is ignored")
-        for part in split.parts:
+        if len(split.parts) > MAX_PARTS:
+            self.out.add("HB152", src.path, split.parts[MAX_PARTS].line,
+                         f"more than {MAX_PARTS} components in one file; from here on they are not read")
+        for part in split.parts[:MAX_PARTS]:
             m = _HEADING_CODE.match(part.heading)
             code = m.group(1) if m else part.heading
             if not m or not COMPONENT_RE[kind].match(code):

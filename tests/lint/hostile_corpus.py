@@ -202,6 +202,35 @@ def _(root):
     _write(root, f"{S1}/conditions.md", "".join(f"# C{i}\n{part}" for i in range(1, 25)))
 
 
+@case("schema-many-objects", "a response schema of 600 properties (each costs ~1 ms to check)",
+      {(f"{S1}/S1.json", 1, "HB152")})
+def _(root):
+    _schema(root, _props(**{f"p{i}": {"type": "string"} for i in range(600)}))
+
+
+@case("json-escapes", "250 kB of an unterminated JSON string of escaped quotes (quadratic for a naive scan)",
+      {(f"{S1}/S1.json", 1, "HB104")})
+def _(root):
+    _write(root, f"{S1}/S1.json", '"\\' * 125_000)
+
+
+@case("caps-flood", "250 kB of distinct ALL-CAPS words against a 400-value enum (typo check is words x enum)",
+      {(f"{S1}/S1.json", 1, "HB152")})
+def _(root):
+    def patch(s):
+        s["properties"]["tags"]["items"]["enum"] += [f"TAG_{i:04d}" for i in range(400)]
+
+    _schema(root, patch)
+    words = (" ".join(f"WORD_{i}" for i in range(n * 10, n * 10 + 10)) for n in range(1_900))
+    _write(root, f"{S1}/perturbations.md", "# PT1\n---\nseverity: 1\n---\n## User's input\n\n" + "\n".join(words) + "\n")
+
+
+@case("markdown-lines", "a 3,000-line Markdown file of one-line list items (each block costs parse time)",
+      {(f"{S1}/conditions.md", 2001, "HB152"), (f"{S1}/S1.md", 1, "HB309")})
+def _(root):
+    _write(root, f"{S1}/conditions.md", "# C1\n## System instructions\n" + "- x\n" * 3_000)
+
+
 @case("symlink-readme-out", "a pillar README linked to a file outside the tree",
       {("scenarios/P1/README.md", 1, "HB153"), ("benchmark.yml", 1, "HB601")})
 def _(root):

@@ -107,6 +107,17 @@ def test_show_escapes_the_prompt_but_keeps_its_lines(tmp_path):
     assert "\\x1b[2J\\u202e" in result.stdout and "\n--- message (user) ---\n" in result.stdout
 
 
+def test_a_tree_reads_at_most_max_files(tmp_path, monkeypatch):
+    import helmbench.spec.loader as loader
+
+    monkeypatch.setattr(loader, "MAX_FILES", 5)
+    root = build(by_name("symlink-inside"), tmp_path)
+    result = lint(root)
+    over = [m for m in parse_text(result.stdout) if m["code"] == "HB152"]
+    assert len(over) == 1 and "more than 5 files" in over[0]["msg"], result.stdout
+    assert result.exit_code == 1
+
+
 def test_hostile_codes_are_documented_with_examples():
     hostile = {code for c in CASES for _, _, code in c.expected if code.startswith("HB15")}
     assert hostile == {f"HB15{i}" for i in range(7)}
