@@ -11,7 +11,6 @@ import sqlite3
 from contextlib import contextmanager
 
 from helmbench.errors import HelmbenchError
-from helmbench.run.writer import WriteFailed
 
 
 class StorageError(HelmbenchError):
@@ -55,10 +54,9 @@ def storage_guard(path, command: str):
     """Turn SQLite errors (and a failed writer) inside the block into one clear StorageError."""
     try:
         yield
-    except WriteFailed as exc:
-        raise storage_error(path, exc.error, command, written=exc.written, unsaved=exc.unsaved) from None
-    except sqlite3.Error as exc:
-        raise storage_error(path, exc, command) from None
+    except sqlite3.Error as exc:  # from the writer thread, the counts of what it did and did not commit
+        raise storage_error(path, exc, command, written=getattr(exc, "helmbench_written", None),
+                            unsaved=getattr(exc, "helmbench_unsaved", None)) from None
 
 
 def check_integrity(db, path) -> None:
