@@ -33,7 +33,7 @@ def storage_error(path, exc: BaseException, command: str, *, written: int | None
     lower = text.lower()
     saved = ""
     if written is not None:
-        saved = f" {written} write(s) from this run were saved before it stopped"
+        saved = f" {written} result(s) from this run were saved before it stopped"
         saved += (f"; {unsaved} answer(s) received after that could not be saved and will be asked again"
                   if unsaved else "; nothing received was lost") + "."
     if "full" in lower:
