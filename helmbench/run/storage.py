@@ -11,7 +11,6 @@ import sqlite3
 from contextlib import contextmanager
 
 from helmbench.errors import StorageError, corrupt, explain
-from helmbench.run.writer import WriteFailed
 
 
 def storage_error(path, exc: BaseException, command: str, *, written: int | None = None,
@@ -22,7 +21,7 @@ def storage_error(path, exc: BaseException, command: str, *, written: int | None
         base = StorageError(f"the results database {path} failed: {exc}", hint="fix the cause, then resume")
     saved = ""
     if written is not None:
-        saved = f" {written} write(s) from this run were saved before it stopped"
+        saved = f" {written} result(s) from this run were saved before it stopped"
         saved += (f"; {unsaved} answer(s) received after that could not be saved and will be asked again"
                   if unsaved else "; nothing received was lost") + "."
     hint = base.hint
@@ -36,10 +35,9 @@ def storage_guard(path, command: str):
     """Turn SQLite errors (and a failed writer) inside the block into one clear StorageError."""
     try:
         yield
-    except WriteFailed as exc:
-        raise storage_error(path, exc.error, command, written=exc.written, unsaved=exc.unsaved) from None
-    except sqlite3.Error as exc:
-        raise storage_error(path, exc, command) from None
+    except sqlite3.Error as exc:  # from the writer thread, the counts of what it did and did not commit
+        raise storage_error(path, exc, command, written=getattr(exc, "helmbench_written", None),
+                            unsaved=getattr(exc, "helmbench_unsaved", None)) from None
 
 
 def check_integrity(db, path) -> None:

@@ -7,7 +7,7 @@ Committing every quarter second bounds what a `kill -9` can lose to well under a
 work, and because every write is an upsert on a natural key, replaying lost work never
 duplicates rows. A write error (disk full, a corrupt page) stops the thread but never silently:
 `error` is set at once (the executors stop starting calls when they see it), what could not be
-committed is counted in `unsaved`, and `close()` raises the error in the caller's thread.
+committed is counted in `unsaved`, and `close()` re-raises the error in the caller's thread.
 """
 
 from __future__ import annotations
@@ -22,14 +22,6 @@ from helmbench.store.responses import Write, write_batch
 
 log = logging.getLogger("helmbench.run.writer")
 _STOP = object()
-
-
-class WriteFailed(Exception):
-    """Writing to the database failed: the error, and how many writes were and were not committed."""
-
-    def __init__(self, path, error: BaseException, written: int, unsaved: int):
-        super().__init__(f"writing to {path} failed: {error}")
-        self.path, self.error, self.written, self.unsaved = path, error, written, unsaved
 
 
 class Writer:
@@ -76,8 +68,14 @@ class Writer:
         self._check()
 
     def _check(self) -> None:
+        """Re-raise the writer's error as it was, carrying how many writes were and were not committed
+        (the run's message tells the user what was saved)."""
         if self.error is not None:
-            raise WriteFailed(self.db_path, self.error, self.written, self.unsaved)
+            try:
+                self.error.helmbench_written, self.error.helmbench_unsaved = self.written, self.unsaved
+            except AttributeError:  # an exception type without attributes: the counts are only logged
+                log.error("%d write(s) committed, %d not", self.written, self.unsaved)
+            raise self.error
 
     def write(self, db, batch: list) -> int:
         """Commit one batch on the writer's connection (the judge's writer commits judged cases)."""
