@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from helmbench.score.breakdown import group_stats, natural_key
 from helmbench.score.leaderboard import FORMAT_FAILURE_PREFIXES
@@ -44,7 +44,10 @@ class Page:
     hide: tuple[str, ...] = ()  # material's `hide:` (navigation, toc) for pages with wide tables
 
     def front_matter(self) -> str:
-        lines = ["---", f"title: {json.dumps(self.title)}"]  # a JSON string is a YAML string
+        """The page's YAML front matter. The title is HTML-escaped here, once: the theme writes
+        `page.meta.title` into `<title>`, the header and the search index as HTML, unescaped (an
+        authored title is untrusted text: `<img onerror=…>` in a scenario title would run)."""
+        lines = ["---", f"title: {json.dumps(str(escape(self.title)))}"]  # a JSON string is a YAML string
         if self.hide:
             lines += ["hide:"] + [f"  - {h}" for h in self.hide]
         if not self.search:
