@@ -175,6 +175,23 @@ def site(pipeline) -> Path:
     return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=pipeline.root / "site", strict=True)
 
 
+@pytest.fixture(scope="session")
+def browser(site, hostile_site, empty_site):
+    """One headless Chromium for the session's browser tests.
+
+    The sites are built first: playwright's sync API keeps an event loop running in this thread,
+    and the pipeline's fake OpenRouter (asyncio) cannot start while it does."""
+    from browser_helpers import ARGS, chromium
+
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=ARGS)
+        yield b
+        b.close()
+
+
 class _Quiet(SimpleHTTPRequestHandler):
     def log_message(self, *args):
         pass

@@ -7,64 +7,20 @@ is skipped locally, but fails under CI=true, where .ci/run installs it.
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-from urllib.parse import urlsplit
-
 import pytest
 
+from browser_helpers import recording_page
 from publish_helpers import MODELS, XSS, XSS_MODEL
 from helmbench.publish.data import slugify
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _chromium() -> str:
-    path = CHROMIUM if CHROMIUM.exists() else (Path(shutil.which("chromium")) if shutil.which("chromium") else None)
-    if path is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("chromium is missing under CI: .ci/run should have installed Debian's chromium")
-        pytest.skip("chromium is not installed (apt-get install chromium); CI installs it")
-    return str(path)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, args=ARGS)
-        yield b
-        b.close()
-
 
 @pytest.fixture
 def page(browser, site_url):
     """A page that records console errors, page errors and every request to another host (blocked)."""
-    context = browser.new_context()
-    page = context.new_page()
-    page.errors = []
-    page.foreign = []
-    local = urlsplit(site_url).netloc
-
-    def route(r):
-        if urlsplit(r.request.url).netloc == local or r.request.url.startswith(("data:", "blob:")):
-            r.continue_()
-        else:
-            page.foreign.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    page.on("console", lambda m: page.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: page.errors.append(f"pageerror: {e}"))
-    yield page
-    context.close()
+    with recording_page(browser, site_url) as p:
+        yield p
 
 
 def _scores(page) -> list[float]:
