@@ -12,16 +12,18 @@
       var table = tables[i];
       if (table.hasAttribute("data-tablesort")) continue;
       table.setAttribute("data-tablesort", "");
-      new Tablesort(table);
+      var sorter = new Tablesort(table);
+      table.addEventListener("afterSort", (function (sorter, table) {
+        return function () {  // by click or key, the header just sorted is sorter.current
+          var all = table.querySelectorAll("thead th[aria-sort]");
+          for (var k = 0; k < all.length; k++) if (all[k] !== sorter.current) all[k].removeAttribute("aria-sort");
+        };
+      })(sorter, table));
       var heads = table.querySelectorAll("thead th[role=columnheader]");
       for (var j = 0; j < heads.length; j++) {
         if (heads[j].getAttribute("data-sort-method") === "none") continue;
         heads[j].addEventListener("keydown", function (e) {
           if (e.key === " " || e.key === "Spacebar") { e.preventDefault(); this.click(); }
-        });
-        heads[j].addEventListener("click", function () {
-          var all = this.parentNode.querySelectorAll("th[aria-sort]");
-          for (var k = 0; k < all.length; k++) if (all[k] !== this) all[k].removeAttribute("aria-sort");
         });
       }
     }

@@ -25,11 +25,11 @@ def page(browser, site_url):
 
 def _scores(page) -> list[float]:
     return [float(v) for v in page.eval_on_selector_all(
-        "#leaderboard tbody tr", "rows => rows.map(r => r.cells[2].getAttribute('data-sort'))")]
+        "#leaderboard-table tbody tr", "rows => rows.map(r => r.cells[2].getAttribute('data-sort'))")]
 
 
 def _models(page) -> list[str]:
-    return page.eval_on_selector_all("#leaderboard tbody tr", "rows => rows.map(r => r.dataset.model)")
+    return page.eval_on_selector_all("#leaderboard-table tbody tr", "rows => rows.map(r => r.dataset.model)")
 
 
 def test_leaderboard_sorts_shows_a_chart_and_stays_local(page, site_url):
@@ -79,7 +79,7 @@ def test_xss_payload_in_model_output_is_shown_as_text_and_never_runs(page, site_
 def test_instant_navigation_reattaches_sorting(page, site_url):
     page.goto(f"{site_url}/methodology/", wait_until="networkidle")
     page.click("nav.md-nav--primary >> text=Leaderboard")
-    page.wait_for_selector("#leaderboard th[role=columnheader]")
+    page.wait_for_selector("#leaderboard-table th[role=columnheader]")
     before = _scores(page)
     page.click("#col-score")
     assert _scores(page) == sorted(before)
