@@ -11,13 +11,10 @@ built once per test session.
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 import sys
-import threading
 from dataclasses import dataclass
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -29,7 +26,7 @@ if str(_REPO) not in sys.path:  # `tests.fakes` must import however pytest was s
 from tests.fakes.openrouter import FakeOpenRouter, Rule  # noqa: E402
 
 from publish_helpers import (  # noqa: E402
-    DATASETTE_URL, ERROR_MODEL, FORMAT_MODEL, MODELS, REPO, XSS, XSS_MODEL, hostile_tree)
+    DATASETTE_URL, ERROR_MODEL, FORMAT_MODEL, MODELS, REPO, XSS, XSS_MODEL, hostile_tree, serve)
 
 
 class XssFake(FakeOpenRouter):
@@ -175,12 +172,13 @@ def site(pipeline) -> Path:
     return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=pipeline.root / "site", strict=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(site, hostile_site, empty_site):
-    """One headless Chromium for the session's browser tests.
+    """One headless Chromium per browser test module.
 
-    The sites are built first: playwright's sync API keeps an event loop running in this thread,
-    and the pipeline's fake OpenRouter (asyncio) cannot start while it does."""
+    Playwright's sync API keeps an event loop running in this thread while the browser is open,
+    and the pipeline's fake OpenRouter (asyncio) cannot start meanwhile: so the sites are built
+    first, and the browser closes with its module (later test folders start event loops too)."""
     from browser_helpers import ARGS, chromium
 
     executable = chromium()
@@ -192,33 +190,17 @@ def browser(site, hostile_site, empty_site):
         b.close()
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-def _serve(folder: Path):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture(scope="session")
 def site_url(site):
     """The built site served by http.server on 127.0.0.1 (random port)."""
-    yield from _serve(site)
+    yield from serve(site)
 
 
 @pytest.fixture(scope="session")
 def hostile_url(hostile_site):
-    yield from _serve(hostile_site)
+    yield from serve(hostile_site)
 
 
 @pytest.fixture(scope="session")
 def empty_url(empty_site):
-    yield from _serve(empty_site)
+    yield from serve(empty_site)

@@ -1,8 +1,11 @@
 """Constants shared by the publishing tests and their fixtures."""
 
+import functools
 import json
 import re
 import shutil
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,3 +46,20 @@ def hostile_tree(src: Path, dest: Path) -> Path:
         text = _DESCRIPTION.sub(lambda m: f"{m.group(0)}{TITLE_XSS} ", text)
         path.write_text(text, encoding="utf-8")
     return dest
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+def serve(folder: Path):
+    """Serve `folder` with http.server on 127.0.0.1 (random port): yields its URL once, then stops."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

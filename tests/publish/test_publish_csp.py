@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from browser_helpers import recording_page
-from publish_helpers import RAW_PAYLOADS, XSS, XSS_MODEL
+from publish_helpers import RAW_PAYLOADS, XSS, XSS_MODEL, serve
 from helmbench.publish import csp
 from helmbench.publish.data import slugify
 
@@ -60,9 +60,7 @@ def test_a_missed_escape_cannot_run(browser, hostile_site, tmp_path):
                             + '<a id="hb-js" href="javascript:window.__xss=4">x</a>', 1)
     assert injected != html and all(p in injected for p in RAW_PAYLOADS)
     index.write_text(injected, encoding="utf-8")
-    from conftest import _serve
-
-    server = _serve(site)
+    server = serve(site)
     url = next(server)
     try:
         with recording_page(browser, url) as page:
