@@ -8,8 +8,10 @@ separate columns everywhere, because a case judged on two criteria is one case b
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
+import re
 
 from rich.console import Console
 from rich.table import Table
@@ -123,19 +125,27 @@ def as_csv(report: Report) -> str:
     return buf.getvalue()
 
 
-def _md_table(head: list[str], body: list[list[str]]) -> str:
-    def cell(s: str) -> str:
-        return s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+_MD_PUNCT = re.compile(r"([\\`*\[\]|])")
 
+
+def md_text(value: str) -> str:
+    """Authored text (titles, names) as Markdown that renders as exactly that text: HTML escaped
+    (a title `<img onerror=…>` must not become markup where the report is rendered, e.g. a PR
+    comment), and the punctuation that could make a link, emphasis, code or a cell break escaped."""
+    return _MD_PUNCT.sub(r"\\\1", html.escape(value, quote=False)).replace("\r", " ").replace("\n", " ")
+
+
+def _md_table(head: list[str], body: list[list[str]]) -> str:
+    cell = md_text
     lines = ["| " + " | ".join(map(cell, head)) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(map(cell, row)) + " |" for row in body]
     return "\n".join(lines)
 
 
 def as_markdown(report: Report) -> str:
-    parts = [f"## Leaderboard\n\n{_title(report)}\n"]
+    parts = [f"## Leaderboard\n\n{md_text(_title(report))}\n"]
     if report.note:
-        parts.append(f"> {report.note}\n")
+        parts.append(f"> {md_text(report.note)}\n")
     parts.append(_md_table(HEAD, [_cells(report, r) for r in report.rows]))
     for kind in ("pillar", "behaviour"):
         parts.append(f"\n### By {kind}\n\nweighted score · pass rate (cases)\n")

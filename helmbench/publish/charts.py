@@ -17,6 +17,7 @@ from functools import lru_cache
 
 RC = {
     "svg.fonttype": "none",
+    "text.parse_math": False,  # labels are authored titles: "$5 … $" is text, never TeX (nor a parse error)
     "svg.hashsalt": "helmbench",
     "font.family": "sans-serif",
     "font.sans-serif": ["DejaVu Sans", "Helvetica", "Arial"],

@@ -33,6 +33,10 @@ def on_post_page(output, page, config):
     return _builder.on_post_page(output, page, config)
 
 
+def on_post_template(output_content, template_name, config):
+    return _builder.with_csp(output_content)  # 404.html
+
+
 def on_env(env, config, files):
     return _builder.on_env(env, config, files)
 

@@ -21,7 +21,7 @@ import json
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlencode
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from helmbench.score.breakdown import group_stats, natural_key
 from helmbench.score.leaderboard import FORMAT_FAILURE_PREFIXES
@@ -44,7 +44,10 @@ class Page:
     hide: tuple[str, ...] = ()  # material's `hide:` (navigation, toc) for pages with wide tables
 
     def front_matter(self) -> str:
-        lines = ["---", f"title: {json.dumps(self.title)}"]  # a JSON string is a YAML string
+        """The page's YAML front matter. The title is HTML-escaped here, once: the theme writes
+        `page.meta.title` into `<title>`, the header and the search index as HTML, unescaped (an
+        authored title is untrusted text: `<img onerror=…>` in a scenario title would run)."""
+        lines = ["---", f"title: {json.dumps(str(escape(self.title)))}"]  # a JSON string is a YAML string
         if self.hide:
             lines += ["hide:"] + [f"  - {h}" for h in self.hide]
         if not self.search:
@@ -150,7 +153,8 @@ def _model_job(data: SiteData, m: ModelData, dest) -> charts.ModelChartJob:
 
 def _shared_case_html(case) -> dict:
     """How a case is evaluated and the response format it asks for, as HTML."""
-    fmt = (Markup('<details><summary>Response format</summary><pre class="hb-text" data-search-exclude>{}</pre>'
+    fmt = (Markup('<details><summary>Response format</summary><pre class="hb-text" data-search-exclude tabindex="0" '
+                  'role="region" aria-label="Response format">{}</pre>'
                   "</details>").format(pretty_json(case.response_format))
            if case.response_format else Markup("<p>No response format: the model answers in free text.</p>"))
     return {"evaluation": render("_evaluation.html.j2", {"ev": case.evaluation}), "response_format": fmt}
@@ -162,8 +166,16 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
     Pages come in the order mkdocs will process them: model pages last, so that their chart
     jobs (which also compute the intervals their tables show) have the longest time to finish.
     """
+    board = None
+    if data.models:
+        board = [charts.Bar(m.name, m.row.score, m.row.score_ci, f"rank {m.row.rank}" if m.row.rank else "")
+                 for m in data.models]
+    chart_rows = [(b.label, b.value, b.ci, b.note) for b in board or []]  # the chart's numbers, as a table
+    # Wide pages hide the table of contents, never the navigation (Models and the authors' guide
+    # must stay one click away on a desktop).
     out: list[Page] = [
-        Page("index.md", "Leaderboard", "leaderboard.html.j2", in_nav=True, hide=("navigation", "toc")),
+        Page("index.md", "Leaderboard", "leaderboard.html.j2", {"chart_rows": chart_rows}, in_nav=True,
+             hide=("toc",)),
         Page("methodology.md", "Methodology and data", "methodology.html.j2",
              {"example": worked_example(), "bootstrap": BOOTSTRAP, "format_prefixes": FORMAT_FAILURE_PREFIXES},
              in_nav=True, content_note=True),
@@ -176,7 +188,7 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
         by_model = [(m, group_stats([r for r in m.scored if r.scenario == code])) for m in data.models]
         out.append(Page(scenario_uri(code), title, "scenario.html.j2",
                         {"code": code, "meta": meta, "cases": data.scenario_cases(code), "by_model": by_model},
-                        content_note=True, hide=("navigation", "toc"), search=False))
+                        content_note=True, hide=("toc",), search=False))
     shared: dict[str, dict] = {}  # HTML that the cases of a scenario share, rendered once
     for case in data.cases.values():
         key = json.dumps([case.evaluation, case.response_format], sort_keys=True)
@@ -186,11 +198,6 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
                         content_note=True, search=False))
     jobs: dict[str, charts.ModelChartJob] = {}
     for m in data.models:
-        out.append(Page(model_uri(m.slug), m.name, "model.html.j2", {"m": m}, content_note=True,
-                        hide=("navigation",), search=False))
+        out.append(Page(model_uri(m.slug), m.name, "model.html.j2", {"m": m}, content_note=True, search=False))
         jobs[m.slug] = _model_job(data, m, dest)
-    board = None
-    if data.models:
-        board = [charts.Bar(m.name, m.row.score, m.row.score_ci, f"rank {m.row.rank}" if m.row.rank else "")
-                 for m in data.models]
     return Plan(out, board, dest(chart_uri("leaderboard")), jobs)

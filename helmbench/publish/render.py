@@ -83,6 +83,9 @@ def _esc(value) -> str:
 
 
 _SYMBOLS = {"PASS": "✓", "FAIL": "✗", "ERROR": "!"}
+#: A text block that may scroll: a labelled region the keyboard can reach (followed by its label).
+_REGION = 'tabindex="0" role="region" aria-label='
+
 
 
 def verdict_badge(verdict: str | None, title: str | None = None) -> Markup:
@@ -116,7 +119,8 @@ def model_output(res, ds_responses: str) -> Markup:
         msg = f" — {e(res.error_message)}" if res.error_message else ""
         out.append(f'<p class="hb-error">Error: {e(res.error_kind)}{msg}</p>\n')
     if res.content is not None:
-        out.append(f'<pre class="hb-text hb-model-output" data-search-exclude>{e(res.content)}</pre>\n')
+        out.append(f'<pre class="hb-text hb-model-output" data-search-exclude {_REGION}"Model output">'
+                   f"{e(res.content)}</pre>\n")
         latency = f" · {count(res.latency_ms)} ms" if res.latency_ms is not None else ""
         row = (f' · <a href="{e(ds_responses)}?id={int(res.response_id)}" class="hb-ds">response row</a>'
                if res.response_id else "")
@@ -129,7 +133,8 @@ def model_output(res, ds_responses: str) -> Markup:
         out.append(f'<div class="hb-judgement">\n<p>Judge <code>{e(j.judge_model)}</code> on '
                    f"<strong>{e(j.criterion)}</strong>: {verdict_badge(verdict)}{score}{err}</p>\n")
         if j.justification:
-            out.append(f'<pre class="hb-text" data-search-exclude>{e(j.justification)}</pre>\n')
+            out.append(f'<pre class="hb-text" data-search-exclude {_REGION}"Judge\'s justification">'
+                       f"{e(j.justification)}</pre>\n")
         out.append("</div>\n")
     return Markup("".join(out))
 

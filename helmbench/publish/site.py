@@ -34,7 +34,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from . import pages
+from . import csp, pages
 from .cache import BuildCache
 from .data import SiteData, load
 from .render import markdown_heading, render_sections
@@ -155,13 +155,14 @@ class Builder:
     urls: dict[str, str] | None = None  # src URI → URL of every file, once per build
     shell: tuple | None = None  # (signature, shell HTML) once verified on two case pages
     shell_candidate: tuple | None = None  # (signature, shell HTML, title) from one case page
+    csp: str | None = None  # the Content Security Policy every page carries (`csp.py`), set in on_env
 
     def on_config(self, config) -> None:
         base = Path(config.config_file_path).parent if config.config_file_path else Path.cwd()
         self.settings = PublishSettings.from_env(base)
         self.data, self.pages, self.fragments, self.urls = None, {}, {}, None
         self.chart_futures, self.chart_tasks = {}, {}
-        self.shell, self.shell_candidate = None, None
+        self.shell, self.shell_candidate, self.csp = None, None, None
         self._shutdown()
         self.cache = BuildCache(self.settings.db.parent / "cache" / "site")
         _template_bytecode_cache(self.settings.db.parent / "cache" / "templates")
@@ -293,7 +294,13 @@ class Builder:
         """Fill in the fragments of a page left out of search, in the final HTML."""
         if self.shell is None:
             self._learn_shell(output, page)
-        return self._fill(page.file.src_uri, output) if page.file.src_uri in self.fragments else output
+        if page.file.src_uri in self.fragments:
+            output = self._fill(page.file.src_uri, output)
+        return self.with_csp(output)
+
+    def with_csp(self, output: str) -> str:
+        """Every HTML page of the site (hand-written and generated, and 404.html) carries the policy."""
+        return csp.insert(output, self.csp) if self.csp else output
 
     def _fill(self, src_uri: str, html: str) -> str:
         frags = self.fragments.pop(src_uri)
@@ -302,7 +309,12 @@ class Builder:
     def on_env(self, env, config, files):
         from jinja2 import ChoiceLoader, DictLoader
 
+        from urllib.parse import urlsplit
+
         env.loader = ChoiceLoader([DictLoader({CASE_TEMPLATE: CASE_TEMPLATE_SOURCE}), env.loader])
+        depths = {f.url.count("/") for f in files.documentation_pages()} | {0}
+        urls = csp.base_urls(depths, urlsplit(config.site_url or "").path or "/")
+        self.csp = csp.policy(csp.theme_script_hashes(env, config, urls))
         for name in list(self.chart_futures):
             self._chart_result(name)  # every chart is on disk before mkdocs copies files
         return env

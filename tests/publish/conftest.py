@@ -11,13 +11,10 @@ built once per test session.
 
 from __future__ import annotations
 
-import functools
 import json
 import sqlite3
 import sys
-import threading
 from dataclasses import dataclass
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -28,7 +25,8 @@ if str(_REPO) not in sys.path:  # `tests.fakes` must import however pytest was s
 
 from tests.fakes.openrouter import FakeOpenRouter, Rule  # noqa: E402
 
-from publish_helpers import DATASETTE_URL, ERROR_MODEL, FORMAT_MODEL, MODELS, REPO, XSS, XSS_MODEL  # noqa: E402
+from publish_helpers import (  # noqa: E402
+    DATASETTE_URL, ERROR_MODEL, FORMAT_MODEL, MODELS, REPO, XSS, XSS_MODEL, hostile_tree, serve)
 
 
 class XssFake(FakeOpenRouter):
@@ -98,16 +96,15 @@ def _judged_case_with_payload(db: Path) -> str:
         conn.close()
 
 
-@pytest.fixture(scope="session")
-def pipeline(tmp_path_factory) -> Pipeline:
+def _run(tree: Path, root: Path, models: tuple[str, ...]) -> tuple[Path, Path]:
+    """Compile `tree` and run `models` on it against the fake OpenRouter; returns (manifest, db)."""
     from rich.console import Console
 
     from helmbench.manifest import compile_tree
     from helmbench.run.config import RetryPolicy, RunOptions
     from helmbench.run.session import run
 
-    root = tmp_path_factory.mktemp("publish")
-    manifest = compile_tree(REPO / "benchmark", root / "build").path
+    manifest = compile_tree(tree, root / "build").path
     db = root / "build" / "results.db"
     fake = XssFake(rules=[
         Rule("invalid_json", match=FORMAT_MODEL, probability=0.06),
@@ -118,14 +115,52 @@ def pipeline(tmp_path_factory) -> Pipeline:
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("OPENROUTER_API_KEY", "sk-or-v1-publish-tests")
             mp.setenv("OPENROUTER_API_BASE", fake.api_base)
-            opts = RunOptions(manifest=str(manifest), models_file=str(REPO / "benchmark" / "models.yml"), db=str(db),
-                              models=MODELS, logs_dir=str(root / "build" / "logs"), concurrency=16,
+            opts = RunOptions(manifest=str(manifest), models_file=str(tree / "models.yml"), db=str(db),
+                              models=models, logs_dir=str(root / "build" / "logs"), concurrency=16,
                               retry=RetryPolicy(max_attempts=1, base_delay=0.0, max_delay=0.0))
             report = run(opts, Console(stderr=True, width=160), live=False)
     finally:
         fake.stop()
     assert report.status == "completed", report.status
+    return manifest, db
+
+
+@pytest.fixture(scope="session")
+def pipeline(tmp_path_factory) -> Pipeline:
+    root = tmp_path_factory.mktemp("publish")
+    manifest, db = _run(REPO / "benchmark", root, MODELS)
     return Pipeline(root=root, manifest=manifest, db=db, judged_case=_judged_case_with_payload(db))
+
+
+@pytest.fixture(scope="session")
+def hostile_pipeline(tmp_path_factory) -> Pipeline:
+    """The shipped benchmark with an XSS payload in every authored title, name, description and
+    version (benchmark, pillars, behaviours, scenarios, components, criteria, models), run on two
+    models: one answering with the payload too."""
+    root = tmp_path_factory.mktemp("hostile")
+    tree = hostile_tree(REPO / "benchmark", root / "benchmark")
+    manifest, db = _run(tree, root, (XSS_MODEL, ERROR_MODEL))
+    return Pipeline(root=root, manifest=manifest, db=db, judged_case="")
+
+
+@pytest.fixture(scope="session")
+def hostile_site(hostile_pipeline) -> Path:
+    from helmbench.publish import PublishSettings, build_site
+
+    p = hostile_pipeline
+    settings = PublishSettings(db=p.db, manifest=p.manifest, datasette_url=DATASETTE_URL)
+    return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=p.root / "site", strict=True)
+
+
+@pytest.fixture(scope="session")
+def empty_site(tmp_path_factory) -> Path:
+    """The site with no database and no manifest (a fresh checkout)."""
+    from helmbench.publish import PublishSettings, build_site
+
+    root = tmp_path_factory.mktemp("empty")
+    settings = PublishSettings(db=root / "build" / "results.db", manifest=root / "build" / "manifest.jsonl",
+                               datasette_url=DATASETTE_URL)
+    return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=root / "site", strict=True)
 
 
 @pytest.fixture(scope="session")
@@ -137,17 +172,35 @@ def site(pipeline) -> Path:
     return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=pipeline.root / "site", strict=True)
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
+@pytest.fixture(scope="module")
+def browser(site, hostile_site, empty_site):
+    """One headless Chromium per browser test module.
+
+    Playwright's sync API keeps an event loop running in this thread while the browser is open,
+    and the pipeline's fake OpenRouter (asyncio) cannot start meanwhile: so the sites are built
+    first, and the browser closes with its module (later test folders start event loops too)."""
+    from browser_helpers import ARGS, chromium
+
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=ARGS)
+        yield b
+        b.close()
 
 
 @pytest.fixture(scope="session")
 def site_url(site):
     """The built site served by http.server on 127.0.0.1 (random port)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    yield from serve(site)
+
+
+@pytest.fixture(scope="session")
+def hostile_url(hostile_site):
+    yield from serve(hostile_site)
+
+
+@pytest.fixture(scope="session")
+def empty_url(empty_site):
+    yield from serve(empty_site)

@@ -7,73 +7,29 @@ is skipped locally, but fails under CI=true, where .ci/run installs it.
 
 from __future__ import annotations
 
-import os
-import shutil
-from pathlib import Path
-from urllib.parse import urlsplit
-
 import pytest
 
+from browser_helpers import recording_page
 from publish_helpers import MODELS, XSS, XSS_MODEL
 from helmbench.publish.data import slugify
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-def _chromium() -> str:
-    path = CHROMIUM if CHROMIUM.exists() else (Path(shutil.which("chromium")) if shutil.which("chromium") else None)
-    if path is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("chromium is missing under CI: .ci/run should have installed Debian's chromium")
-        pytest.skip("chromium is not installed (apt-get install chromium); CI installs it")
-    return str(path)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    executable = _chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, args=ARGS)
-        yield b
-        b.close()
-
 
 @pytest.fixture
 def page(browser, site_url):
     """A page that records console errors, page errors and every request to another host (blocked)."""
-    context = browser.new_context()
-    page = context.new_page()
-    page.errors = []
-    page.foreign = []
-    local = urlsplit(site_url).netloc
-
-    def route(r):
-        if urlsplit(r.request.url).netloc == local or r.request.url.startswith(("data:", "blob:")):
-            r.continue_()
-        else:
-            page.foreign.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    page.on("console", lambda m: page.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: page.errors.append(f"pageerror: {e}"))
-    yield page
-    context.close()
+    with recording_page(browser, site_url) as p:
+        yield p
 
 
 def _scores(page) -> list[float]:
     return [float(v) for v in page.eval_on_selector_all(
-        "#leaderboard tbody tr", "rows => rows.map(r => r.cells[2].getAttribute('data-sort'))")]
+        "#leaderboard-table tbody tr", "rows => rows.map(r => r.cells[2].getAttribute('data-sort'))")]
 
 
 def _models(page) -> list[str]:
-    return page.eval_on_selector_all("#leaderboard tbody tr", "rows => rows.map(r => r.dataset.model)")
+    return page.eval_on_selector_all("#leaderboard-table tbody tr", "rows => rows.map(r => r.dataset.model)")
 
 
 def test_leaderboard_sorts_shows_a_chart_and_stays_local(page, site_url):
@@ -123,7 +79,7 @@ def test_xss_payload_in_model_output_is_shown_as_text_and_never_runs(page, site_
 def test_instant_navigation_reattaches_sorting(page, site_url):
     page.goto(f"{site_url}/methodology/", wait_until="networkidle")
     page.click("nav.md-nav--primary >> text=Leaderboard")
-    page.wait_for_selector("#leaderboard th[role=columnheader]")
+    page.wait_for_selector("#leaderboard-table th[role=columnheader]")
     before = _scores(page)
     page.click("#col-score")
     assert _scores(page) == sorted(before)

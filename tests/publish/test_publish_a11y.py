@@ -1,0 +1,245 @@
+"""Accessibility of the built site in a real headless Chromium.
+
+- axe-core (bundled with axe-playwright-python, no network) with the WCAG 2.0/2.1/2.2 A and AA
+  rules on one page of every type: leaderboard, models index, a model, scenarios index, a
+  scenario, a case, methodology, the authors' guide and 404, on the three-model site, in the
+  light and the dark scheme; the empty site's pages; and pages of the site whose every title
+  holds an XSS payload. Any serious or critical violation fails.
+  (Dark scheme: the four page types with colours of their own.)
+- Keyboard and screen reader: skip link, landmarks, sortable headers by keyboard with
+  `aria-sort`, visible focus, scrolling text blocks reachable and labelled.
+- Layout at 1,400 px and 390 px: no horizontal overflow of the page, the leaderboard fits 1,400 px
+  with every column, navigation visible on a desktop, case ids wrap only at "-". Screenshots
+  land in build/screenshots/ (look at them: they are not compared to anything).
+- Charts: a title, a description and the same numbers as a table.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from browser_helpers import recording_page
+from publish_helpers import MODELS, REPO, XSS_MODEL
+from helmbench.publish.data import slugify
+
+pytestmark = pytest.mark.browser
+
+WCAG = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+BLOCKING = ("serious", "critical")
+
+PAGE_TYPES = {
+    "leaderboard": "",
+    "models index": "models/",
+    "model": f"models/{slugify(XSS_MODEL)}/",
+    "scenarios index": "scenarios/",
+    "scenario": "scenarios/P1-B1-S1/",
+    "case": "cases/P1-B1-S1-C1-U1-PT1/",
+    "methodology": "methodology/",
+    "authors' guide": "authors-guide/",
+    "404": "404.html",
+}
+EMPTY_PAGES = {k: PAGE_TYPES[k] for k in ("leaderboard", "models index", "scenarios index", "methodology")}
+HOSTILE_PAGES = {k: PAGE_TYPES[k] for k in ("leaderboard", "model", "scenario", "case", "scenarios index")}
+SCREENSHOTS = REPO / "build" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def axe():
+    from axe_playwright_python.sync_playwright import Axe
+
+    return Axe()
+
+
+def _violations(axe, page) -> list[str]:
+    result = axe.run(page, options={"runOnly": {"type": "tag", "values": WCAG}, "resultTypes": ["violations"]})
+    return [f"{v['impact']} {v['id']} ({len(v['nodes'])}×, e.g. {v['nodes'][0]['target']}): {v['help']}"
+            for v in result.response["violations"] if v["impact"] in BLOCKING]
+
+
+def _check(browser, axe, base_url: str, path: str, scheme: str = "light") -> None:
+    with recording_page(browser, base_url, color_scheme=scheme, viewport={"width": 1400, "height": 900}) as page:
+        page.goto(f"{base_url}/{path}", wait_until="networkidle")
+        if scheme == "dark":
+            assert page.get_attribute("body", "data-md-color-scheme") == "slate"  # follows the system
+        assert _violations(axe, page) == []
+        assert page.errors == [] and page.foreign == []
+
+
+@pytest.mark.parametrize("kind", list(PAGE_TYPES))
+def test_every_page_type_passes_wcag_aa(browser, axe, site_url, kind):
+    _check(browser, axe, site_url, PAGE_TYPES[kind])
+
+
+@pytest.mark.parametrize("kind", ["leaderboard", "model", "scenario", "case"])  # the pages with colours of their own
+def test_the_dark_scheme_passes_wcag_aa(browser, axe, site_url, kind):
+    _check(browser, axe, site_url, PAGE_TYPES[kind], "dark")
+
+
+@pytest.mark.parametrize("kind", list(EMPTY_PAGES))
+def test_the_empty_site_passes_wcag_aa(browser, axe, empty_url, kind):
+    _check(browser, axe, empty_url, EMPTY_PAGES[kind])
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE_PAGES))
+def test_pages_with_xss_titles_pass_wcag_aa(browser, axe, hostile_url, kind):
+    _check(browser, axe, hostile_url, HOSTILE_PAGES[kind])
+
+
+def test_axe_reports_a_serious_violation(browser, axe, site_url):
+    """The check can fail: faint text and an unlabelled scrolling block added to a page are reported."""
+    with recording_page(browser, site_url) as page:
+        page.goto(site_url + "/methodology/", wait_until="networkidle")
+        page.evaluate("""() => {
+            const p = document.createElement('p'); p.textContent = 'faint'; p.style.color = '#ddd';
+            document.querySelector('article').append(p);
+            const pre = document.querySelector('pre.hb-formula');
+            pre.style.maxHeight = '2em'; pre.style.overflow = 'auto'; }""")
+        found = " ".join(_violations(axe, page))
+        assert "color-contrast" in found and "scrollable-region-focusable" in found
+
+
+# --- keyboard and screen reader ------------------------------------------------------------------
+
+
+def test_skip_link_landmarks_and_visible_focus(browser, site_url):
+    with recording_page(browser, site_url, viewport={"width": 1400, "height": 900}) as page:
+        page.goto(site_url + "/", wait_until="networkidle")
+        page.keyboard.press("Tab")
+        focused = page.evaluate("() => [document.activeElement.className, document.activeElement.textContent.trim()]")
+        assert "md-skip" in focused[0].split() and "Skip to content" in focused[1]
+        for landmark in ("header", "main", "nav", "footer"):
+            assert page.locator(landmark).count() >= 1, landmark
+        header = page.locator("#col-score")
+        header.focus()
+        outline = page.evaluate("el => getComputedStyle(el).outlineStyle + ' ' + getComputedStyle(el).outlineWidth",
+                                header.element_handle())
+        assert outline.startswith("solid") and not outline.endswith(" 0px"), outline
+
+
+def _column(page, index: int) -> list[str]:
+    return page.eval_on_selector_all("#leaderboard-table tbody tr", f"rows => rows.map(r => r.cells[{index}].getAttribute('data-sort'))")
+
+
+def test_sortable_headers_work_by_keyboard_and_announce_their_state(browser, site_url):
+    with recording_page(browser, site_url) as page:
+        page.goto(site_url + "/", wait_until="networkidle")
+        heads = page.locator("#leaderboard-table thead th")
+        assert page.get_attribute("#leaderboard-table thead th:first-child", "aria-sort") == "ascending"  # ranked
+        sortable = page.locator("#leaderboard-table thead th[role=columnheader][tabindex='0']")
+        assert sortable.count() == heads.count()  # every column of the leaderboard sorts
+        page.focus("#col-score")
+        page.keyboard.press("Enter")
+        scores = [float(v) for v in _column(page, 2)]
+        assert scores == sorted(scores)
+        assert page.get_attribute("#col-score", "aria-sort") == "ascending"
+        assert page.locator("#leaderboard-table thead th[aria-sort]").count() == 1  # Rank no longer claims it
+        page.keyboard.press("Space")
+        assert page.get_attribute("#col-score", "aria-sort") == "descending"
+        assert [float(v) for v in _column(page, 2)] == sorted(scores, reverse=True)
+        assert page.evaluate("window.scrollY") == 0  # Space sorted rather than scrolled the page
+        assert page.errors == []
+
+
+def test_scrolling_text_blocks_are_reachable_and_labelled(browser, site_url, pipeline):
+    with recording_page(browser, site_url, viewport={"width": 390, "height": 800}) as page:
+        page.goto(f"{site_url}/cases/{pipeline.judged_case}/", wait_until="networkidle")
+        blocks = page.locator("pre.hb-text")
+        assert blocks.count() >= 1 + len(MODELS)  # the prompt and every model's output at least
+        for i in range(blocks.count()):
+            b = blocks.nth(i)
+            assert b.get_attribute("tabindex") == "0" and b.get_attribute("role") == "region"
+            name = page.evaluate("""el => el.getAttribute('aria-label') ||
+                (document.getElementById(el.getAttribute('aria-labelledby')) || {}).textContent""", b.element_handle())
+            assert name and name.strip()
+        wraps = page.locator(".hb-table-wrap")
+        for i in range(wraps.count()):
+            assert wraps.nth(i).get_attribute("tabindex") == "0" and wraps.nth(i).get_attribute("aria-label")
+
+
+def test_verdicts_never_rely_on_colour_alone(browser, site_url):
+    with recording_page(browser, site_url) as page:
+        page.goto(site_url + "/scenarios/P1-B1-S1/", wait_until="networkidle")
+        marks = page.eval_on_selector_all(".hb-grid .hb-verdict", "els => els.map(e => e.textContent.trim())")
+        assert len(marks) >= 64 * len(MODELS)
+        assert all(re.fullmatch(r"[✓✗!·] (PASS|FAIL|ERROR|no result)", m) for m in marks), marks[:5]
+        # the word is hidden visually in the grid, not from screen readers
+        word = page.locator(".hb-grid .hb-verdict-text").first
+        assert page.evaluate("el => getComputedStyle(el).display", word.element_handle()) != "none"
+        colours = page.eval_on_selector_all(".hb-grid .hb-pass, .hb-grid .hb-fail",
+                                            "els => [...new Set(els.map(e => e.className + ' ' + getComputedStyle(e).color))]")
+        assert len(colours) == 2  # pass and fail, each with its own colour and its own mark
+
+
+def test_charts_have_a_title_a_description_and_their_numbers(browser, site_url):
+    with recording_page(browser, site_url) as page:
+        page.goto(site_url + "/", wait_until="networkidle")
+        fig = page.locator("figure.hb-chart")
+        assert fig.locator("img").get_attribute("alt")
+        assert "whisker" in fig.locator("figcaption").inner_text()
+        fig.locator("details summary").click()
+        table = page.eval_on_selector_all("figure.hb-chart details tbody tr",
+                                          "rs => rs.map(r => [r.cells[0].textContent, r.cells[1].textContent])")
+        board = page.eval_on_selector_all(
+            "#leaderboard-table tbody tr", "rs => rs.map(r => [r.cells[1].querySelector('a').textContent, "
+                                     "r.cells[2].firstChild.textContent])")
+        assert len(table) == len(MODELS) and sorted(table) == sorted(board)  # the leaderboard's own scores
+        page.goto(f"{site_url}/models/{slugify(XSS_MODEL)}/", wait_until="networkidle")
+        captions = page.locator("figure.hb-chart details caption").all_text_contents()
+        assert captions == ["Score by pillar and behaviour", "Pass rate by base severity"]
+        assert page.locator("figure.hb-chart details tbody tr").count() > 10
+
+
+# --- layout --------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_layout_has_no_horizontal_overflow(browser, site_url, pipeline, width):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    pages = {"leaderboard": "", "scenario": "scenarios/P1-B1-S1/", "case": f"cases/{pipeline.judged_case}/",
+             "methodology": "methodology/", "model": f"models/{slugify(XSS_MODEL)}/"}
+    with recording_page(browser, site_url, viewport={"width": width, "height": 900}) as page:
+        for name, path in pages.items():
+            page.goto(f"{site_url}/{path}", wait_until="networkidle")
+            page.screenshot(path=str(SCREENSHOTS / f"{name}-{width}.png"), full_page=name == "leaderboard")
+            overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 0, f"{name} at {width} px is {overflow} px too wide"
+            if width == 1400:
+                nav = page.locator(".md-sidebar--primary")
+                assert nav.is_visible() and nav.get_by_text("Authors' guide").is_visible(), name
+                assert nav.get_by_text("Models").is_visible(), name
+        page.goto(site_url + "/", wait_until="networkidle")
+        fit = page.evaluate("""() => { const t = document.querySelector('#leaderboard-table'), w = t.parentElement,
+            last = t.querySelector('thead th:last-child').getBoundingClientRect();
+            return {table: t.getBoundingClientRect().width, wrap: w.clientWidth, lastRight: last.right,
+                    window: window.innerWidth, scrolls: w.scrollWidth > w.clientWidth}; }""")
+        if width == 1400:  # every column visible, nothing to scroll
+            assert not fit["scrolls"] and fit["lastRight"] <= fit["window"], fit
+        else:  # the table scrolls inside its own region, never the page
+            assert fit["scrolls"], fit
+
+
+def _breaks(page, selector: str) -> list[tuple[str, str]]:
+    """(text, the character before each line break) of every element matching `selector`."""
+    return page.eval_on_selector_all(selector, """els => els.map(el => {
+        const node = el.firstChild, text = node.textContent, r = document.createRange(), out = [];
+        let top = null;
+        for (let i = 0; i < text.length; i++) {
+            r.setStart(node, i); r.setEnd(node, i + 1);
+            const t = r.getClientRects()[0].top;
+            if (top !== null && t > top + 2) out.push(text[i - 1]);
+            top = t;
+        }
+        return [text, out.join('')];
+    })""")
+
+
+def test_case_ids_wrap_only_at_hyphens(browser, site_url):
+    with recording_page(browser, site_url, viewport={"width": 390, "height": 800}) as page:
+        page.goto(site_url + "/scenarios/P1-B1-S1/", wait_until="networkidle")
+        # squeeze each id into a box narrower than one of its parts: ids must still break only after "-"
+        page.add_style_tag(content=".hb-grid tbody td:first-child a { display: inline-block; width: 1em; }")
+        breaks = _breaks(page, ".hb-grid tbody td:first-child a")
+        assert breaks and all(b for _, b in breaks), breaks[:3]  # they really wrap
+        assert all(set(b) == {"-"} for _, b in breaks), [x for x in breaks if set(x[1]) != {"-"}][:3]
