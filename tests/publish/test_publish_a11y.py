@@ -243,3 +243,13 @@ def test_case_ids_wrap_only_at_hyphens(browser, site_url):
         breaks = _breaks(page, ".hb-grid tbody td:first-child a")
         assert breaks and all(b for _, b in breaks), breaks[:3]  # they really wrap
         assert all(set(b) == {"-"} for _, b in breaks), [x for x in breaks if set(x[1]) != {"-"}][:3]
+
+
+@pytest.mark.parametrize("path, table", [("scenarios/", "table.hb-scenarios"),
+                                         ("scenarios/P1-B1-S1/", "table.hb-components")])
+def test_tables_of_a_page_share_their_column_widths(browser, site_url, path, table):
+    with recording_page(browser, site_url, viewport={"width": 1400, "height": 900}) as page:
+        page.goto(f"{site_url}/{path}", wait_until="networkidle")
+        edges = page.eval_on_selector_all(table, """ts => ts.map(t =>
+            [...t.querySelectorAll('thead th')].map(th => Math.round(th.getBoundingClientRect().left)))""")
+        assert len(edges) >= 3 and all(e == edges[0] for e in edges), edges
