@@ -57,6 +57,17 @@ def test_list_missing_folder_is_a_usage_error(tmp_path):
     assert "benchmark folder not found" in proc.stderr
 
 
+def test_compile_output_escapes_control_characters_in_paths(tmp_path):
+    """The paths compile prints are the user's: an escape sequence or newline in --out is shown
+    escaped, never sent to the terminal."""
+    out = tmp_path / "out\x1b[31m\nx"
+    proc = run_cli("compile", str(GOLDEN_TREE), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "manifest.jsonl").is_file()
+    assert "\x1b" not in proc.stdout and len(proc.stdout.splitlines()) == 2, repr(proc.stdout)
+    assert "out\\x1b[31m\\nx" in proc.stdout
+
+
 # --- show ---------------------------------------------------------------------------------------
 
 
