@@ -63,23 +63,24 @@ def render_comment(d: ManifestDiff, old: Path, new: Path, models_file: Path | No
     new_of, new_titles, new_cases = _scenarios(new)
     titles = {**old_titles, **new_titles}
     groups = (("added", d.added), ("removed", d.removed), ("new model calls", d.request_changed),
-              ("re-judging only", d.evaluation_changed))
+              ("re-judging only", d.evaluation_changed), ("scoring only", d.scoring_changed))
     out = [MARKER, "### HELMBench: what this pull request changes", ""]
     if d.empty:
         out += ["No case is added, removed or changed: merging costs no model or judge call.", ""]
     else:
         out += [f"**{len(d.added)}** case(s) added, **{len(d.removed)}** removed, **{len(d.request_changed)}** "
                 f"changed so that they need new model calls, **{len(d.evaluation_changed)}** changed so that they "
-                f"only need re-judging; {d.unchanged} unchanged.", ""]
+                f"only need re-judging, **{len(d.scoring_changed)}** changed only in severity, difficulty or weight "
+                f"(their scores change, no call is needed); {d.unchanged} unchanged.", ""]
         per: dict[str, list[int]] = {}
         for i, (_, ids) in enumerate(groups):
             for cid in ids:
-                per.setdefault(new_of.get(cid) or old_of.get(cid) or "?", [0, 0, 0, 0])[i] += 1
-        out += ["| scenario | title | added | removed | new model calls | re-judging only |",
-                "| --- | --- | ---: | ---: | ---: | ---: |"]
+                per.setdefault(new_of.get(cid) or old_of.get(cid) or "?", [0] * len(groups))[i] += 1
+        out += ["| scenario | title | added | removed | new model calls | re-judging only | scoring only |",
+                "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
         for sc in sorted(per):
-            a, r, c, e = per[sc]
-            out.append(f"| {md_text(sc)} | {md_text(titles.get(sc, sc))} | {a} | {r} | {c} | {e} |")
+            counts = " | ".join(map(str, per[sc]))
+            out.append(f"| {md_text(sc)} | {md_text(titles.get(sc, sc))} | {counts} |")
         out.append("")
         for title, ids in groups:
             out += _ids(title, ids)

@@ -70,6 +70,7 @@ def init(
         cd my-benchmark && helmbench lint --strict && helmbench compile && helmbench run
     """
     from helmbench.errors import UsageError
+    from helmbench.lint.render import printable
 
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"not a folder: {directory}", hint="give a folder for the new benchmark repository")
@@ -79,9 +80,24 @@ def init(
     except OSError as exc:
         raise UsageError(f"cannot write into {directory}: {exc.strerror or exc}") from None
     for rel in created:
-        print(f"created {directory / rel}")
+        print(f"created {printable(str(directory / rel))}")
     for rel in skipped:
-        print(f"kept    {directory / rel} (exists; not overwritten)")
-    if (directory / "scenarios").is_dir() and not any(c.startswith("scenarios/") for c in created):
+        print(f"kept    {printable(str(directory / rel))} (exists; not overwritten)")
+    example = any(c.startswith("scenarios/") for c in created)
+    if (directory / "scenarios").is_dir() and not example:
         print("scenarios/ exists: no example scenarios added")
-    print(f"\nnext: cd {directory} && helmbench lint --strict && helmbench compile && helmbench run")
+    print(f"\nnext: {next_command(directory, strict=example)}")
+
+
+def next_command(directory: Path, *, strict: bool) -> str:
+    """The command to paste next. `--strict` only for the example, which is written to pass it: a
+    benchmark that was there already may lack benchmark.yml, whose HB601 warning --strict fails.
+    The folder is quoted for the shell, and `cd .` left out."""
+    import shlex
+
+    from helmbench.lint.render import printable
+
+    steps = f"helmbench lint{' --strict' if strict else ''} && helmbench compile && helmbench run"
+    if directory.resolve() == Path.cwd().resolve():
+        return steps
+    return f"cd {printable(shlex.quote(str(directory)))} && {steps}"

@@ -60,7 +60,7 @@ def lint(
     validate.bench_root(root)
 
     from helmbench.lint import lint_tree
-    from helmbench.lint.render import RENDERERS, summary
+    from helmbench.lint.render import RENDERERS, printable, summary
 
     _, diags = lint_tree(root)
     rendered = RENDERERS[format.value](diags, _prefix(root, "absolute" if format is Format.github else "relative"))
@@ -69,7 +69,7 @@ def lint(
     errors, warnings = summary(diags)
     if format is Format.text:
         verdict = "failed" if errors or (strict and warnings) else "ok"
-        print(f"{root}: {errors} error(s), {warnings} warning(s): {verdict}", file=sys.stderr)
+        print(f"{printable(str(root))}: {errors} error(s), {warnings} warning(s): {verdict}", file=sys.stderr)
     if errors or (strict and warnings):
         raise typer.Exit(1)
 

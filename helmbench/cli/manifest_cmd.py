@@ -39,7 +39,7 @@ def compile_(
     Example: helmbench compile benchmark
     """
     from helmbench.cli import validate
-    from helmbench.lint.render import text
+    from helmbench.lint.render import printable, text
     from helmbench.manifest import LintFailed, compile_tree
     from helmbench.spec import discover
 
@@ -53,8 +53,8 @@ def compile_(
         print(text([d for d in exc.diagnostics if d.is_error]), file=sys.stderr)
         raise
     h = result.header
-    print(f"compiled {h['cases']} cases from {len(h['catalog']['scenarios'])} scenarios → {result.path}")
-    print(f"manifest {h['manifest_hash']} (copy: {result.copy})")
+    print(f"compiled {h['cases']} cases from {len(h['catalog']['scenarios'])} scenarios → {printable(str(result.path))}")
+    print(f"manifest {h['manifest_hash']} (copy: {printable(str(result.copy))})")
 
 
 @app.command("list")

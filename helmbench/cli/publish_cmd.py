@@ -41,6 +41,7 @@ def publish(
     import time
 
     from helmbench.cli import validate
+    from helmbench.lint.render import printable
     from helmbench.publish import PublishSettings, build_site, log_to_stderr
 
     from helmbench.spec import discover
@@ -56,7 +57,7 @@ def publish(
     out = build_site(settings, config_file=config_file, site_dir=site_dir,
                      strict=strict, project_dir=discover.project_dir())
     note = "" if db.is_file() else " (no run has been made yet, dry run only: the leaderboard says how to make one)"
-    print(f"site built in {time.perf_counter() - started:.1f} s → {out}{note}")
+    print(f"site built in {time.perf_counter() - started:.1f} s → {printable(str(out))}{note}")
 
 
 @app.command()

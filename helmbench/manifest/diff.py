@@ -2,6 +2,8 @@
 
 A pull request that edits a criterion costs judge calls; one that edits a perturbation
 costs model calls for exactly the cases using it. The split lets a reviewer see which.
+An edit to a severity, a difficulty or a weight costs no call but changes every score the
+case feeds, so it is its own group rather than "unchanged".
 """
 
 from __future__ import annotations
@@ -27,19 +29,26 @@ class ManifestDiff:
     removed: list[str] = field(default_factory=list)
     request_changed: list[str] = field(default_factory=list)  # new model calls needed
     evaluation_changed: list[str] = field(default_factory=list)  # re-judging only
+    scoring_changed: list[str] = field(default_factory=list)  # severity, difficulty or weight only: no call
     unchanged: int = 0
 
     @property
     def empty(self) -> bool:
-        return not (self.added or self.removed or self.request_changed or self.evaluation_changed)
+        return not (self.added or self.removed or self.request_changed or self.evaluation_changed
+                    or self.scoring_changed)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-def _index(path: Path) -> tuple[str, dict[str, tuple[str, str]]]:
+def _scoring(case: dict) -> str:
+    """What the score of a case depends on besides its verdict (the hashes cover the rest)."""
+    return json.dumps([case.get("severity"), case.get("difficulty"), case.get("weight")], sort_keys=True)
+
+
+def _index(path: Path) -> tuple[str, dict[str, tuple[str, str, str]]]:
     m = read_manifest(path)
-    return m.hash, {c["id"]: (c["hash"], c["request_hash"]) for c in m}
+    return m.hash, {c["id"]: (c["hash"], c["request_hash"], _scoring(c)) for c in m}
 
 
 def diff_manifests(old: str | Path, new: str | Path) -> ManifestDiff:
@@ -55,6 +64,8 @@ def diff_manifests(old: str | Path, new: str | Path) -> ManifestDiff:
             d.request_changed.append(cid)
         elif a[cid][0] != b[cid][0]:
             d.evaluation_changed.append(cid)
+        elif a[cid][2] != b[cid][2]:
+            d.scoring_changed.append(cid)
         else:
             d.unchanged += 1
     return d
@@ -91,10 +102,12 @@ def render(d: ManifestDiff, fmt: str) -> str:
         return json.dumps(d.to_dict(), indent=2)
     groups = [("added", d.added), ("removed", d.removed),
               ("request changed (new model calls)", d.request_changed),
-              ("evaluation changed (re-judge only)", d.evaluation_changed)]
+              ("evaluation changed (re-judge only)", d.evaluation_changed),
+              ("scoring changed (severity, difficulty or weight; no calls)", d.scoring_changed)]
     if fmt == "github":
         lines = [f"::notice title=HELMBench manifest diff::{len(d.added)} added, {len(d.removed)} removed, "
-                 f"{len(d.request_changed)} need new model calls, {len(d.evaluation_changed)} need re-judging only"]
+                 f"{len(d.request_changed)} need new model calls, {len(d.evaluation_changed)} need re-judging only, "
+                 f"{len(d.scoring_changed)} change scoring only"]
         return "\n".join(lines)
     if fmt != "text":
         raise HelmbenchError(f"unknown format {fmt!r}")

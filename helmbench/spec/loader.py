@@ -395,7 +395,7 @@ class Loader:
     def add_component(self, sc: Scenario, kind: str, code: str, title: str | None, data, ok: bool,
                       body: str, src: SourceText, line: int, body_line: int) -> None:
         if ok and kind == "condition" and isinstance(data, LineDict) and "severity" in data:
-            self.out.add("HB206", src.path, data.line_of("severity"),
+            self.out.add("HB206", src.path, data.key_spans.get("severity") or data.line_of("severity"),
                          "`severity` on a condition is read as `difficulty`", hint="rename the key to `difficulty`")
             if "difficulty" not in data:
                 data["difficulty"] = data["severity"]

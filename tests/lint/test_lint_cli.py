@@ -130,6 +130,17 @@ def test_folder_without_scenarios_is_a_finding_not_a_crash(tmp_path):
     assert "HB310" in proc.stdout and "Traceback" not in proc.stderr
 
 
+def test_summary_line_escapes_control_characters_in_the_root(tmp_path):
+    """The folder name reaches the terminal in the summary too: a newline or an escape sequence
+    in it is shown escaped, as it is in the findings above it."""
+    root = tmp_path / "bench\n\x1b[31mred"
+    root.mkdir()
+    proc = run_cli("lint", root.name, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "\x1b" not in proc.stderr and proc.stderr.count("\n") == 1, repr(proc.stderr)
+    assert "bench\\n\\x1b[31mred: 1 error(s)" in proc.stderr
+
+
 @pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream sample not present")
 def test_upstream_sample_has_no_errors():
     proc = run_cli("lint", "--format", "json", UPSTREAM)

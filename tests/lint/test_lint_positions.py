@@ -22,3 +22,11 @@ def test_finding_is_at_the_expected_column(name, tmp_path):
     for path, line, col, code in expected_located(name):
         if col is not None:
             assert got.get((path, line, code)) == col, [d for d in diags if d.path == path]
+
+
+def test_severity_on_a_condition_spans_the_key(tmp_path):
+    """HB206 underlines the `severity` key itself (as HB201 does an unknown key), not an empty
+    point at the start of its line."""
+    _, diags = lint_tree(build("severity-on-condition", tmp_path / "t"))
+    (d,) = [d for d in diags if d.code == "HB206"]
+    assert (d.line, d.col, *d.end) == (2, 1, 2, 1 + len("severity"))

@@ -57,6 +57,17 @@ def test_list_missing_folder_is_a_usage_error(tmp_path):
     assert "benchmark folder not found" in proc.stderr
 
 
+def test_compile_output_escapes_control_characters_in_paths(tmp_path):
+    """The paths compile prints are the user's: an escape sequence or newline in --out is shown
+    escaped, never sent to the terminal."""
+    out = tmp_path / "out\x1b[31m\nx"
+    proc = run_cli("compile", str(GOLDEN_TREE), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert (out / "manifest.jsonl").is_file()
+    assert "\x1b" not in proc.stdout and len(proc.stdout.splitlines()) == 2, repr(proc.stdout)
+    assert "out\\x1b[31m\\nx" in proc.stdout
+
+
 # --- show ---------------------------------------------------------------------------------------
 
 
@@ -167,6 +178,31 @@ def test_diff_github(old_new):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("::notice title=HELMBench manifest diff::")
     assert "2 added, 1 removed, 4 need new model calls, 1 need re-judging only" in proc.stdout
+
+
+def test_diff_reports_a_severity_edit_as_a_scoring_change(tree, tmp_path):
+    """A severity edit needs no call but changes every score the case feeds: a reviewer must not
+    read it as "unchanged"."""
+    old = compile_tree(tree, tmp_path / "old").path
+    _edit(tree, f"{P1}/perturbations.md", "severity: 7", "severity: 9")
+    new = compile_tree(tree, tmp_path / "new").path
+    data = json.loads(run_cli("diff", str(old), str(new), "--format", "json").stdout)
+    assert data["scoring_changed"] == ["P1-B1-S1-C1-U1-PT2", "P1-B1-S1-C1-U2-PT2", "P1-B1-S1-C2-U1-PT2",
+                                       "P1-B1-S1-C2-U2-PT2"]
+    assert not any(data[k] for k in ("added", "removed", "request_changed", "evaluation_changed"))
+    assert data["unchanged"] == 10
+    text = run_cli("diff", str(old), str(new)).stdout
+    assert "scoring changed (severity, difficulty or weight; no calls): 4\n  P1-B1-S1-C1-U1-PT2\n" in text
+    github = run_cli("diff", str(old), str(new), "--format", "github").stdout
+    assert "0 need re-judging only, 4 change scoring only" in github
+
+    from helmbench.cli.diff_comment import render_comment
+    from helmbench.manifest.diff import diff_manifests
+
+    body = render_comment(diff_manifests(old, new), old, new, None, None)
+    assert "**4** changed only in severity, difficulty or weight" in body and "10 unchanged" in body
+    (row,) = [r for r in body.splitlines() if r.startswith("| P1")]
+    assert [c.strip() for c in row.split("|")[3:8]] == ["0", "0", "0", "0", "4"]
 
 
 def test_diff_of_identical_manifests_is_empty(golden_manifest):

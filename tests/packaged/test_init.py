@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from packaged_helpers import helmbench
+from packaged_helpers import authors_layout, helmbench
 
 
 @pytest.mark.slow
@@ -53,6 +57,35 @@ def test_init_never_overwrites_and_adds_no_example_to_an_existing_benchmark(tmp_
     assert "kept" in out.stdout and "README.md" in out.stdout
     assert (tmp_path / ".pre-commit-config.yaml").is_file() and (tmp_path / ".github/workflows/helmbench.yml").is_file()
     assert not (tmp_path / "benchmark.yml").exists() and not any((tmp_path / "scenarios").iterdir())
+
+
+def _run_next_line(stdout: str, cwd: Path) -> subprocess.CompletedProcess:
+    """The `next:` command init prints, pasted into a shell as a user would (dry run: no key)."""
+    line = next(s for s in stdout.splitlines() if s.startswith("next: "))[len("next: "):]
+    env = {k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return subprocess.run(["bash", "-c", line], cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.slow
+def test_init_next_command_works_in_the_authors_existing_benchmark(tmp_path):
+    """`helmbench init .` in the authors' repository (no benchmark.yml: HB601 is always a warning
+    there) suggests a command that passes as printed: no `--strict`, no `cd .`."""
+    repo = authors_layout(tmp_path / "repo")
+    out = helmbench("init", ".", cwd=repo)
+    assert out.returncode == 0, out.stderr
+    assert "next: helmbench lint && " in out.stdout, out.stdout
+    done = _run_next_line(out.stdout, repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_init_next_command_works_for_a_folder_name_with_a_space(tmp_path):
+    out = helmbench("init", "my bench", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "next: cd 'my bench' && helmbench lint --strict" in out.stdout, out.stdout
+    done = _run_next_line(out.stdout, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_init_into_a_file_is_a_clear_error(tmp_path):

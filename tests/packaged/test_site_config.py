@@ -33,6 +33,18 @@ def test_publish_with_packaged_defaults_and_no_run_says_dry_run_only(tmp_path):
     assert (repo / "build" / "site" / "scenarios" / "P1-B1-S1" / "index.html").is_file()
 
 
+def test_publish_output_escapes_control_characters_in_the_site_path(tmp_path):
+    """The site path publish prints is the user's folder: an escape sequence or a newline in it is
+    shown escaped, never sent to the terminal."""
+    repo = authors_layout(tmp_path / "repo\x1b[31m\nx")
+    assert helmbench("compile", cwd=repo).returncode == 0
+    published = helmbench("publish", cwd=repo)
+    assert published.returncode == 0, published.stderr
+    assert (repo / "build" / "site" / "index.html").is_file()
+    assert "\x1b" not in published.stdout and len(published.stdout.splitlines()) == 1, repr(published.stdout)
+    assert "repo\\x1b[31m\\nx/build/site" in published.stdout
+
+
 def test_repository_mkdocs_yml_and_pages_override_and_extend_the_defaults(tmp_path):
     repo = authors_layout(tmp_path / "repo")
     (repo / "mkdocs.yml").write_text(
