@@ -44,7 +44,7 @@ def compile_(
     from helmbench.spec import discover
 
     root = discover.benchmark_root(root)
-    out = out if out is not None else discover.build_dir()
+    out = out if out is not None else discover.build_dir(root)
     validate.bench_root(root), validate.output_dir(out, "--out")
 
     try:

@@ -21,7 +21,7 @@ from helmbench.cli.report_data import Report
 from helmbench.score.leaderboard import LeaderboardRow
 
 NOTES = (
-    "score: severity-weighted (DESIGN.md §5), 95 % bootstrap interval over cases; pass rate: 95 % Wilson interval; "
+    "score: severity-weighted (see the methodology page), 95 % bootstrap interval over cases; pass rate: 95 % Wilson interval; "
     "coverage: cases with a verdict / cases expected; errors: API or judge failures (excluded from scores, retried "
     "by the next run); evaluations: criterion judgements by the marking model behind the results; cost: billed."
 )

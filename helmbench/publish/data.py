@@ -388,7 +388,7 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
 
 
 def worked_example() -> dict:
-    """DESIGN.md §5's worked example, computed by the scorer (not typed in): severities
+    """The authors' worked example of the scoring formula, computed by the scorer (not typed in): severities
     1, 3, 5, 7, 8, 9, 10 in one behaviour; miss the three mild ones, or the four severe ones."""
     severities = [1, 3, 5, 7, 8, 9, 10]
 

@@ -265,6 +265,9 @@ def notes(est: Estimate) -> list[str]:
         out.append("No known price for: " + ", ".join(est.unpriced) + ". Add `price: {input_per_mtok: …, "
                    "output_per_mtok: …}` (USD per million tokens) to its entry in models.yml.")
     low, high = est.total()
+    if not est.calls:
+        out.append("Estimated cost: $0 (every call is already stored).")
+        return out
     if all(m.price is None for m in est.models if m.calls):
         out.append(f"Estimated cost of {est.calls:,} call(s): unknown (no model has a known price).")
         return out
@@ -294,10 +297,11 @@ def estimate_remaining(manifest: str | Path, models_file: str | Path, db: str | 
     from helmbench.manifest import read_manifest
     from helmbench.run.plan import build_plan
     from helmbench.run.selection import load_models_file, select_models
-    from helmbench.store import open_existing
+    from helmbench.store import open_reader
 
     path = Path(models_file)
     entries = select_models(load_models_file(path), list(models or []), path)
-    database = open_existing(db) if db is not None else None
+    # Read-only: an estimate must work on a read-only disk and never migrate someone's database.
+    database = open_reader(db) if db is not None and Path(db).exists() else None
     plan = build_plan(read_manifest(manifest), entries, database, scenarios=None, case_ids=None, samples=1)
     return estimate_plan(plan, db)

@@ -3,7 +3,7 @@
 Pure standard library; reads only `ScoredResult` rows (built by the caller from the results
 database), so it can be tested, and re-run on old results, without the executor.
 Start with `summarise`; the other functions are its parts, usable on their own.
-See DESIGN.md §5 for the formula and `cost.py` for where it lives.
+The formula is written down once, in `cost.py`, and explained on the site's methodology page.
 """
 
 from .agreement import Agreement, CaseMean, agreement, case_means, fleiss_kappa

@@ -1,4 +1,4 @@
-"""Per-result severity cost: the single place where DESIGN.md §5's formula is written down.
+"""Per-result severity cost: the single place where the scoring formula is written down.
 
     base  = severity(perturbation) + severity(user_context)
     scale = 1 − difficulty(condition) / 10

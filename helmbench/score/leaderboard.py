@@ -16,7 +16,7 @@ Which manifest: `manifest_hash` when it has such runs, else the manifest of the 
 such run (`Leaderboard.requested_manifest` then records what was asked for).
 
 What every number means:
-- `score`/`score_ci`: the severity-weighted run score (DESIGN.md §5) and its bootstrap 95 %
+- `score`/`score_ci`: the severity-weighted run score (score/cost.py) and its bootstrap 95 %
   interval over cases; `pass_rate`/`pass_rate_ci`: PASS share of rows with a verdict, Wilson 95 %.
 - `coverage`: rows with a verdict / rows expected (manifest cases × run samples), so a run
   that was interrupted or errored shows how much of the benchmark it actually measured.

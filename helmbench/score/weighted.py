@@ -5,7 +5,7 @@
     run score       = Σ weight_b × score_b / Σ weight_b        over all scored behaviours
 
 The run score is taken over behaviours directly, not over pillar scores, so a pillar with
-many behaviours weighs what its behaviours weigh (DESIGN.md §5).
+many behaviours weighs what its behaviours weigh.
 
 Samples: every (case × sample) row counts as one observation. With the same number of
 samples per case this equals averaging each case's samples first; when some samples

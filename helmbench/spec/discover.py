@@ -91,9 +91,9 @@ def benchmark_root(arg: Path | None) -> Path:
     return _shown(found.root)
 
 
-def build_dir() -> Path:
-    """Where build/ is for commands run from here: beside the benchmark found from here, else ./build."""
-    found = find_layout()
+def build_dir(start: str | Path | None = None) -> Path:
+    """Where build/ is: beside the benchmark found from `start` (default: here), else ./build."""
+    found = find_layout(start)
     return _shown(found.build) if found is not None else Path("build")
 
 

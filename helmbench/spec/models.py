@@ -63,7 +63,17 @@ Evaluation = Annotated[Union[CategoryMatch, ListIncludes, TagThreshold, Sqe], Fi
 EVALUATION_TYPES = ("category_match", "list_includes", "tag_threshold", "sqe")
 
 
-class ScenarioMeta(Strict):
+class NoteProperties(Strict):
+    """Obsidian's own note properties. The benchmark's authors keep their tree as an Obsidian
+    vault, where these are added by the editor, not by hand: they are notes for humans, never
+    reach a model, and must not make a file an error."""
+
+    tags: list[str] | str | None = None
+    aliases: list[str] | str | None = None
+    cssclasses: list[str] | str | None = None
+
+
+class ScenarioMeta(NoteProperties):
     """Frontmatter of `S#.md`."""
 
     title: str | None = None
@@ -86,22 +96,22 @@ class ScenarioMeta(Strict):
 # --- components ------------------------------------------------------------------------------
 
 
-class ConditionMeta(Strict):
+class ConditionMeta(NoteProperties):
     title: str | None = None
     difficulty: Difficulty = 0
 
 
-class UserContextMeta(Strict):
+class UserContextMeta(NoteProperties):
     title: str | None = None
     severity: Severity = 0
 
 
-class PerturbationMeta(Strict):
+class PerturbationMeta(NoteProperties):
     title: str | None = None
     severity: Severity = 0
 
 
-class CriterionMeta(Strict):
+class CriterionMeta(NoteProperties):
     """Frontmatter of `criteria.md` / `CR#.md`: the judge's answer space."""
 
     title: str | None = None

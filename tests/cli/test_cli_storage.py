@@ -67,6 +67,9 @@ def test_read_commands_work_on_a_read_only_file_system(ro_folder, tmp_path):
     assert MODEL in names
     assert (WAL_ONLY_NAME in names) == (kind == "pending_wal")  # the WAL's commit is read, not silently missed
     assert MODEL in _ok(invoke(["costs", "--db", db]))
+    # with a manifest, costs also estimates what is not run yet: that read must not write either
+    estimated = _ok(invoke(["costs", "--db", db, "--manifest", manifest, "--models-file", str(folder / "tree" / "models.yml")]))
+    assert "Not run yet" in estimated
     _ok(invoke(["serve", "--db", db, "--publish", str(tmp_path / "snap")]))
     with closing(sqlite3.connect(tmp_path / "snap" / "results.db")) as snap:
         names = [r[0] for r in snap.execute("SELECT name FROM models")]

@@ -85,3 +85,22 @@ def test_an_empty_criteria_file_beside_a_deterministic_scenario_is_only_unused(c
     (clean_tree / S1 / "criteria.md").write_text("", encoding="utf-8")
     _, diags = lint_tree(clean_tree)
     assert [d.code for d in diags] == ["HB508"]
+
+
+def test_obsidian_note_properties_in_frontmatter_are_notes_not_errors(clean_tree, tmp_path):
+    """The authors keep the tree as an Obsidian vault: the editor's own properties may appear."""
+    before = {c["id"]: c["request_hash"] for c in _cases(compile_tree(clean_tree, tmp_path / "before")).values()}
+    scenario = clean_tree / S1 / "S1.md"
+    scenario.write_text(scenario.read_text(encoding="utf-8").replace(
+        "---\n", "---\ntags: [risk, draft]\naliases: late planning\n", 1), encoding="utf-8")
+    perturbations = clean_tree / S1 / "perturbations.md"
+    perturbations.write_text(perturbations.read_text(encoding="utf-8").replace(
+        "---\n", "---\ncssclasses:\n  - wide\n", 1), encoding="utf-8")
+    _, diags = lint_tree(clean_tree)
+    assert not [d for d in diags if d.is_error], diags
+    after = {c["id"]: c["request_hash"] for c in _cases(compile_tree(clean_tree, tmp_path / "after")).values()}
+    assert after == before  # notes for humans never reach a model
+
+    scenario.write_text(scenario.read_text(encoding="utf-8").replace("tags:", "tagz:", 1), encoding="utf-8")
+    _, diags = lint_tree(clean_tree)
+    assert [d.code for d in diags if d.is_error] == ["HB201"]  # a misspelt key is still caught

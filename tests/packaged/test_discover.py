@@ -74,3 +74,13 @@ def test_commands_from_a_nested_folder_write_build_beside_the_benchmark(tmp_path
     dry = helmbench("run", cwd=deep)
     assert dry.returncode == 0 and "Dry run" in dry.stdout, dry.stderr
     assert not os.path.exists(repo / "build" / "results.db")
+
+
+def test_compile_of_a_benchmark_elsewhere_writes_build_beside_that_benchmark(tmp_path):
+    repo = authors_layout(tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    compiled = helmbench("compile", str(repo), cwd=elsewhere)
+    assert compiled.returncode == 0, compiled.stderr
+    assert (repo / "build" / "manifest.jsonl").is_file()
+    assert not (elsewhere / "build").exists()

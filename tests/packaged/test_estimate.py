@@ -118,3 +118,11 @@ def test_stored_medians_give_a_point_estimate_per_model_and_scenario(tmp_path, f
     row = next(line for line in remaining.splitlines() if "test/model-a" in line)
     cells = [c.strip() for c in row.split("│")[1:-1]]
     assert cells[:2] == ["test/model-a", "3"] and cells[-1] == "no known price"
+
+
+def test_nothing_left_to_call_is_zero_dollars_not_unknown():
+    entry = ModelEntry(id="test/model-a", max_tokens=500)  # no known price
+    est = estimate.Estimator([entry], None, costs={}).result()
+    text = "\n".join(estimate.notes(est))
+    assert est.calls == 0
+    assert "$0" in text and "unknown" not in text
