@@ -232,10 +232,13 @@ _HOSTILE = [
          "an `$anchor`); remote URLs, other files and pointers to nothing are refused, as is an `$id` "
          "below the root (it would change what `#` refers to). Nothing is ever fetched.",
          '{"$ref": "https://example.com/schema.json"}'),
-    Code("HB155", "error", "invalid regular expression",
+    Code("HB155", "error", "invalid or exponential regular expression",
          "A `pattern` or `patternProperties` key in the response schema is not a valid regular "
-         "expression, so validating any answer against the schema would fail.",
-         '{"type": "string", "pattern": "([A-Z"}'),
+         "expression, so validating any answer against the schema would fail; or it repeats a group "
+         "that is itself only a repetition (`(a+)+`, `(\\w*)*`, `(a|b+)*`), which can take exponential "
+         "time on an answer that almost matches and would stall a paid run. A repetition with a "
+         "delimiter, such as `([a-z]+-)*`, is fine.",
+         '{"type": "string", "pattern": "([A-Z"}\n{"type": "string", "pattern": "^(a+)+$"}'),
     Code("HB156", "error", "number not finite or too large",
          "Numbers must be finite and integers must fit in 64 bits: `.inf`, `.nan`, `NaN`, `Infinity`, "
          "`1e999` and 30-digit integers pass range checks written with `>` and then break the "

@@ -158,9 +158,54 @@ def foreign_refs(schema, prefix: tuple = ()):
                 yield path + (key,), f"`{key}` {ref[:80]!r} does not point at anything in this schema"
 
 
+def _only_repeat(items) -> bool:
+    """Whether a parsed sequence is nothing but one unbounded repetition (through groups and
+    alternatives: `a+`, `(?:\\w*)`, `x{2,3}`, one branch of `a|b+`)."""
+    import re._constants as c
+
+    if len(items) != 1:
+        return False
+    op, arg = items[0]
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT):
+        return arg[1] > 1
+    if op is c.SUBPATTERN:
+        return _only_repeat(arg[-1])
+    if op is c.BRANCH:
+        return any(_only_repeat(branch) for branch in arg[1])
+    return False
+
+
+def _nested_repeat(items) -> bool:
+    """Whether a parsed pattern repeats a group that is itself only a repetition (`(a+)+`,
+    `(\\w*)*`, `(a|b+)*`): the classic shapes of exponential backtracking.
+
+    Python's regex engine backtracks: on a string that almost matches, such a pattern takes
+    exponential time, and a model's answer is checked against it in the middle of a paid run,
+    which would then hang. A repetition with a delimiter (`([a-z]+-)*`) is unambiguous and
+    allowed. The parse tree comes from the standard library's own parser.
+    """
+    import re._constants as c
+
+    for op, arg in items:
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT):
+            if arg[1] > 1 and _only_repeat(arg[2]):
+                return True
+            if _nested_repeat(arg[2]):
+                return True
+        elif op is c.SUBPATTERN and _nested_repeat(arg[-1]):
+            return True
+        elif op is c.BRANCH and any(_nested_repeat(branch) for branch in arg[1]):
+            return True
+        elif op in (c.ASSERT, c.ASSERT_NOT) and _nested_repeat(arg[1]):
+            return True
+    return False
+
+
 def bad_patterns(schema, prefix: tuple = ()):
-    """(path, message) for each `pattern` or `patternProperties` key that is not a valid regex."""
+    """(path, message) for each `pattern` or `patternProperties` key that is not a valid regex,
+    or that nests one unbounded repetition inside another (exponential backtracking)."""
     import re
+    import re._parser
 
     for node, path in _walk(schema, prefix):
         found = [(path + ("pattern",), node["pattern"])] if isinstance(node.get("pattern"), str) else []
@@ -169,5 +214,10 @@ def bad_patterns(schema, prefix: tuple = ()):
         for where, pattern in found:
             try:
                 re.compile(pattern)
+                nested = _nested_repeat(re._parser.parse(pattern))
             except (re.error, RecursionError, OverflowError) as exc:
                 yield where, f"`{pattern[:80]}` is not a valid regular expression: {exc}"
+                continue
+            if nested:
+                yield where, (f"`{pattern[:80]}` repeats a group that itself repeats, which can take exponential "
+                              "time to check against an answer; write it without the nested repetition")

@@ -308,6 +308,12 @@ def _(root):
                                 "additionalProperties": False}))
 
 
+@case("redos-pattern", "a `pattern` that nests a repetition in a repetition (exponential backtracking on an answer)",
+      {(f"{S1}/S1.json", 32, "HB155")})
+def _(root):
+    _schema(root, _props(extra={"type": "string", "pattern": "^(a+)+$"}))
+
+
 @case("inf-weight", "`weight: .inf` in benchmark.yml", {("benchmark.yml", 9, "HB156")})
 def _(root):
     _edit(root, "benchmark.yml", "weight: 3", "weight: .inf")
