@@ -504,8 +504,15 @@ def _grouped(rows: list[LeaderboardRow], results: dict[int, list[ScoredResult]],
     if not ranked or resamples <= 0:
         return rows, []
     groups = tie_groups([(r.model, results[r.run.id]) for r in ranked], resamples=resamples, seed=seed)
-    return [replace(r, group=groups.group[r.model]) if r.rank is not None else r for r in rows], \
-        list(groups.comparisons)
+    # The test compares the weighted scores; the ranking is by the composite after floors. Two models
+    # capped to the same composite share a rank, so they share a group whatever the test says.
+    comparisons = [replace(c, distinguishable=c.distinguishable and not math.isclose(
+        above.score, below.score, rel_tol=0, abs_tol=1e-12)) for c, above, below in zip(groups.comparisons, ranked,
+                                                                                          ranked[1:])]
+    group = {ranked[0].model: 1}
+    for c, below in zip(comparisons, ranked[1:]):
+        group[below.model] = group[c.a] + (1 if c.distinguishable else 0)
+    return [replace(r, group=group[r.model]) if r.rank is not None else r for r in rows], comparisons
 
 
 def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | None = None, *,
