@@ -16,8 +16,14 @@ Which manifest: `manifest_hash` when it has such runs, else the manifest of the 
 such run (`Leaderboard.requested_manifest` then records what was asked for).
 
 What every number means:
-- `score`/`score_ci`: the severity-weighted run score (DESIGN.md §5) and its bootstrap 95 %
-  interval over cases; `pass_rate`/`pass_rate_ci`: PASS share of rows with a verdict, Wilson 95 %.
+- `score`/`score_ci`: the severity-weighted run score (DESIGN.md §5) after the manifest's safety
+  floors (benchmark.yml `floors:`, read from the manifest's catalog), and its bootstrap 95 %
+  interval over cases (None when a floor capped it: `uncapped_score`/`uncapped_ci` then keep the
+  weighted score, and `floor_note` says which floor bit); rows are ranked by `score`.
+- `group`: the tie group (score.pairwise): a ranked model starts a new group only when the paired
+  test against the model above is significant after Holm's correction, and the two composites
+  differ; `Leaderboard.comparisons` holds each adjacent test.
+- `pass_rate`/`pass_rate_ci`: PASS share of rows with a verdict, Wilson 95 %.
 - `coverage`: rows with a verdict / rows expected (manifest cases × run samples), so a run
   that was interrupted or errored shows how much of the benchmark it actually measured.
 - `n_errors`: ERROR rows (API or judge failures; excluded from scores).

@@ -37,6 +37,7 @@ PAGE_TYPES = {
     "scenario": "scenarios/P1-B1-S1/",
     "case": "cases/P1-B1-S1-C1-U1-PT1/",
     "methodology": "methodology/",
+    "comparisons": "comparisons/",
     "authors' guide": "authors-guide/",
     "404": "404.html",
 }
@@ -184,10 +185,13 @@ def test_charts_have_a_title_a_description_and_their_numbers(browser, site_url):
         board = page.eval_on_selector_all(
             "#leaderboard-table tbody tr", "rs => rs.map(r => [r.cells[1].querySelector('a').textContent, "
                                      "r.cells[2].firstChild.textContent])")
+        board += page.eval_on_selector_all(  # runs not ranked are listed apart: model, coverage, score
+            "#unranked-table tbody tr", "rs => rs.map(r => [r.cells[0].querySelector('a').textContent, "
+                                        "r.cells[2].firstChild.textContent])")
         assert len(table) == len(MODELS) and sorted(table) == sorted(board)  # the leaderboard's own scores
         page.goto(f"{site_url}/models/{slugify(XSS_MODEL)}/", wait_until="networkidle")
         captions = page.locator("figure.hb-chart details caption").all_text_contents()
-        assert captions == ["Score by pillar and behaviour", "Pass rate by base severity"]
+        assert captions == ["Score by pillar and behaviour", "Pass rate by base severity", "Detection by severity level"]
         assert page.locator("figure.hb-chart details tbody tr").count() > 10
 
 
