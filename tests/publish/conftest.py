@@ -173,7 +173,7 @@ def site(pipeline) -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser(site, hostile_site, empty_site):
+def browser(site, hostile_site, empty_site, stats_site):
     """One headless Chromium per browser test module.
 
     Playwright's sync API keeps an event loop running in this thread while the browser is open,
@@ -204,6 +204,11 @@ def hostile_url(hostile_site):
 @pytest.fixture(scope="session")
 def empty_url(empty_site):
     yield from serve(empty_site)
+
+
+@pytest.fixture(scope="session")
+def stats_url(stats_site):
+    yield from serve(stats_site)
 
 
 @pytest.fixture(scope="session")

@@ -198,6 +198,29 @@ def test_charts_have_a_title_a_description_and_their_numbers(browser, site_url):
 # --- layout --------------------------------------------------------------------------------------
 
 
+STATS_PAGES = {"leaderboard with groups, drift and a run not ranked": "", "comparisons": "comparisons/",
+               "model with history and drift": "models/test--good/"}
+
+
+@pytest.mark.parametrize("kind", STATS_PAGES)
+def test_pages_with_groups_history_and_drift_pass_wcag_aa(browser, axe, stats_url, kind):
+    _check(browser, axe, stats_url, STATS_PAGES[kind])
+    _check(browser, axe, stats_url, STATS_PAGES[kind], "dark")
+
+
+def test_the_leaderboard_with_drift_notes_fits_1400_px(browser, stats_url):
+    with recording_page(browser, stats_url, viewport={"width": 1400, "height": 900}) as page:
+        for path in STATS_PAGES.values():
+            page.goto(f"{stats_url}/{path}", wait_until="networkidle")
+            assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0, path
+        page.goto(stats_url + "/", wait_until="networkidle")
+        for table in ("#leaderboard-table", "#unranked-table"):
+            fit = page.evaluate("""t => { const el = document.querySelector(t), w = el.parentElement;
+                return {scrolls: w.scrollWidth > w.clientWidth,
+                        lastRight: el.querySelector('thead th:last-child').getBoundingClientRect().right}; }""", table)
+            assert not fit["scrolls"] and fit["lastRight"] <= 1400, (table, fit)
+
+
 @pytest.mark.parametrize("width", [1400, 390])
 def test_layout_has_no_horizontal_overflow(browser, site_url, pipeline, width):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
