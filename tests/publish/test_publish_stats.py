@@ -76,7 +76,9 @@ def test_the_model_page_shows_versions_providers_history_and_detection(stats_sit
     first, latest = text(history[0]), text(history[1])
     assert "FakeProvider (576)" in first and f"{SECOND_PROVIDER} (576)" in latest and "(on the leaderboard)" in latest
     assert f"{GOOD} (576)" in first and re.search(r"\d+\.\d % \d+\.\d–\d+\.\d", first)  # score and its interval
-    assert f"provider changed: FakeProvider → {SECOND_PROVIDER}" in text(body)
+    facts = text(re.search(r'<table class="hb hb-facts">.*?</table>', body, re.S).group(0))
+    assert f"{GOOD} (576 answers); {SECOND_PROVIDER} (576)" in facts
+    assert f"⚠ provider changed: FakeProvider → {SECOND_PROVIDER}" in facts
     chart_tables = text(body)
     assert "Score at each run" in chart_tables and "Detection by severity level" in chart_tables
     detection = text(table(body, "detection-table"))
