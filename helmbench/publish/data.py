@@ -314,7 +314,12 @@ def _history(conn: sqlite3.Connection, row: LeaderboardRow, loaded: dict[int, li
             floors[manifest_hash] = manifest_floors(conn, manifest_hash)
         return floors[manifest_hash]
 
-    return history(conn, row.model, FINISHED_STATUSES, load_rows, summarise_fn, bootstrap=BOOTSTRAP, seed=SEED,
+    def summary_of(rows, *, bootstrap, seed):  # the leaderboard's run is summarised already
+        if rows is loaded.get(row.run.id):
+            return row.summary
+        return summarise_fn(rows, bootstrap=bootstrap, seed=seed)
+
+    return history(conn, row.model, FINISHED_STATUSES, load_rows, summary_of, bootstrap=BOOTSTRAP, seed=SEED,
                    floors_of=floors_of)
 
 
