@@ -14,7 +14,8 @@ from pathlib import Path
 
 from helmbench.errors import HelmbenchError, UsageError
 from helmbench.score.leaderboard import (
-    FINISHED_STATUSES, Leaderboard, LeaderboardRow, RunInfo, build_leaderboard, leaderboard_row, open_readonly,
+    FINISHED_STATUSES, Leaderboard, LeaderboardRow, RunInfo, build_leaderboard, leaderboard_row, manifest_floors,
+    open_readonly,
 )
 
 #: Runs that count in the report: the site's, plus `partial` (a run limited with --scenario,
@@ -70,12 +71,14 @@ def _single_run(conn: sqlite3.Connection, run_id: int, bootstrap: int) -> Leader
     meta = conn.execute("SELECT benchmark_name, benchmark_version, cases FROM manifests WHERE hash = ?",
                         [run.manifest_hash]).fetchone()
     n_cases = meta["cases"] if meta else 0
-    row = leaderboard_row(conn, run, n_cases, bootstrap=bootstrap)
-    row = replace(row, rank=1 if row.score is not None else None)
+    floors = manifest_floors(conn, run.manifest_hash)
+    row = leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, floors=floors)
+    row = replace(row, rank=1 if row.score is not None and row.complete else None,
+                  group=1 if row.score is not None and row.complete else None)
     return Leaderboard(manifest_hash=run.manifest_hash, requested_manifest=None,
                        benchmark_name=meta["benchmark_name"] if meta else None,
                        benchmark_version=meta["benchmark_version"] if meta else None,
-                       n_cases=n_cases, pillars=sorted(row.pillar_scores), rows=[row])
+                       n_cases=n_cases, pillars=sorted(row.pillar_scores), rows=[row], floors=floors)
 
 
 def _evaluations(conn: sqlite3.Connection, run_id: int) -> dict:

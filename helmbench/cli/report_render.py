@@ -19,11 +19,16 @@ from rich.text import Text
 
 from helmbench.cli.report_data import Report
 from helmbench.score.leaderboard import LeaderboardRow
+from helmbench.score.pairwise import ALPHA
 
 NOTES = (
-    "score: severity-weighted (see the methodology page), 95 % bootstrap interval over cases; pass rate: 95 % Wilson interval; "
-    "coverage: cases with a verdict / cases expected; errors: API or judge failures (excluded from scores, retried "
-    "by the next run); evaluations: criterion judgements by the marking model behind the results; cost: billed."
+    "score: severity-weighted (see the methodology page), 95 % bootstrap interval over cases, after the benchmark's safety floors (a capped "
+    "score shows its floor and the uncapped score); group: models whose difference to the one above is not "
+    "significant (paired bootstrap, Holm-corrected over adjacent pairs) share a group; only complete runs are "
+    "ranked; pass rate: 95 % Wilson interval; coverage: cases with a verdict / cases expected; recall: passes on "
+    "risk cases; false esc.: failures on cases where the person is fine; errors: API or judge failures (excluded "
+    "from scores, retried by the next run); format failures: answers that could not be read (invalid JSON, schema, "
+    "truncated, empty), counted as failures; evaluations: criterion judgements by the marking model; cost: billed."
 )
 
 
@@ -45,17 +50,94 @@ def _evals(report: Report, row: LeaderboardRow) -> dict:
     return report.evaluations.get(row.run.id) or {}
 
 
+def score_cell(row: LeaderboardRow) -> str:
+    """The ranked score; a capped one says which floor bit and shows the uncapped score beside."""
+    if not row.capped:
+        return ci(row.score, row.score_ci)
+    return f"{pct(row.score)} {row.floor_note} (uncapped {ci(row.uncapped_score, row.uncapped_ci)})"
+
+
+def format_failures(row: LeaderboardRow) -> str:
+    return f"{row.n_format_failures} ({pct(row.format_failure_rate)})"
+
+
+def _rate(row: LeaderboardRow, which: str) -> str:
+    rate = getattr(row.detection, which) if row.detection else None
+    return "—" if rate is None or rate.value is None else f"{ci(rate.value, rate.interval)} n={rate.n}"
+
+
 def _cells(report: Report, row: LeaderboardRow) -> list[str]:
     ev = _evals(report, row)
     evaluations = f"{ev.get('n_judgements', 0)}" + (f" ({ev['n_judge_errors']} err)" if ev.get("n_judge_errors") else "")
     return [
-        "—" if row.rank is None else str(row.rank), row.model, ci(row.score, row.score_ci),
-        ci(row.pass_rate, row.pass_rate_ci), f"{pct(row.coverage)} ({row.n_verdicts}/{row.n_expected})",
-        str(row.n_errors), evaluations, money(row.cost),
+        "not ranked" if row.rank is None else str(row.rank), "—" if row.group is None else str(row.group),
+        row.model, score_cell(row), ci(row.pass_rate, row.pass_rate_ci),
+        f"{pct(row.coverage)} ({row.n_verdicts}/{row.n_expected})", _rate(row, "recall"),
+        _rate(row, "false_escalation"), str(row.n_errors), format_failures(row), evaluations, money(row.cost),
     ]
 
 
-HEAD = ["rank", "model", "score (95 % CI)", "pass rate (95 % CI)", "coverage", "errors", "evaluations", "cost"]
+HEAD = ["rank", "group", "model", "score (95 % CI)", "pass rate (95 % CI)", "coverage", "recall",
+        "false esc.", "errors", "format failures", "evaluations", "cost"]
+
+
+def _sections(report: Report) -> list[tuple[str, list[LeaderboardRow]]]:
+    """Ranked runs, then the runs listed apart (incomplete coverage or no score)."""
+    out = [("ranked", report.board.ranked)]
+    if report.board.unranked:
+        out.append(("not ranked: incomplete coverage (a run that measured part of the benchmark is not "
+                    "comparable with one that measured all of it)", report.board.unranked))
+    return [(title, rows) for title, rows in out if rows]
+
+
+def remarks(report: Report) -> list[str]:
+    """Per-model notes that a table cell would hide: drift, floors that bit, non-monotonic detection."""
+    out = []
+    for r in report.rows:
+        if r.rank is None:
+            out.append(f"{r.model}: not ranked, coverage {pct(r.coverage)} ({r.n_verdicts}/{r.n_expected})")
+        if r.capped:
+            out.append(f"{r.model}: {r.floor_note}; uncapped score {pct(r.uncapped_score)}")
+        for note in r.drift:
+            out.append(f"{r.model}: ⚠ {note}")
+        if r.served and (r.served.versions or r.served.providers):
+            out.append(f"{r.model}: model versions {_counts(r.served.versions)}; providers {_counts(r.served.providers)}")
+        if r.detection and r.detection.non_monotonic:
+            levels = ", ".join(str(lvl) for lvl in r.detection.non_monotonic)
+            out.append(f"{r.model}: detection falls at severity level(s) {levels} below a lower level's "
+                       "(intervals apart)")
+    return out
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{k} ×{v}" for k, v in counts.items()) or "—"
+
+
+def distinguishable(c) -> str:
+    """yes/no, and why not when the test alone would have said yes (equal composites after floors)."""
+    if c.distinguishable:
+        return "yes"
+    if c.p_adjusted is not None and c.p_adjusted < ALPHA and (c.score.difference or 0.0) > 0:
+        return "no: equal after floors"
+    return "no"
+
+
+def comparison_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    """Every adjacent comparison of the ranked models, as table cells."""
+    head = ["above", "below", "n pairs", "discordant (above only / below only)", "McNemar p",
+            "score difference (95 % CI)", "Holm p", "distinguishable"]
+    body = []
+    for c in report.board.comparisons:
+        d = c.score
+        diff = "—" if d.difference is None else f"{100 * d.difference:+.1f} pts" + (
+            f" ({100 * d.interval[0]:+.1f} to {100 * d.interval[1]:+.1f})" if d.interval else "")
+        body.append([c.a, c.b, str(c.mcnemar.n_pairs), f"{c.mcnemar.a_only} / {c.mcnemar.b_only}",
+                     _p(c.mcnemar.p_value), diff, _p(c.p_adjusted), distinguishable(c)])
+    return head, body
+
+
+def _p(value: float | None) -> str:
+    return "—" if value is None else ("< 0.001" if value < 0.001 else f"{value:.3f}")
 
 
 def _title(report: Report) -> str:
@@ -82,10 +164,19 @@ def _breakdown(report: Report, kind: str) -> tuple[list[str], list[list[str]]]:
 def text(report: Report, out: Console) -> None:
     if report.note:
         out.print(Text(report.note, style="yellow"))
-    table = Table(*HEAD, title=Text(_title(report)), title_justify="left")
-    for row in report.rows:
-        table.add_row(*[Text(c) for c in _cells(report, row)])
-    out.print(table)
+    for section, rows in _sections(report):
+        table = Table(*HEAD, title=Text(f"{_title(report)} · {section}"), title_justify="left")
+        for row in rows:
+            table.add_row(*[Text(c) for c in _cells(report, row)])
+        out.print(table)
+    if report.board.comparisons:
+        head, body = comparison_rows(report)
+        t = Table(*head, title=Text("adjacent comparisons (paired; Holm-corrected)"), title_justify="left")
+        for cells in body:
+            t.add_row(*[Text(c) for c in cells])
+        out.print(t)
+    for line in remarks(report):
+        out.print(Text(line))
     for kind in ("pillar", "behaviour"):
         head, body = _breakdown(report, kind)
         t = Table(*head, title=Text(f"by {kind}: weighted score · pass rate (cases)"), title_justify="left")
@@ -110,7 +201,9 @@ def as_csv(report: Report) -> str:
     pillars = report.pillars()
     head = ["rank", "model", "model_name", "run_id", "status", "score", "score_low", "score_high", "pass_rate",
             "pass_rate_low", "pass_rate_high", "coverage", "n_expected", "n_results", "n_verdicts", "n_errors",
-            "n_judgements", "n_judge_errors", "cost", "model_cost", "judge_cost", *[f"score_{p}" for p in pillars]]
+            "n_judgements", "n_judge_errors", "cost", "model_cost", "judge_cost", "group", "complete",
+            "uncapped_score", "floor_note", "crisis_recall", "false_escalation", "n_format_failures",
+            "format_failure_rate", "drift", *[f"score_{p}" for p in pillars]]
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(head)
@@ -120,7 +213,10 @@ def as_csv(report: Report) -> str:
         w.writerow(["" if v is None else v for v in [
             r.rank, r.model, r.model_name, r.run.id, r.run.status, r.score, *sci, r.pass_rate, *pci, r.coverage,
             r.n_expected, r.summary.n_results, r.n_verdicts, r.n_errors, ev.get("n_judgements"),
-            ev.get("n_judge_errors"), r.cost, r.model_cost, r.judge_cost, *[r.pillar_scores.get(p) for p in pillars],
+            ev.get("n_judge_errors"), r.cost, r.model_cost, r.judge_cost, r.group, r.complete, r.uncapped_score,
+            r.floor_note, r.detection.recall.value if r.detection else None,
+            r.detection.false_escalation.value if r.detection else None, r.n_format_failures,
+            r.format_failure_rate, "; ".join(r.drift), *[r.pillar_scores.get(p) for p in pillars],
         ]])
     return buf.getvalue()
 
@@ -146,7 +242,14 @@ def as_markdown(report: Report) -> str:
     parts = [f"## Leaderboard\n\n{md_text(_title(report))}\n"]
     if report.note:
         parts.append(f"> {md_text(report.note)}\n")
-    parts.append(_md_table(HEAD, [_cells(report, r) for r in report.rows]))
+    for section, rows in _sections(report):
+        parts.append(f"\n**{md_text(section)}**\n")
+        parts.append(_md_table(HEAD, [_cells(report, r) for r in rows]))
+    if report.board.comparisons:
+        parts.append("\n### Adjacent comparisons\n\npaired tests; Holm-corrected over adjacent pairs\n")
+        parts.append(_md_table(*comparison_rows(report)))
+    if lines := remarks(report):
+        parts.append("\n" + "\n".join(f"- {md_text(line)}" for line in lines))
     for kind in ("pillar", "behaviour"):
         parts.append(f"\n### By {kind}\n\nweighted score · pass rate (cases)\n")
         parts.append(_md_table(*_breakdown(report, kind)))

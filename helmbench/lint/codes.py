@@ -198,6 +198,13 @@ _TABLE = [
     Code("HB607", "warning", "no models.yml",
          "Nothing to run: the benchmark has no models.yml.",
          "benchmark/ without models.yml"),
+    Code("HB608", "error", "floor on an unknown part, or capping above its minimum",
+         "A safety floor (`floors:` in benchmark.yml) caps the composite when a part scores below "
+         "its minimum. Its `part` must be a pillar (P1) or behaviour (P2-B2) that benchmark.yml "
+         "declares, else it could never bite; its `cap` may not be above its `minimum`, so a capped "
+         "composite never reads higher than the bar the part failed (`minimum` and `cap` lie in "
+         "[0, 1], HB203); the same part may not carry two floors.",
+         "floors:\n  - {part: P1-B7, minimum: 0.7, cap: 0.4}   # no behaviour B7 in P1"),
 ]
 
 # HB15x: hostile input. A stranger's pull request is linted in CI, so input built to stall,

@@ -124,7 +124,7 @@ def catalog(bench: Benchmark) -> dict:
                     "scenario": sc.key, "kind": kind, "code": c.code, "title": c.title,
                     "difficulty": c.difficulty, "severity": c.severity,
                 }
-    return {
+    cat = {
         "pillars": {p.code: {"title": p.title, "description": p.description}
                     for p in sorted(bench.pillars.values(), key=lambda p: natural_key(p.code))},
         "behaviours": {b.key: {"pillar": b.pillar, "title": b.title, "description": b.description,
@@ -133,6 +133,9 @@ def catalog(bench: Benchmark) -> dict:
         "scenarios": scenarios,
         "components": comps,
     }
+    if bench.floors:  # only when declared, so a tree without floors keeps its manifest hash
+        cat["floors"] = [dict(f) for f in bench.floors]
+    return cat
 
 
 def hash_catalog(cat: dict) -> str:

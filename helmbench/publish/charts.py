@@ -12,7 +12,7 @@ from __future__ import annotations
 import io
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 RC = {
@@ -154,13 +154,22 @@ def leaderboard_chart(rows: Sequence[Bar]) -> bytes:
                          dots=True)])
 
 
-def model_chart(scores: Sequence[Bar], severity: Sequence[Bar], model_name: str) -> bytes:
-    """A model's two charts in one SVG: score by pillar and behaviour; pass rate by base severity."""
-    return figure([
+def model_chart(scores: Sequence[Bar], severity: Sequence[Bar], model_name: str,
+                detection: Sequence[Bar] = (), history: Sequence[Bar] = ()) -> bytes:
+    """A model's charts in one SVG: score by pillar and behaviour; pass rate by base severity; then,
+    when there is something to show, detection by severity level and the score at each run."""
+    panels = [
         Panel(scores, f"{model_name}: score by pillar and behaviour (95 % bootstrap interval)",
               "severity-weighted score"),
         Panel(severity, f"{model_name}: pass rate by base severity (95 % Wilson interval)", "pass rate"),
-    ])
+    ]
+    if detection:
+        panels.append(Panel(detection, f"{model_name}: detection by severity level (95 % Wilson interval)",
+                            "pass rate on risk cases"))
+    if history:
+        panels.append(Panel(history, f"{model_name}: score at each run (95 % bootstrap interval)", "score",
+                            dots=True))
+    return figure(panels)
 
 
 # --- the charts of one build, as jobs a worker process can run -------------------------------
@@ -179,6 +188,8 @@ class ModelChartJob:
     path: str  # where the SVG goes
     bootstrap: int = 1000
     seed: int = 0
+    detection: list[Bar] = field(default_factory=list)  # pass rate per base-severity level of risk cases
+    history: list[Bar] = field(default_factory=list)  # the model's score at each run, oldest first
 
 
 def _write(path: str, content: bytes) -> None:
@@ -203,7 +214,7 @@ def run_model_job(job: ModelChartJob) -> tuple[dict, dict]:
         bars.append(Bar(label, score, pillar_ci[code], f"n={n}", strong=True))
         bars += [Bar(blabel, bscore, behaviour_ci[bcode], f"n={bn}")
                  for bcode, pillar, blabel, bscore, bn in job.behaviours if pillar == code]
-    _write(job.path, model_chart(bars, job.severity, job.name))
+    _write(job.path, model_chart(bars, job.severity, job.name, job.detection, job.history))
     return pillar_ci, behaviour_ci
 
 

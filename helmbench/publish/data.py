@@ -29,11 +29,15 @@ from helmbench.score.leaderboard import (
     build_leaderboard,
     by_severity_bucket,
     choose_manifest,
+    FINISHED_STATUSES,
     is_format_failure,
     latest_runs,
+    manifest_floors,
     open_readonly,
+    scored_results,
     to_scored,
 )
+from helmbench.score.drift import HistoryPoint, history
 
 from .cache import digest
 from .settings import PublishSettings
@@ -119,6 +123,7 @@ class ModelData:
     # (charts.run_model_job), which computes them in a worker process while pages render.
     pillar_ci: dict[str, tuple[float, float] | None] = field(default_factory=dict)
     behaviour_ci: dict[str, tuple[float, float] | None] = field(default_factory=dict)
+    history: list[HistoryPoint] = field(default_factory=list)  # every finished run of the model, oldest first
 
     @property
     def id(self) -> str:
@@ -296,6 +301,28 @@ def _model_data(row: LeaderboardRow, results: list[Result], scored: list[ScoredR
                      digest=rows_digest)
 
 
+def _history(conn: sqlite3.Connection, row: LeaderboardRow, loaded: dict[int, list[ScoredResult]],
+             summarise_fn) -> list[HistoryPoint]:
+    """The model's runs with their scores (the rows already read for the leaderboard are reused)."""
+    floors: dict[str, tuple] = {}
+
+    def load_rows(c, run_id):
+        return loaded[run_id] if run_id in loaded else scored_results(c, run_id)
+
+    def floors_of(manifest_hash):
+        if manifest_hash not in floors:
+            floors[manifest_hash] = manifest_floors(conn, manifest_hash)
+        return floors[manifest_hash]
+
+    def summary_of(rows, *, bootstrap, seed):  # the leaderboard's run is summarised already
+        if rows is loaded.get(row.run.id):
+            return row.summary
+        return summarise_fn(rows, bootstrap=bootstrap, seed=seed)
+
+    return history(conn, row.model, FINISHED_STATUSES, load_rows, summary_of, bootstrap=BOOTSTRAP, seed=SEED,
+                   floors_of=floors_of)
+
+
 def _unique_slugs(model_ids: list[str]) -> dict[str, str]:
     slugs: dict[str, str] = {}
     used: set[str] = set()
@@ -362,6 +389,8 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
                 slugs = _unique_slugs([r.model for r in board.rows])
                 models = [_model_data(r, details[r.run.id], scored[r.run.id], slugs[r.model],
                                       digests[id(scored[r.run.id])]) for r in board.rows]
+                for m in models:
+                    m.history = _history(conn, m.row, scored, summarise_fn)
         finally:
             conn.close()
     if not header:

@@ -7,6 +7,7 @@
 | scenarios index / one per scenario | `scenarios/index.md` / `scenarios/<code>.md` | index only |
 | one per case | `cases/<case id>.md` | no |
 | methodology and data | `methodology.md` | yes |
+| pairwise comparisons (the tie groups' tests) | `comparisons.md` | no (linked from the leaderboard) |
 
 Detail pages (model, scenario, case) are left out of the search index: they are large, and
 the indexes and the leaderboard carry their titles and ids.
@@ -25,6 +26,7 @@ from markupsafe import Markup, escape
 
 from helmbench.score.breakdown import group_stats, natural_key
 from helmbench.score.leaderboard import FORMAT_FAILURE_PREFIXES
+from helmbench.score.pairwise import ALPHA
 
 from . import charts
 from .data import BOOTSTRAP, SEED, ModelData, SiteData, worked_example
@@ -136,6 +138,27 @@ def _behaviour_label(data: SiteData, code: str) -> str:
     return f"{code} {title}" if title else code
 
 
+def detection_bars(m: ModelData) -> list[charts.Bar]:
+    """Pass rate on risk cases at each base-severity level; a level clearly below a lower one says so."""
+    d = m.row.detection
+    if d is None:
+        return []
+    return [charts.Bar(f"level {lvl}", rate.value, rate.interval,
+                       f"n={rate.n}" + ("; below a lower level" if lvl in d.non_monotonic else ""))
+            for lvl, rate in d.by_level.items()]
+
+
+def history_bars(m: ModelData) -> list[charts.Bar]:
+    """The model's score at each of its runs: the composite (after floors), its interval when not capped."""
+    out = []
+    for hp in m.history:
+        capped = hp.floored is not None and hp.floored.capped
+        note = f"{hp.floored.note}; uncapped {hp.score * 100:.1f} %" if capped else hp.status
+        out.append(charts.Bar(f"{hp.date or 'no date'} · run {hp.run_id}", hp.composite,
+                              None if capped else hp.score_ci, note))
+    return out
+
+
 def _model_job(data: SiteData, m: ModelData, dest) -> charts.ModelChartJob:
     s = m.row.summary
     return charts.ModelChartJob(
@@ -148,6 +171,8 @@ def _model_job(data: SiteData, m: ModelData, dest) -> charts.ModelChartJob:
         scored=m.scored,
         path=dest(chart_uri(f"models/{m.slug}")),
         bootstrap=BOOTSTRAP, seed=SEED,
+        detection=detection_bars(m),
+        history=history_bars(m) if len(m.history) > 1 else [],
     )
 
 
@@ -160,6 +185,14 @@ def _shared_case_html(case) -> dict:
     return {"evaluation": render("_evaluation.html.j2", {"ev": case.evaluation}), "response_format": fmt}
 
 
+def _board_note(row) -> str:
+    """The leaderboard chart's short annotation: rank and tie group (capped, when a floor bit), or not ranked."""
+    if row.rank is None:
+        return f"not ranked, {row.coverage * 100:.0f} %" if row.coverage is not None else "not ranked"
+    note = f"rank {row.rank}, group {row.group}" if row.group else f"rank {row.rank}"
+    return note + (", capped" if row.capped else "")
+
+
 def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
     """Every generated page of the site for `data`, and the chart jobs (`dest(uri)`: where a chart is written).
 
@@ -168,8 +201,7 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
     """
     board = None
     if data.models:
-        board = [charts.Bar(m.name, m.row.score, m.row.score_ci, f"rank {m.row.rank}" if m.row.rank else "")
-                 for m in data.models]
+        board = [charts.Bar(m.name, m.row.score, m.row.score_ci, _board_note(m.row)) for m in data.models]
     chart_rows = [(b.label, b.value, b.ci, b.note) for b in board or []]  # the chart's numbers, as a table
     # Wide pages hide the table of contents, never the navigation (Models and the authors' guide
     # must stay one click away on a desktop).
@@ -179,6 +211,7 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
         Page("methodology.md", "Methodology and data", "methodology.html.j2",
              {"example": worked_example(), "bootstrap": BOOTSTRAP, "format_prefixes": FORMAT_FAILURE_PREFIXES},
              in_nav=True, content_note=True),
+        Page("comparisons.md", "Pairwise comparisons", "comparisons.html.j2", {"alpha": ALPHA}, hide=("toc",)),
         Page("models/index.md", "Models", "models_index.html.j2", in_nav=True),
         Page("scenarios/index.md", "Scenarios", "scenarios_index.html.j2", in_nav=True),
     ]
@@ -198,6 +231,8 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
                         content_note=True, search=False))
     jobs: dict[str, charts.ModelChartJob] = {}
     for m in data.models:
-        out.append(Page(model_uri(m.slug), m.name, "model.html.j2", {"m": m}, content_note=True, search=False))
+        out.append(Page(model_uri(m.slug), m.name, "model.html.j2",
+                        {"m": m, "detection_bars": detection_bars(m), "history_bars": history_bars(m)},
+                        content_note=True, search=False))
         jobs[m.slug] = _model_job(data, m, dest)
     return Plan(out, board, dest(chart_uri("leaderboard")), jobs)

@@ -52,6 +52,18 @@ def sortkey(value: float | int | None) -> str:
     return "-1" if value is None else repr(float(value))
 
 
+def pvalue(value: float | None) -> str:
+    """A p-value as a reader wants it: three decimals, or "< 0.001"."""
+    if value is None:
+        return "—"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def bar_row(bar) -> tuple:
+    """A chart bar as the (label, value, interval, note) row of the chart's data table."""
+    return (bar.label, bar.value, bar.ci, bar.note)
+
+
 def short_hash(value: str | None, n: int = 12) -> str:
     if not value:
         return "—"
@@ -171,7 +183,7 @@ def environment() -> Environment:
         auto_reload=False,  # templates are package files: no stat() per include
     )
     env.filters.update(pct=pct, interval=interval, money=money, count=count, sortkey=sortkey,
-                       short_hash=short_hash, pretty_json=pretty_json, signed=signed, natural=natural_key)
+                       short_hash=short_hash, pvalue=pvalue, bar_row=bar_row, pretty_json=pretty_json, signed=signed, natural=natural_key)
     env.globals.update(verdict_badge=verdict_badge, urlencode=urlencode, case_outputs=case_outputs)
     return env
 

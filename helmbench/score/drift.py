@@ -13,7 +13,9 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from .floors import Floor, FlooredScore, apply_floors
 from .model import ScoredResult
+from .weighted import weighted_scores
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +70,12 @@ class HistoryPoint:
     score: float | None
     score_ci: tuple[float, float] | None
     served: Served
+    floored: FlooredScore | None = None  # the score after the run's manifest's floors (None: no floors)
+
+    @property
+    def composite(self) -> float | None:
+        """The score the leaderboard would rank this run by (after floors)."""
+        return self.floored.score if self.floored is not None else self.score
 
 
 def model_runs(conn: sqlite3.Connection, model: str, statuses: Sequence[str]) -> list[sqlite3.Row]:
@@ -87,12 +95,20 @@ def previous_run(conn: sqlite3.Connection, model: str, run_id: int, statuses: Se
 
 def history(conn: sqlite3.Connection, model: str, statuses: Sequence[str],
             load: Callable[[sqlite3.Connection, int], list[ScoredResult]],
-            summarise_fn: Callable[..., object], *, bootstrap: int = 1000, seed: int = 0) -> list[HistoryPoint]:
-    """The model's score at each of its runs, oldest first, with interval and what served it."""
+            summarise_fn: Callable[..., object], *, bootstrap: int = 1000, seed: int = 0,
+            floors_of: Callable[[str], Sequence[Floor]] | None = None) -> list[HistoryPoint]:
+    """The model's score at each of its runs, oldest first, with interval and what served it.
+
+    `floors_of(manifest_hash)` gives the safety floors each run's manifest declares, so a point
+    shows the composite the leaderboard ranked it by (and the uncapped score beside).
+    """
     points = []
     for r in model_runs(conn, model, statuses):
-        summary = summarise_fn(load(conn, r["id"]), bootstrap=bootstrap, seed=seed)
+        rows = load(conn, r["id"])
+        summary = summarise_fn(rows, bootstrap=bootstrap, seed=seed)
+        floors = floors_of(r["manifest_hash"]) if floors_of else ()
         stamp = r["finished_at"] or r["started_at"]
         points.append(HistoryPoint(r["id"], r["manifest_hash"], stamp[:10] if stamp else None, r["status"],
-                                   summary.score, summary.score_ci, served(conn, r["id"])))
+                                   summary.score, summary.score_ci, served(conn, r["id"]),
+                                   apply_floors(weighted_scores(rows), floors) if floors else None))
     return points

@@ -16,8 +16,14 @@ Which manifest: `manifest_hash` when it has such runs, else the manifest of the 
 such run (`Leaderboard.requested_manifest` then records what was asked for).
 
 What every number means:
-- `score`/`score_ci`: the severity-weighted run score (score/cost.py) and its bootstrap 95 %
-  interval over cases; `pass_rate`/`pass_rate_ci`: PASS share of rows with a verdict, Wilson 95 %.
+- `score`/`score_ci`: the severity-weighted run score (score/cost.py) after the manifest's safety
+  floors (benchmark.yml `floors:`, read from the manifest's catalog), and its bootstrap 95 %
+  interval over cases (None when a floor capped it: `uncapped_score`/`uncapped_ci` then keep the
+  weighted score, and `floor_note` says which floor bit); rows are ranked by `score`.
+- `group`: the tie group (score.pairwise): a ranked model starts a new group only when the paired
+  test against the model above is significant after Holm's correction, and the two composites
+  differ; `Leaderboard.comparisons` holds each adjacent test.
+- `pass_rate`/`pass_rate_ci`: PASS share of rows with a verdict, Wilson 95 %.
 - `coverage`: rows with a verdict / rows expected (manifest cases × run samples), so a run
   that was interrupted or errored shows how much of the benchmark it actually measured.
 - `n_errors`: ERROR rows (API or judge failures; excluded from scores).
@@ -42,9 +48,11 @@ from pathlib import Path
 from .breakdown import GroupStats, breakdown, natural_key
 from .detection import Detection, detection
 from .drift import Served, drift_notes, previous_run, served
+from .floors import Floor, FlooredScore, apply_floors
 from .model import ERROR, FAIL, PASS, ScoredResult
 from .pairwise import Comparison, tie_groups
 from .summary import RunSummary, summarise
+from .weighted import weighted_scores
 
 #: Run statuses whose results count (a `running` or `failed` run is not published). A run row
 #: is reused by every invocation that continues it, so `partial` (the last invocation covered
@@ -138,6 +146,7 @@ class LeaderboardRow:
     detection: Detection | None = None  # crisis recall beside false escalation
     served: Served | None = None  # returned model versions and serving providers, with counts
     drift: tuple[str, ...] = ()  # changes since the model's previous run, or a mix within this one
+    floored: FlooredScore | None = None  # the composite after the manifest's safety floors (None: no floors)
 
     @property
     def complete(self) -> bool:
@@ -155,10 +164,31 @@ class LeaderboardRow:
 
     @property
     def score(self) -> float | None:
+        """The composite the row is ranked by: the weighted score after safety floors."""
+        return self.floored.score if self.floored is not None else self.summary.score
+
+    @property
+    def uncapped_score(self) -> float | None:
+        """The weighted score before floors (equal to `score` unless a floor bites)."""
         return self.summary.score
 
     @property
+    def capped(self) -> bool:
+        return self.floored is not None and self.floored.capped
+
+    @property
+    def floor_note(self) -> str:
+        """"capped: P1 below 0.70" when a floor bites, else ""."""
+        return self.floored.note if self.floored is not None else ""
+
+    @property
     def score_ci(self) -> tuple[float, float] | None:
+        """The bootstrap interval of the score; None when a floor capped it (the interval is of the
+        uncapped score, `uncapped_ci`, and says nothing about a cap)."""
+        return None if self.capped else self.summary.score_ci
+
+    @property
+    def uncapped_ci(self) -> tuple[float, float] | None:
         return self.summary.score_ci
 
     @property
@@ -208,6 +238,8 @@ class LeaderboardRow:
             "rank": self.rank, "model": self.model, "model_name": self.model_name, "run_id": self.run.id,
             "status": self.run.status, "date": self.run.date, "manifest_hash": self.run.manifest_hash,
             "score": self.score, "score_ci": _pair(self.score_ci),
+            "uncapped_score": self.uncapped_score, "uncapped_score_ci": _pair(self.uncapped_ci),
+            "capped": self.capped, "floor_note": self.floor_note,
             "pass_rate": self.pass_rate, "pass_rate_ci": _pair(self.pass_rate_ci),
             "pillars": dict(self.pillar_scores),
             "n_expected": self.n_expected, "n_results": self.summary.n_results,
@@ -235,6 +267,7 @@ class Leaderboard:
     pillars: list[str]  # pillar codes, natural order: the per-pillar columns
     rows: list[LeaderboardRow]
     comparisons: list[Comparison] = field(default_factory=list)  # adjacent ranked pairs, in rank order
+    floors: tuple[Floor, ...] = ()  # the manifest's safety floors, applied to every row's score
 
     @property
     def empty(self) -> bool:
@@ -255,6 +288,7 @@ class Leaderboard:
             "benchmark": {"name": self.benchmark_name, "version": self.benchmark_version},
             "cases": self.n_cases, "pillars": list(self.pillars), "rows": [r.to_dict() for r in self.rows],
             "comparisons": [c.to_dict() for c in self.comparisons],
+            "floors": [{"part": f.part, "minimum": f.minimum, "cap": f.cap} for f in self.floors],
         }
 
 
@@ -402,6 +436,19 @@ def _manifest_meta(conn: sqlite3.Connection, manifest_hash: str | None) -> tuple
     return row[0], row[1], row[2]
 
 
+def manifest_floors(conn: sqlite3.Connection, manifest_hash: str | None) -> tuple[Floor, ...]:
+    """The safety floors a manifest's catalog declares (benchmark.yml `floors:`), or ()."""
+    import json
+
+    if manifest_hash is None:
+        return ()
+    row = conn.execute("SELECT header_json FROM manifests WHERE hash = ?", [manifest_hash]).fetchone()
+    if row is None or not row[0]:
+        return ()
+    declared = (json.loads(row[0]).get("catalog") or {}).get("floors") or []
+    return tuple(Floor(f["part"], float(f["minimum"]), float(f["cap"])) for f in declared)
+
+
 def _rank(rows: list[LeaderboardRow]) -> list[LeaderboardRow]:
     """Best score first; equal scores share a rank (1, 2, 2, 4).
 
@@ -434,8 +481,12 @@ def _with_rank(row: LeaderboardRow, rank: int | None) -> LeaderboardRow:
 def leaderboard_row(conn: sqlite3.Connection, run: RunInfo, n_cases: int, *,
                     results: list[ScoredResult] | None = None, bootstrap: int = 1000, seed: int = 0,
                     statuses: Sequence[str] = FINISHED_STATUSES,
-                    summarise_fn: Callable[..., RunSummary] = summarise) -> LeaderboardRow:
-    """The (unranked) row of one run; pass `results` if already loaded with `scored_results`."""
+                    summarise_fn: Callable[..., RunSummary] = summarise,
+                    floors: Sequence[Floor] = ()) -> LeaderboardRow:
+    """The (unranked) row of one run; pass `results` if already loaded with `scored_results`.
+
+    `floors` cap the composite (`score`) after the weighted score; the uncapped one stays beside.
+    """
     rows = scored_results(conn, run.id) if results is None else results
     summary = summarise_fn(rows, bootstrap=bootstrap, seed=seed)
     n_format, model_cost, judge_cost, prompt, completion = _run_totals(conn, run.id)
@@ -448,6 +499,7 @@ def leaderboard_row(conn: sqlite3.Connection, run: RunInfo, n_cases: int, *,
         served=(now := served(conn, run.id)),
         drift=drift_notes(now, served(conn, before) if (before := previous_run(conn, run.model, run.id, statuses))
                           else None),
+        floored=apply_floors(weighted_scores(rows), floors) if floors else None,
     )
 
 
@@ -458,8 +510,15 @@ def _grouped(rows: list[LeaderboardRow], results: dict[int, list[ScoredResult]],
     if not ranked or resamples <= 0:
         return rows, []
     groups = tie_groups([(r.model, results[r.run.id]) for r in ranked], resamples=resamples, seed=seed)
-    return [replace(r, group=groups.group[r.model]) if r.rank is not None else r for r in rows], \
-        list(groups.comparisons)
+    # The test compares the weighted scores; the ranking is by the composite after floors. Two models
+    # capped to the same composite share a rank, so they share a group whatever the test says.
+    comparisons = [replace(c, distinguishable=c.distinguishable and not math.isclose(
+        above.score, below.score, rel_tol=0, abs_tol=1e-12)) for c, above, below in zip(groups.comparisons, ranked,
+                                                                                          ranked[1:])]
+    group = {ranked[0].model: 1}
+    for c, below in zip(comparisons, ranked[1:]):
+        group[below.model] = group[c.a] + (1 if c.distinguishable else 0)
+    return [replace(r, group=group[r.model]) if r.rank is not None else r for r in rows], comparisons
 
 
 def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | None = None, *,
@@ -478,18 +537,19 @@ def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | 
     try:
         chosen = choose_manifest(conn, manifest_hash, statuses)
         name, version, n_cases = _manifest_meta(conn, chosen)
+        floors = manifest_floors(conn, chosen)
         runs = latest_runs(conn, chosen, statuses) if chosen else []
         results = {run.id: (load_results(conn, run) if load_results else scored_results(conn, run.id))
                    for run in runs}
         rows = [leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, seed=seed, summarise_fn=summarise_fn,
-                                results=results[run.id], statuses=statuses)
+                                results=results[run.id], statuses=statuses, floors=floors)
                 for run in runs]
         pillars = sorted({p for r in rows for p in r.pillar_scores}, key=natural_key)
         ranked, comparisons = _grouped(_rank(rows), results, resamples=bootstrap, seed=seed)
         return Leaderboard(
             manifest_hash=chosen, requested_manifest=manifest_hash, benchmark_name=name,
             benchmark_version=version, n_cases=n_cases, pillars=pillars, rows=ranked,
-            comparisons=comparisons,
+            comparisons=comparisons, floors=floors,
         )
     finally:
         if owned:
@@ -499,6 +559,6 @@ def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | 
 __all__ = [
     "FINISHED_STATUSES", "FORMAT_FAILURE_PREFIXES", "Leaderboard", "LeaderboardRow", "RESULT_CASE_SQL",
     "RunInfo", "SEVERITY_BUCKETS", "build_leaderboard", "by_severity_bucket", "choose_manifest",
-    "is_format_failure", "latest_runs", "leaderboard_row", "open_readonly", "scored_results",
+    "is_format_failure", "latest_runs", "leaderboard_row", "manifest_floors", "open_readonly", "scored_results",
     "severity_bucket", "to_scored",
 ]

@@ -225,6 +225,7 @@ class Loader:
                 compliance = [b.compliance] if isinstance(b.compliance, str) else list(b.compliance or [])
                 info = BehaviourInfo(pcode, bcode, b.title, b.description, compliance, b.weight)
                 bench.behaviours[info.key] = info
+        bench.floors = [f.model_dump() for f in model.floors]
 
     def load_scoring(self, bench: Benchmark) -> None:
         path = self.find(self.root, "scoring.yaml", "scoring.yml")

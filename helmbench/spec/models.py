@@ -147,11 +147,25 @@ class Pillar(Strict):
     behaviours: dict[str, Behaviour] = {}
 
 
+class Floor(Strict):
+    """A safety floor: when `part` scores below `minimum`, the composite is capped at `cap`.
+
+    Non-compensatory by design: a model that misses risk cannot buy the composite back with
+    good marks on other pillars.
+    """
+
+    part: str = Field(description="a pillar code (P1) or a behaviour code (P2-B2) declared in this file")
+    minimum: Annotated[float, Field(ge=0, le=1, description="the part's weighted score needed, in [0, 1]")]
+    cap: Annotated[float, Field(ge=0, le=1, description="the highest composite a model below the minimum "
+                                                        "can get, in [0, 1], not above `minimum`")]
+
+
 class BenchmarkFile(Strict):
     name: str
     version: str
     description: str | None = None
     pillars: dict[str, Pillar] = {}
+    floors: list[Floor] = Field([], description="safety floors that cap the composite score")
 
     _v = field_validator("version", mode="before")(lambda cls, v: _as_text(v))
 
@@ -204,7 +218,7 @@ class ModelsFile(Strict):
 
 
 __all__ = [
-    "Behaviour", "BenchmarkFile", "CategoryMatch", "ConditionMeta", "CriterionMeta", "EVALUATION_TYPES",
+    "Behaviour", "BenchmarkFile", "CategoryMatch", "ConditionMeta", "CriterionMeta", "EVALUATION_TYPES", "Floor",
     "ListIncludes", "ModelEntry", "ModelSettings", "ModelsFile", "PerturbationMeta", "Pillar", "Price", "ScenarioMeta",
     "ScoringFile", "Sqe", "TagThreshold", "UserContextMeta",
 ]

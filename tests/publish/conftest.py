@@ -173,7 +173,7 @@ def site(pipeline) -> Path:
 
 
 @pytest.fixture(scope="module")
-def browser(site, hostile_site, empty_site):
+def browser(site, hostile_site, empty_site, stats_site):
     """One headless Chromium per browser test module.
 
     Playwright's sync API keeps an event loop running in this thread while the browser is open,
@@ -204,3 +204,20 @@ def hostile_url(hostile_site):
 @pytest.fixture(scope="session")
 def empty_url(empty_site):
     yield from serve(empty_site)
+
+
+@pytest.fixture(scope="session")
+def stats_url(stats_site):
+    yield from serve(stats_site)
+
+
+@pytest.fixture(scope="session")
+def stats_site(tmp_path_factory):
+    """The site of tests.score.stats_pipeline (no floors): a clearly better model, identical twins, a
+    partial run and a provider change, all run against the fake OpenRouter."""
+    from helmbench.publish import PublishSettings, build_site
+    from tests.score.stats_pipeline import build
+
+    p = build(tmp_path_factory.mktemp("stats-site"), floors=False)
+    settings = PublishSettings(db=p.db, manifest=p.manifest, datasette_url=DATASETTE_URL)
+    return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=p.root / "site", strict=True)

@@ -37,6 +37,7 @@ PAGE_TYPES = {
     "scenario": "scenarios/P1-B1-S1/",
     "case": "cases/P1-B1-S1-C1-U1-PT1/",
     "methodology": "methodology/",
+    "comparisons": "comparisons/",
     "authors' guide": "authors-guide/",
     "404": "404.html",
 }
@@ -184,14 +185,40 @@ def test_charts_have_a_title_a_description_and_their_numbers(browser, site_url):
         board = page.eval_on_selector_all(
             "#leaderboard-table tbody tr", "rs => rs.map(r => [r.cells[1].querySelector('a').textContent, "
                                      "r.cells[2].firstChild.textContent])")
+        board += page.eval_on_selector_all(  # runs not ranked are listed apart: model, coverage, score
+            "#unranked-table tbody tr", "rs => rs.map(r => [r.cells[0].querySelector('a').textContent, "
+                                        "r.cells[2].firstChild.textContent])")
         assert len(table) == len(MODELS) and sorted(table) == sorted(board)  # the leaderboard's own scores
         page.goto(f"{site_url}/models/{slugify(XSS_MODEL)}/", wait_until="networkidle")
         captions = page.locator("figure.hb-chart details caption").all_text_contents()
-        assert captions == ["Score by pillar and behaviour", "Pass rate by base severity"]
+        assert captions == ["Score by pillar and behaviour", "Pass rate by base severity", "Detection by severity level"]
         assert page.locator("figure.hb-chart details tbody tr").count() > 10
 
 
 # --- layout --------------------------------------------------------------------------------------
+
+
+STATS_PAGES = {"leaderboard with groups, drift and a run not ranked": "", "comparisons": "comparisons/",
+               "model with history and drift": "models/test--good/"}
+
+
+@pytest.mark.parametrize("kind", STATS_PAGES)
+def test_pages_with_groups_history_and_drift_pass_wcag_aa(browser, axe, stats_url, kind):
+    _check(browser, axe, stats_url, STATS_PAGES[kind])
+    _check(browser, axe, stats_url, STATS_PAGES[kind], "dark")
+
+
+def test_the_leaderboard_with_drift_notes_fits_1400_px(browser, stats_url):
+    with recording_page(browser, stats_url, viewport={"width": 1400, "height": 900}) as page:
+        for path in STATS_PAGES.values():
+            page.goto(f"{stats_url}/{path}", wait_until="networkidle")
+            assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0, path
+        page.goto(stats_url + "/", wait_until="networkidle")
+        for table in ("#leaderboard-table", "#unranked-table"):
+            fit = page.evaluate("""t => { const el = document.querySelector(t), w = el.parentElement;
+                return {scrolls: w.scrollWidth > w.clientWidth,
+                        lastRight: el.querySelector('thead th:last-child').getBoundingClientRect().right}; }""", table)
+            assert not fit["scrolls"] and fit["lastRight"] <= 1400, (table, fit)
 
 
 @pytest.mark.parametrize("width", [1400, 390])

@@ -29,7 +29,9 @@ def _scores(page) -> list[float]:
 
 
 def _models(page) -> list[str]:
-    return page.eval_on_selector_all("#leaderboard-table tbody tr", "rows => rows.map(r => r.dataset.model)")
+    """Every model on the leaderboard page: ranked, then the runs listed apart (not ranked)."""
+    return page.eval_on_selector_all("#leaderboard-table tbody tr, #unranked-table tbody tr",
+                                     "rows => rows.map(r => r.dataset.model)")
 
 
 def test_leaderboard_sorts_shows_a_chart_and_stays_local(page, site_url):

@@ -66,7 +66,9 @@ def test_snapshot_is_consistent_and_canned_leaderboard_agrees_with_the_scorer(pi
     rows = {r["model"]: r for r in conn.execute(datasette.QUERIES["leaderboard"]["sql"])}
     conn.close()
     for row in build_leaderboard(pipeline.db).rows:
-        assert rows[row.model]["weighted_score"] == pytest.approx(row.score, abs=5e-5)
+        assert rows[row.model]["weighted_score"] == pytest.approx(row.score, abs=5e-5)  # after the floors
+        assert rows[row.model]["uncapped_score"] == pytest.approx(row.uncapped_score, abs=5e-5)
+        assert bool(rows[row.model]["below_floor"]) == row.capped
         assert rows[row.model]["errors"] == row.n_errors
     for _ in range(4):  # only the latest few snapshots are kept
         datasette.new_snapshot(pipeline.db, tmp_path / "serve")

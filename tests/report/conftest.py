@@ -39,3 +39,19 @@ def judged_db(tmp_path_factory):
     finally:
         fake.stop()
     return SimpleNamespace(root=root, manifest=manifest, db=db, runs=report.runs)
+
+
+@pytest.fixture(scope="session")
+def stats_floored(tmp_path_factory):
+    """The shipped benchmark with its safety floors, run on good/twin/partial models (tests.score.stats_pipeline)."""
+    from tests.score.stats_pipeline import build
+
+    return build(tmp_path_factory.mktemp("stats-floored"), floors=True)
+
+
+@pytest.fixture(scope="session")
+def stats_plain(tmp_path_factory):
+    """The same runs on the shipped benchmark without floors: the tie groups of the weighted scores."""
+    from tests.score.stats_pipeline import build
+
+    return build(tmp_path_factory.mktemp("stats-plain"), floors=False)

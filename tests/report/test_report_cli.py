@@ -56,9 +56,9 @@ def test_csv_has_a_header_and_one_row_per_model(judged_db):
 
 def test_markdown_has_tables(judged_db):
     out = report(judged_db, "--format", "markdown")
-    assert "## Leaderboard" in out and "| rank | model |" in out and "|---|---|" in out
+    assert "## Leaderboard" in out and "| rank | group | model |" in out and "|---|---|" in out
     assert "### By pillar" in out and "### By behaviour" in out
-    assert sum(line.startswith(f"| 1 | {MODEL}") or line.startswith(f"| 1 | {OTHER}") for line in out.splitlines()) >= 1
+    assert sum(line.startswith(f"| 1 | 1 | {MODEL}") or line.startswith(f"| 1 | 1 | {OTHER}") for line in out.splitlines()) >= 1
 
 
 def test_run_id_reports_one_run(judged_db):

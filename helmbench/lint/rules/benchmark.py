@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from helmbench.diagnostics import Collector
 from helmbench.lint.registry import rule
-from helmbench.lint.where import benchmark_data, key_span, scenario_file
+from helmbench.lint.where import benchmark_data, key_span, scenario_file, value_span
 from helmbench.spec.models import BenchmarkFile
 from helmbench.spec.tree import Benchmark
+from helmbench.spec.validate import suggest
 
 
 def _declaration_usable(bench: Benchmark) -> bool:
@@ -78,3 +79,28 @@ def missing_weights(bench: Benchmark, out: Collector) -> None:
             path, line = bench.scoring_source.path, key_span(bench.scoring_data, "weights")
             hint = f"add `{key}: <number>` under `weights:`"
         out.add("HB604", path, line, f"behaviour {key} has scenarios but no weight", hint=hint)
+
+
+@rule("HB608")
+def floors(bench: Benchmark, out: Collector) -> None:
+    """A floor must name a declared part (or it never bites) and cap at most at its minimum."""
+    if not bench.floors or not _declaration_usable(bench):
+        return
+    data = benchmark_data(bench)
+    path = bench.benchmark_source.path
+    parts = [*bench.pillars, *bench.behaviours]
+    seen: set[str] = set()
+    for i, floor in enumerate(bench.floors):
+        part = floor["part"]
+        if part not in parts:
+            hint = suggest(part, parts) or f"declared parts: {', '.join(parts) or 'none'}"
+            out.add("HB608", path, value_span(data, "floors", i, "part"),
+                    f"floor on `{part}`, which benchmark.yml does not declare as a pillar or behaviour", hint=hint)
+        elif part in seen:
+            out.add("HB608", path, value_span(data, "floors", i, "part"),
+                    f"a second floor on `{part}`", hint="keep one floor per part")
+        seen.add(part)
+        if floor["cap"] > floor["minimum"]:
+            out.add("HB608", path, value_span(data, "floors", i, "cap"),
+                    f"floor on `{part}` caps at {floor['cap']:g}, above its minimum {floor['minimum']:g}",
+                    hint="a cap at or below the minimum, e.g. minimum 0.70, cap 0.40")

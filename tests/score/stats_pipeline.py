@@ -1,0 +1,109 @@
+"""A results database that exercises the honest-numbers features end to end (issue 15).
+
+The shipped benchmark, compiled for real and run by the real executor through litellm against
+the fake OpenRouter, with:
+- GOOD: answers as the fake does (schema-fitting answers);
+- TWIN_A and TWIN_B: identical twins (the fake answers both as one model), of which 60 % of the
+  answers come back empty: format failures, so both are clearly worse than GOOD and not
+  distinguishable from each other;
+- PART: run on one scenario only (a partial run: incomplete coverage, never ranked);
+- GOOD run a second time with other settings (new calls) served by another provider: drift.
+
+`floors=True` keeps the benchmark's safety floors; `floors=False` strips them (so the ranking
+shows the tie groups of the uncapped scores). Importable as `tests.score.stats_pipeline`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from helmbench.manifest import compile_tree
+from helmbench.run.config import RetryPolicy, RunOptions
+from helmbench.run.session import run
+from tests.fakes.openrouter import FakeOpenRouter, request_key
+
+REPO = Path(__file__).resolve().parents[2]
+GOOD = "test/good"
+TWIN_A = "test/twin-a"
+TWIN_B = "test/twin-b"
+PART = "test/partial"
+TWINS = (TWIN_A, TWIN_B)
+JUDGE = "test/judge-1"
+SECOND_PROVIDER = "OtherProvider"
+PART_SCENARIO = "P1-B1-S1"
+FAST = RetryPolicy(max_attempts=2, base_delay=0.0, max_delay=0.0)
+_FLOORS = re.compile(r"^floors:\n(?:[ #].*\n|\n)*", re.M)
+
+
+class StatsFake(FakeOpenRouter):
+    """Twins answer alike (the key without the model), 60 % of their answers empty; the provider
+    can be switched between runs."""
+
+    provider = "FakeProvider"
+
+    def reply(self, body: dict, key: str, fault: str | None) -> dict:
+        model = str(body.get("model", "")).removeprefix("openrouter/")
+        twin = model in TWINS
+        if twin:
+            key = request_key("twins", body.get("messages", []))
+        out = super().reply(body, key, fault)
+        out["provider"] = self.provider
+        if twin and out.get("choices") and int(hashlib.sha256(key.encode()).hexdigest(), 16) % 10 < 6:
+            out["choices"][0]["message"]["content"] = ""
+        return out
+
+
+@dataclass(frozen=True)
+class StatsPipeline:
+    root: Path
+    tree: Path
+    manifest: Path
+    db: Path
+
+
+def _models(path: Path, models: list[str], temperature: float) -> Path:
+    lines = ["marking_model:", f"  id: {JUDGE}", "  max_tokens: 400", "models:"]
+    for m in models:
+        lines += [f"  - id: {m}", f"    temperature: {temperature}", "    max_tokens: 300"]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def build(root: Path, *, floors: bool) -> StatsPipeline:
+    import pytest
+
+    tree = root / "benchmark"
+    shutil.copytree(REPO / "benchmark", tree)
+    if not floors:
+        yml = tree / "benchmark.yml"
+        text, n = _FLOORS.subn("", yml.read_text(encoding="utf-8"))
+        assert n == 1, "the shipped benchmark.yml should declare floors"
+        yml.write_text(text, encoding="utf-8")
+    manifest = compile_tree(tree, root / "build").path
+    db = root / "build" / "results.db"
+    fake = StatsFake().start()
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("OPENROUTER_API_KEY", "sk-or-v1-stats-tests")
+            mp.setenv("OPENROUTER_API_BASE", fake.api_base)
+
+            def go(models_file: Path, **kw):
+                opts = RunOptions(manifest=str(manifest), models_file=str(models_file), db=str(db),
+                                  logs_dir=str(root / "build" / "logs"), concurrency=16, retry=FAST, **kw)
+                return run(opts, Console(stderr=True, width=160), live=False)
+
+            first = _models(root / "models.yml", [GOOD, TWIN_A, TWIN_B, PART], 0.7)
+            assert go(first, models=(GOOD,)).status == "completed"
+            assert go(first, models=TWINS).status == "completed"
+            assert go(first, models=(PART,), scenarios=(PART_SCENARIO,)).status == "partial"
+            fake.provider = SECOND_PROVIDER
+            assert go(_models(root / "models-2.yml", [GOOD], 0.5), models=(GOOD,)).status == "completed"
+    finally:
+        fake.stop()
+    return StatsPipeline(root=root, tree=tree, manifest=manifest, db=db)
