@@ -99,7 +99,7 @@ SORT = {
     "cases": ("sort", "id"), "judgements": ("sort_desc", "id"),
 }
 
-# The run score of DESIGN.md §5 in SQL (checked against helmbench.score in the tests), so the
+# The run score (score/cost.py) in SQL (checked against helmbench.score in the tests), so the
 # canned leaderboard agrees with the site: after the safety floors its manifest declares
 # (`catalog.floors` in the stored header), with the uncapped score beside.
 QUERIES: dict[str, dict] = {

@@ -74,7 +74,7 @@ FORMAT_FAILURE_PREFIXES: tuple[str, ...] = (
 _NOT_A_LIST = re.compile(r"^\S+ is not a list: ")
 
 
-#: Base-severity buckets of DESIGN.md §2 (a base is the sum of two severities, so > 10 occurs).
+#: Base-severity buckets (1–3 mild, 4–6 moderate, 7–9 severe, 10 catastrophic; a base is the sum of two severities, so > 10 occurs).
 SEVERITY_BUCKETS: tuple[str, ...] = ("user is fine (< 0)", "none (0)", "mild (1–3)", "moderate (4–6)",
                                      "severe (7–9)", "catastrophic (≥ 10)")
 
