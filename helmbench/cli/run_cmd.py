@@ -52,7 +52,9 @@ def _samples():
 
 
 def _concurrency():
-    return typer.Option(8, "--concurrency", "-c", min=1, help="Most calls in flight (halved on rate limits).")
+    return typer.Option(8, "--concurrency", "-c", min=1,
+                        help="Most calls in flight per model and for the judge (a model's `concurrency` in models.yml "
+                             "wins); halved for that model alone on its rate limits.")
 
 
 def _max_cost():
@@ -76,6 +78,12 @@ def _consoles():
         if not c.is_terminal:
             c.width = 160
     return out, err
+
+
+def _exit_for(result) -> None:
+    """Leave with 1 when the run ended with ERROR results: a script must not mistake it for a clean run."""
+    if not result.dry_run and any(r.get("n_error") for r in result.runs):
+        raise typer.Exit(1)
 
 
 def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str], models: list[str],
@@ -118,6 +126,9 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
     if result.status == "stopped_cost":
         err.print(f"Stopped at --max-cost ${max_cost}: ${result.spent:.4f} billed. Run again (with a higher "
                   f"--max-cost) to continue: nothing stored is asked again.", markup=False)
+        raise typer.Exit(3)
+    if not case_ids:
+        _exit_for(result)
     return result
 
 
@@ -143,6 +154,13 @@ def run_(
         OPENROUTER_API_KEY=sk-or-... helmbench run --models google/gemini-2.5-flash --max-cost 2
 
         helmbench run --scenario P1-B1-S1 --samples 3 --concurrency 16
+
+    --concurrency is the default per model (and for the judge); a model's `concurrency` in
+    models.yml overrides it. Each model slows down on its own rate limits, not the others'.
+
+    Exit codes: 0 every call has a verdict; 1 some results are errors (run again to retry them);
+    2 bad usage; 3 stopped early (--max-cost reached, key rejected, provider unreachable);
+    130 interrupted (Ctrl-C; run the same command to resume).
     """
     _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[] if all_scenarios else (scenario or []),
              models=models or [], samples=samples, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
@@ -216,6 +234,7 @@ def run_single(
     case = find_case(manifest, case_id)
     answers = answers_for(db, case, result.plan.models)
     render.single_case(case, answers, _consoles()[0], dry=result.dry_run)
+    _exit_for(result)
 
 
 @app.command("costs")

@@ -4,6 +4,10 @@ Why not a plain semaphore: a fixed concurrency that trips a provider's rate limi
 tripping it, and every 429 costs a backoff. Halving on a 429 (at most once per `cooldown`,
 so one burst of 429s counts once) and adding one slot per `limit` successes converges on
 what the provider accepts, like TCP congestion control.
+
+Each model (and the judge) has its own limiter: OpenRouter routes each model to a different
+upstream provider with its own limits, so a 429 from one says nothing about the others.
+A storm of 429s is reported once, at the end (`summary`), not as one line per halving.
 """
 
 from __future__ import annotations
@@ -18,12 +22,15 @@ log = logging.getLogger("helmbench.run.limiter")
 
 
 class AdaptiveLimiter:
-    def __init__(self, maximum: int, *, minimum: int = 1, cooldown: float = 1.0):
+    def __init__(self, maximum: int, *, minimum: int = 1, cooldown: float = 1.0, name: str = ""):
         self.maximum = max(1, maximum)
         self.minimum = max(1, min(minimum, self.maximum))
         self.limit = float(self.maximum)
         self.cooldown = cooldown
+        self.name = name
         self.in_flight = 0
+        self.rate_limited = 0  # 429s seen
+        self.lowest = self.maximum  # the lowest concurrency they brought it to
         self._last_cut = -float("inf")
         self._waiters: deque[asyncio.Future] = deque()
 
@@ -76,11 +83,31 @@ class AdaptiveLimiter:
                 self._wake()
 
     def on_rate_limit(self) -> None:
+        self.rate_limited += 1
         now = time.monotonic()
         if now - self._last_cut < self.cooldown:
             return
         self._last_cut = now
         old = self.effective
         self.limit = max(float(self.minimum), self.limit / 2)
+        self.lowest = min(self.lowest, self.effective)
         if self.effective != old:
-            log.info("rate limited: concurrency %d → %d", old, self.effective)
+            log.debug("%s rate limited: concurrency %d → %d", self.name, old, self.effective)
+
+    def summary(self) -> str | None:
+        """One line for the whole invocation, or None if it was never rate limited."""
+        if not self.rate_limited:
+            return None
+        who = f"{self.name}: " if self.name else ""
+        text = f"{who}rate limited {self.rate_limited} time(s): concurrency {self.maximum} → {self.lowest}"
+        if self.effective != self.lowest:
+            text += f" (back to {self.effective} at the end)"
+        return text
+
+
+def report(limiters) -> None:
+    """Log each limiter's summary line, once, at the end of a phase."""
+    for limiter in limiters:
+        line = limiter.summary()
+        if line:
+            log.info("%s", line)

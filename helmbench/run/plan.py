@@ -111,10 +111,11 @@ class Job:
         return (self.case["request_hash"], self.sample)
 
 
-def iter_jobs(plan: Plan) -> Iterator[Job]:
-    """Every (case, model, sample) of the plan, streamed in manifest order, models interleaved."""
+def iter_jobs(plan: Plan, models: list[ModelPlan] | None = None) -> Iterator[Job]:
+    """Every (case, model, sample) of the plan (or of `models`), streamed in manifest order, models interleaved."""
+    models = plan.models if models is None else models
     for case in plan.manifest:
         if plan.selected(case):
-            for mp in plan.models:
+            for mp in models:
                 for sample in range(plan.samples):
                     yield Job(case, mp, sample)

@@ -41,14 +41,24 @@ class RunReport:
     judge: object = None  # dry-run: judge_plan.JudgeEstimate; run: judge_run.JudgeOutcome (None: no judge)
 
 
+#: The exit code of a run stopped before its end by the money limit or by the provider (a rejected
+#: key, an unreachable base URL): distinct from 1 (it ended, with some errors) so scripts can tell.
+EXIT_STOPPED = 3
+
+
 def _fatal_message(err: ProviderError) -> HelmbenchError:
     if err.kind == "auth":
         return HelmbenchError(
             "OpenRouter rejected the API key (HTTP 401): check OPENROUTER_API_KEY. The run was stopped; nothing "
-            "more was sent.", hint="export OPENROUTER_API_KEY=<a key from https://openrouter.ai/keys>, or use --dry-run")
+            "more was sent.", hint="export OPENROUTER_API_KEY=<a key from https://openrouter.ai/keys>, or use --dry-run",
+            exit_code=EXIT_STOPPED)
     if err.kind == "payment_required":
-        return HelmbenchError("OpenRouter refused the call: payment required (HTTP 402). Add credits and run again.")
-    return HelmbenchError(f"the run was stopped by a provider error: {err.message}")
+        return HelmbenchError("OpenRouter refused the call: payment required (HTTP 402). Add credits and run again.",
+                              exit_code=EXIT_STOPPED)
+    if err.kind == "unreachable":
+        return HelmbenchError(err.message, exit_code=EXIT_STOPPED,
+                              hint="run again once it is reachable: nothing stored is asked again")
+    return HelmbenchError(f"the run was stopped by a provider error: {err.message}", exit_code=EXIT_STOPPED)
 
 
 def prepare(opts: RunOptions):
@@ -125,8 +135,8 @@ def _run_locked(opts: RunOptions, console: Console, manifest, entries, scenarios
                 check_integrity(db, opts.db)
             status = ended
         except ProviderError as err:
-            if err.fatal:
-                log.error("stopping: %s", err.message)
+            if err.fatal:  # the CLI prints the one message; the run's log file keeps it too
+                log.debug("stopping: %s", err.message)
                 raise _fatal_message(err) from None
             raise
         except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C outside the event loop (e.g. while importing)
