@@ -88,7 +88,7 @@ def _exit_for(result) -> None:
 
 def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str], models: list[str],
              samples: int, concurrency: int, max_cost: float | None, dry_run: bool, verbose: bool,
-             case_ids: tuple[str, ...] = ()):
+             case_ids: tuple[str, ...] = (), preview: bool = False):
     from helmbench.cli import validate
     from helmbench.run import report as render
     from helmbench.run.config import RetryPolicy, RunOptions
@@ -102,6 +102,7 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
         manifest=str(manifest), models_file=str(models_file), db=str(db), scenarios=tuple(scenarios or ()),
         models=tuple(models or ()), samples=samples, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
         logs_dir=str(Path(db).parent / "logs"), command=command, case_ids=case_ids, retry=RetryPolicy.from_env(),
+        preview=preview,
     )
     out, err = _consoles()
     try:
@@ -218,6 +219,8 @@ def run_single(
     """Ask one case of each model (or one model) and print the prompt, the answers and the verdicts.
 
     A stored answer is shown without asking again. Output is printed literally (no markup).
+    A preview never changes the leaderboard: its verdicts are kept apart (a run with status
+    'preview'), while the answers it paid for are reused by the next full run.
 
     Examples:
 
@@ -230,7 +233,8 @@ def run_single(
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
     result = _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[], models=model or [], samples=1,
-                      concurrency=1, max_cost=None, dry_run=dry_run, verbose=verbose, case_ids=(case_id,))
+                      concurrency=1, max_cost=None, dry_run=dry_run, verbose=verbose, case_ids=(case_id,),
+                      preview=True)
     case = find_case(manifest, case_id)
     answers = answers_for(db, case, result.plan.models)
     render.single_case(case, answers, _consoles()[0], dry=result.dry_run)

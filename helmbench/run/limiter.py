@@ -3,7 +3,9 @@
 Why not a plain semaphore: a fixed concurrency that trips a provider's rate limit keeps
 tripping it, and every 429 costs a backoff. Halving on a 429 (at most once per `cooldown`,
 so one burst of 429s counts once) and adding one slot per `limit` successes converges on
-what the provider accepts, like TCP congestion control.
+what the provider accepts, like TCP congestion control. It grows back only once no 429 has
+arrived for a `cooldown`: the 429s of calls sent before a cut would otherwise be outrun by the
+successes of the others, and the limit would never settle below what the provider refuses.
 
 Each model (and the judge) has its own limiter: OpenRouter routes each model to a different
 upstream provider with its own limits, so a 429 from one says nothing about the others.
@@ -32,6 +34,7 @@ class AdaptiveLimiter:
         self.rate_limited = 0  # 429s seen
         self.lowest = self.maximum  # the lowest concurrency they brought it to
         self._last_cut = -float("inf")
+        self._last_429 = -float("inf")
         self._waiters: deque[asyncio.Future] = deque()
 
     @property
@@ -76,7 +79,7 @@ class AdaptiveLimiter:
             self.release()
 
     def on_success(self) -> None:
-        if self.limit < self.maximum:
+        if self.limit < self.maximum and time.monotonic() - self._last_429 >= self.cooldown:
             before = self.effective
             self.limit = min(self.maximum, self.limit + 1 / max(self.limit, 1))
             if self.effective > before:
@@ -84,7 +87,7 @@ class AdaptiveLimiter:
 
     def on_rate_limit(self) -> None:
         self.rate_limited += 1
-        now = time.monotonic()
+        now = self._last_429 = time.monotonic()
         if now - self._last_cut < self.cooldown:
             return
         self._last_cut = now

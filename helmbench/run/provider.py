@@ -53,6 +53,16 @@ def load_litellm():
     return _litellm
 
 
+def preload_litellm() -> None:
+    """Start importing litellm in a background thread (it takes seconds), so the import overlaps
+    reading the manifest and planning; `Provider()` then finds it loaded (Python's import lock makes
+    a second importer wait for the first). A daemon thread: a run with nothing to send never waits."""
+    import threading
+
+    if _litellm is None:
+        threading.Thread(target=load_litellm, name="import-litellm", daemon=True).start()
+
+
 def request_kwargs(model_id: str, settings: dict, request: dict, *, api_key: str, api_base: str | None,
                    timeout: float) -> dict[str, Any]:
     """The litellm.acompletion arguments for one case (settings from models.yml)."""

@@ -111,11 +111,18 @@ class Server:
         with fake.lock:
             fake.in_flight += 1
             fake.peak_in_flight = max(fake.peak_in_flight, fake.in_flight)
+        model = str(body.get("model", "")).removeprefix("openrouter/")
+        reply = None
         try:
-            return await self.chat(body, headers.get("authorization"))
+            if not fake.enter(model):  # over this model's own limit: 429 at once
+                status, message = ERRORS["429"]
+                return _response(status, {"error": {"message": message, "code": status}}, {"Retry-After": fake.limit_retry_after})
+            reply = await self.chat(body, headers.get("authorization"))
+            return reply
         finally:
             with fake.lock:
                 fake.in_flight -= 1
+            fake.leave(model, answered=bool(reply) and bytes(reply[:12]) == b"HTTP/1.1 200")
 
     async def chat(self, body: dict, auth: str | None) -> bytes | None:
         fake = self.fake
