@@ -6,6 +6,9 @@ so one burst of 429s counts once) and adding one slot per `limit` successes conv
 what the provider accepts, like TCP congestion control. It grows back only once no 429 has
 arrived for a `cooldown`: the 429s of calls sent before a cut would otherwise be outrun by the
 successes of the others, and the limit would never settle below what the provider refuses.
+It also remembers the highest limit that went a whole `cooldown` without a 429 (`good`): when
+growing past it draws a 429, it steps back to it rather than halving, so a provider with a
+fixed ceiling is used at that ceiling (one probing 429 now and then), not at half of it.
 
 Each model (and the judge) has its own limiter: OpenRouter routes each model to a different
 upstream provider with its own limits, so a 429 from one says nothing about the others.
@@ -35,6 +38,7 @@ class AdaptiveLimiter:
         self.lowest = self.maximum  # the lowest concurrency they brought it to
         self._last_cut = -float("inf")
         self._last_429 = -float("inf")
+        self.good = 0  # the highest limit that went a cooldown without a 429 (0: unknown)
         self._waiters: deque[asyncio.Future] = deque()
 
     @property
@@ -80,6 +84,7 @@ class AdaptiveLimiter:
 
     def on_success(self) -> None:
         if self.limit < self.maximum and time.monotonic() - self._last_429 >= self.cooldown:
+            self.good = max(self.good, self.effective)
             before = self.effective
             self.limit = min(self.maximum, self.limit + 1 / max(self.limit, 1))
             if self.effective > before:
@@ -92,7 +97,11 @@ class AdaptiveLimiter:
             return
         self._last_cut = now
         old = self.effective
-        self.limit = max(float(self.minimum), self.limit / 2)
+        if 0 < self.good < old:  # a probe above the known-good limit: step back to it
+            self.limit = float(self.good)
+        else:  # the provider's limit is lower than we knew: halve, and learn it again
+            self.limit = max(float(self.minimum), self.limit / 2)
+            self.good = 0
         self.lowest = min(self.lowest, self.effective)
         if self.effective != old:
             log.debug("%s rate limited: concurrency %d → %d", self.name, old, self.effective)

@@ -84,6 +84,7 @@ def _unit(*parts: Any) -> float:
 @dataclass
 class FakeOpenRouter:
     latency: float = 0.0
+    latency_spread: float = 0.0  # each request waits latency + spread × a fixed fraction of its key
     seed: int = 0
     rules: list[Rule] = field(default_factory=list)
     retry_after: str | None = "0"
@@ -124,7 +125,7 @@ class FakeOpenRouter:
 
     def configure(self, values: dict) -> None:
         """Reprogram from JSON (`POST /_config` from another process)."""
-        for name in ("latency", "slow_seconds", "drip_seconds", "retry_after", "cost", "seed", "expect_key", "judge_answers",
+        for name in ("latency", "latency_spread", "slow_seconds", "drip_seconds", "retry_after", "cost", "seed", "expect_key", "judge_answers",
                      "model_limits"):
             if name in values:
                 setattr(self, name, values[name])
@@ -210,6 +211,10 @@ class FakeOpenRouter:
             with self.lock:
                 self.faults[fault] += 1
         return key, attempt, fault
+
+    def latency_of(self, key: str) -> float:
+        """The wait before answering the request `key` (reproducible, so benchmarks can add it up)."""
+        return self.latency + self.latency_spread * _unit(self.seed, key, "latency") if self.latency_spread else self.latency
 
     def enter(self, model: str) -> bool:
         """A request for `model` starts; False if it is over the model's own concurrency limit."""

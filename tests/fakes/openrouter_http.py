@@ -127,8 +127,9 @@ class Server:
     async def chat(self, body: dict, auth: str | None) -> bytes | None:
         fake = self.fake
         key, _, fault = fake.decide(body, auth)
-        if fake.latency:
-            await asyncio.sleep(fake.latency)
+        latency = fake.latency_of(key)
+        if latency:
+            await asyncio.sleep(latency)
         if fault == "drop":
             return None
         if fault == "slow":

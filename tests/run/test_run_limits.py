@@ -179,3 +179,13 @@ def test_a_preview_leaves_the_leaderboard_and_the_report_byte_identical(env, fak
     code, _, err, _ = _cli(monkeypatch, capsys, "run", *_paths(small), "--models", C)
     assert code == 0, err
     assert fake.by_key and max(fake.by_key.values()) == 1 and fake.by_model[C] == 15, "the preview's answer is reused"
+
+
+def test_run_help_documents_the_exit_codes_and_per_model_concurrency():
+    from typer.testing import CliRunner
+
+    from helmbench.cli import app
+
+    out = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output
+    for text in ("Exit codes", "1 some results are errors", "3 stopped early", "130 interrupted", "models.yml"):
+        assert text in " ".join(out.split()), text
