@@ -86,6 +86,7 @@ def one_run(server, manifest: Path, models: Path, db: Path, *, shared: bool) -> 
         stats = json.load(r)
     result["429"] = stats["over_limit"].get(LIMITED, 0)
     result["peaks"] = stats["model_peak"]
+    result["spans"] = stats["model_span"]
     return result
 
 
@@ -123,6 +124,8 @@ def main() -> None:
                 print(f"  {what}: wall {r['wall']:.2f} s, wall ÷ lower bound = {r['wall'] / bound:.3f}"
                       f"{' (target ≤ 1.15)' if not shared else ''}; {r['429']} × 429 from {LIMITED}, "
                       f"{r['errors']} error(s), peak in flight per model {sorted(r['peaks'].values(), reverse=True)}")
+                print("    first to last answer per model (s): " + ", ".join(
+                    f"{m.split('/')[-1]} {r['spans'].get(m, 0):.1f}" for m in MODELS))
     finally:
         server.stop()
 

@@ -171,7 +171,7 @@ def whole_pair(server: FakeServer, manifest: Path, models: Path, db: Path, concu
     return walls[0], walls[1]
 
 
-def measure_whole(server: FakeServer, tmp: Path, pairs: int = 3) -> None:
+def measure_whole(server: FakeServer, tmp: Path, pairs: int = 5) -> None:
     from tests.fakes.manifests import synthetic_cases, write_manifest, write_models
 
     manifest = tmp / "whole" / "manifest.jsonl"
