@@ -34,7 +34,7 @@ from tests.fakes.openrouter_http import Server
 from tests.fakes.schema_answer import answer, free_text
 
 FAULTS = ("429", "500", "502", "503", "slow", "drop", "drip", "invalid_json", "truncated", "empty", "no_choices",
-          "html", "401", "400", "403")
+          "html", "401", "400", "403", "404")
 TRANSIENT = ("429", "500", "502", "drop", "slow")
 
 

@@ -22,8 +22,9 @@ ERRORS = {
     "401": (401, "No auth credentials found"),
     "400": (400, "Bad request: invalid parameter"),
     "403": (403, "Input was flagged by moderation"),
+    "404": (404, "No endpoints found for this model"),
 }
-REASONS = {200: "OK", 404: "Not Found", **{s: m for s, m in ERRORS.values()}}
+REASONS = {200: "OK", **{s: m for s, m in ERRORS.values()}, 404: "Not Found"}
 
 
 class Drip(bytes):

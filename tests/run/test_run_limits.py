@@ -189,3 +189,30 @@ def test_run_help_documents_the_exit_codes_and_per_model_concurrency():
     out = CliRunner().invoke(app, ["run", "--help"], env={"COLUMNS": "200"}).output
     for text in ("Exit codes", "1 some results are errors", "3 stopped early", "130 interrupted", "models.yml"):
         assert text in " ".join(out.split()), text
+
+
+def test_404s_on_the_first_calls_stop_the_run_naming_the_base_url(env, fake, small, monkeypatch, capsys):
+    fake.rules = [Rule("404")]
+    write_manifest(small["manifest"], synthetic_cases(64, scenarios=2))
+    code, out, err, _ = _cli(monkeypatch, capsys, "run", *_paths(small), "--concurrency", "2")
+    assert code == 3, err
+    assert fake.api_base in err and "404" in err and "OPENROUTER_API_BASE" in err
+    assert fake.total <= 4, "stopped after the first few calls"
+
+
+def test_a_404_for_one_model_after_others_answered_is_that_calls_error_only(env, fake, small, monkeypatch, capsys):
+    write_manifest(small["manifest"], synthetic_cases(12, scenarios=3))
+    _models_yml(small, {A: 1, B: 1})
+    fake.rules = [Rule("404", match=lambda body: body["model"].endswith(B) and "C1-PT1:" in
+                       body["messages"][-1]["content"])]
+    fake.latency = 0.01
+    code, out, err, _ = _cli(monkeypatch, capsys, "run", *_paths(small))
+    assert code == 1, err  # the run ended, with B's not-found cases as ERRORs
+    assert rows(small["db"], "SELECT model, n_error FROM runs ORDER BY model") == [(A, 0), (B, 3)]
+
+
+def test_the_money_limit_exits_3(env, fake, small, monkeypatch, capsys):
+    write_manifest(small["manifest"], synthetic_cases(12, scenarios=3))
+    fake.cost = 0.001
+    code, out, err, _ = _cli(monkeypatch, capsys, "run", *_paths(small), "--max-cost", "0.003", "--concurrency", "1")
+    assert code == 3 and "Stopped at --max-cost" in err
