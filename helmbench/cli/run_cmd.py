@@ -89,6 +89,12 @@ def _exit_for(result) -> None:
 def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str], models: list[str],
              samples: int, concurrency: int, max_cost: float | None, dry_run: bool, verbose: bool,
              case_ids: tuple[str, ...] = (), preview: bool = False):
+    import os
+
+    if not dry_run and os.environ.get("OPENROUTER_API_KEY"):  # start litellm's seconds-long import first
+        from helmbench.run.provider import preload_litellm
+
+        preload_litellm()
     from helmbench.cli import validate
     from helmbench.run import report as render
     from helmbench.run.config import RetryPolicy, RunOptions

@@ -30,6 +30,7 @@ from helmbench.run.calls import Completion, ProviderError, classify_status, pars
 
 log = logging.getLogger("helmbench.run.provider")
 _litellm = None
+_preloading = False
 DEFAULT_BASE = "https://openrouter.ai/api/v1"
 UNREACHABLE_AFTER = 3  # consecutive connect failures (or 404s) before anything answered
 
@@ -59,7 +60,9 @@ def preload_litellm() -> None:
     a second importer wait for the first). A daemon thread: a run with nothing to send never waits."""
     import threading
 
-    if _litellm is None:
+    global _preloading
+    if _litellm is None and not _preloading:
+        _preloading = True
         threading.Thread(target=load_litellm, name="import-litellm", daemon=True).start()
 
 
