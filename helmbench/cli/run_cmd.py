@@ -52,7 +52,9 @@ def _samples():
 
 
 def _concurrency():
-    return typer.Option(8, "--concurrency", "-c", min=1, help="Most calls in flight (halved on rate limits).")
+    return typer.Option(8, "--concurrency", "-c", min=1,
+                        help="Most calls in flight per model and for the judge (a model's `concurrency` in models.yml "
+                             "wins); halved for that model alone on its rate limits.")
 
 
 def _max_cost():
@@ -78,9 +80,21 @@ def _consoles():
     return out, err
 
 
+def _exit_for(result) -> None:
+    """Leave with 1 when the run ended with ERROR results: a script must not mistake it for a clean run."""
+    if not result.dry_run and any(r.get("n_error") for r in result.runs):
+        raise typer.Exit(1)
+
+
 def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str], models: list[str],
              samples: int, concurrency: int, max_cost: float | None, dry_run: bool, verbose: bool,
-             case_ids: tuple[str, ...] = ()):
+             case_ids: tuple[str, ...] = (), preview: bool = False):
+    import os
+
+    if not dry_run and os.environ.get("OPENROUTER_API_KEY"):  # start litellm's seconds-long import first
+        from helmbench.run.provider import preload_litellm
+
+        preload_litellm()
     from helmbench.cli import validate
     from helmbench.run import report as render
     from helmbench.run.config import RetryPolicy, RunOptions
@@ -94,6 +108,7 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
         manifest=str(manifest), models_file=str(models_file), db=str(db), scenarios=tuple(scenarios or ()),
         models=tuple(models or ()), samples=samples, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
         logs_dir=str(Path(db).parent / "logs"), command=command, case_ids=case_ids, retry=RetryPolicy.from_env(),
+        preview=preview,
     )
     out, err = _consoles()
     try:
@@ -118,6 +133,9 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
     if result.status == "stopped_cost":
         err.print(f"Stopped at --max-cost ${max_cost}: ${result.spent:.4f} billed. Run again (with a higher "
                   f"--max-cost) to continue: nothing stored is asked again.", markup=False)
+        raise typer.Exit(3)
+    if not case_ids:
+        _exit_for(result)
     return result
 
 
@@ -143,6 +161,13 @@ def run_(
         OPENROUTER_API_KEY=sk-or-... helmbench run --models google/gemini-2.5-flash --max-cost 2
 
         helmbench run --scenario P1-B1-S1 --samples 3 --concurrency 16
+
+    --concurrency is the default per model (and for the judge); a model's `concurrency` in
+    models.yml overrides it. Each model slows down on its own rate limits, not the others'.
+
+    Exit codes: 0 every call has a verdict; 1 some results are errors (run again to retry them);
+    2 bad usage; 3 stopped early (--max-cost reached, key rejected, provider unreachable);
+    130 interrupted (Ctrl-C; run the same command to resume).
     """
     _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[] if all_scenarios else (scenario or []),
              models=models or [], samples=samples, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
@@ -200,6 +225,8 @@ def run_single(
     """Ask one case of each model (or one model) and print the prompt, the answers and the verdicts.
 
     A stored answer is shown without asking again. Output is printed literally (no markup).
+    A preview never changes the leaderboard: its verdicts are kept apart (a run with status
+    'preview'), while the answers it paid for are reused by the next full run.
 
     Examples:
 
@@ -212,10 +239,12 @@ def run_single(
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
     result = _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[], models=model or [], samples=1,
-                      concurrency=1, max_cost=None, dry_run=dry_run, verbose=verbose, case_ids=(case_id,))
+                      concurrency=1, max_cost=None, dry_run=dry_run, verbose=verbose, case_ids=(case_id,),
+                      preview=True)
     case = find_case(manifest, case_id)
     answers = answers_for(db, case, result.plan.models)
     render.single_case(case, answers, _consoles()[0], dry=result.dry_run)
+    _exit_for(result)
 
 
 @app.command("costs")

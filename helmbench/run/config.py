@@ -73,6 +73,7 @@ class RunOptions:
     logs_dir: str = "build/logs"
     command: str = "helmbench run"
     retry: RetryPolicy = RetryPolicy()
+    preview: bool = False  # `run-single`: results go to preview runs, which are never scored
 
     @property
     def api_key(self) -> str | None:

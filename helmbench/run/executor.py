@@ -1,6 +1,12 @@
 """The engine: stream jobs from the plan, call the model with bounded adaptive concurrency,
 evaluate each answer as it arrives and hand it to the single writer.
 
+Each model runs in its own lane (pool.py) with its own adaptive limiter, sized by its
+`concurrency` in models.yml or else `--concurrency`: OpenRouter sends each model to a different
+upstream provider, so one model's 429s slow that model only. (`HELMBENCH_SHARED_LIMITER=1`
+restores one limiter and one lane for every model; only benchmarks/mixed_run.py uses it, to
+show the difference.)
+
 Stopping is cooperative and safe at any moment: Ctrl-C (or SIGTERM) stops scheduling and
 waits for the calls in flight (a second Ctrl-C cancels them, see pool.py); whatever completed
 is flushed before returning, and whatever was cancelled was never stored, so the next run asks
@@ -15,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import random
 from typing import Any
 
@@ -22,9 +29,9 @@ from helmbench.run.budget import Budget
 from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.config import RetryPolicy
 from helmbench.run.evaluate import Outcome, is_deferred, outcome_for
-from helmbench.run.limiter import AdaptiveLimiter
+from helmbench.run.limiter import AdaptiveLimiter, report
 from helmbench.run.pool import run_workers
-from helmbench.run.plan import Job, Plan, iter_jobs
+from helmbench.run.plan import Job, ModelPlan, Plan, iter_jobs
 from helmbench.run.progress import Progress
 from helmbench.run.retry import call_with_retries
 from helmbench.run.writer import Writer
@@ -75,7 +82,15 @@ class Executor:
         self.policy = policy
         self.max_cost = max_cost
         self.concurrency = max(1, concurrency)
-        self.limiter = AdaptiveLimiter(self.concurrency)
+        self.limiters: dict[str, AdaptiveLimiter] = {}
+        if os.environ.get("HELMBENCH_SHARED_LIMITER") == "1":
+            shared = AdaptiveLimiter(self.concurrency, name="all models")
+            self.limiters = {mp.id: shared for mp in plan.models}
+            self.lanes: dict = {None: self.concurrency * 2}
+        else:
+            for mp in plan.models:
+                self.limiters[mp.id] = AdaptiveLimiter(mp.entry.concurrency or self.concurrency, name=mp.id)
+            self.lanes = {mp.id: self.limiters[mp.id].maximum * 2 for mp in plan.models}
         self.rng = random.Random()
         self.budget = Budget(max_cost)
         self.stopping = False
@@ -93,6 +108,13 @@ class Executor:
 
     def may_start(self) -> bool:
         return not self.stopping and not self.cost_reached() and self.writer.error is None
+
+    @property
+    def in_flight(self) -> int:
+        return sum(limiter.in_flight for limiter in set(self.limiters.values()))
+
+    def lane_models(self, lane: str | None) -> list[ModelPlan]:
+        return self.plan.models if lane is None else [mp for mp in self.plan.models if mp.id == lane]
 
     # --- jobs ------------------------------------------------------------------------------
 
@@ -118,8 +140,8 @@ class Executor:
             mp.verdicts[outcome.verdict] += 1
         mp.settled.add((job.case["hash"], job.sample))
 
-    async def produce(self, queue: asyncio.Queue, n_workers: int) -> None:
-        for i, job in enumerate(iter_jobs(self.plan)):
+    async def produce(self, queue: asyncio.Queue, n_workers: int, lane: str | None = None) -> None:
+        for i, job in enumerate(iter_jobs(self.plan, self.lane_models(lane))):
             if self.stopping:
                 break
             if job.key in job.model.done:
@@ -149,7 +171,7 @@ class Executor:
             mp = job.model
             result, attempts = await call_with_retries(
                 lambda: self.provider.complete(mp.id, mp.settings, job.case["request"]),
-                policy=self.policy, limiter=self.limiter, may_start=self.may_start, rng=self.rng,
+                policy=self.policy, limiter=self.limiters[mp.id], may_start=self.may_start, rng=self.rng,
                 label=f"{mp.id} {job.case['id']}#{job.sample}", budget=self.budget,
             )
             if result is None:  # stopped before it was sent
@@ -202,7 +224,8 @@ class Executor:
         """Run every job; returns 'completed', 'interrupted' or 'stopped_cost'. Fatal errors propagate."""
         background = [asyncio.create_task(self._tick())]
         try:
-            interrupted, fatal = await run_workers(self, self.concurrency * 2, what="model calls")
+            interrupted, fatal = await run_workers(self, self.lanes, what="model calls")
+            report(dict.fromkeys(self.limiters.values()))
         finally:
             for t in background:
                 t.cancel()

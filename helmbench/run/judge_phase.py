@@ -26,7 +26,7 @@ from helmbench.run.executor import result_row
 from helmbench.run.judge import CriterionVerdict, aggregate, decide, error, parse_judgement
 from helmbench.run.judge_plan import CaseWork, Item, JudgeModel, iter_work
 from helmbench.run.judge_prompt import response_field
-from helmbench.run.limiter import AdaptiveLimiter
+from helmbench.run.limiter import AdaptiveLimiter, report
 from helmbench.run.pool import run_workers
 from helmbench.run.retry import call_with_retries
 from helmbench.run.writer import Writer
@@ -87,8 +87,8 @@ class JudgePhase:
         self.budget = Budget(max_cost, spent)  # model and judge money of this invocation
         self.judge_spent = 0.0
         self.calls = 0
-        self.concurrency = max(1, concurrency)
-        self.limiter = AdaptiveLimiter(self.concurrency)
+        self.concurrency = max(1, judge.concurrency or concurrency)
+        self.limiter = AdaptiveLimiter(self.concurrency, name=f"judge {judge.id}")
         self.rng = random.Random()
         self.stopping = False
         self.inflight: dict[str, asyncio.Future] = {}
@@ -115,7 +115,11 @@ class JudgePhase:
         log.debug("%s %s#%d: %s (%s)", mp.id, work.job.case["id"], work.job.sample, outcome.verdict, outcome.reason,
                   extra={"run_id": mp.run_id})
 
-    async def produce(self, queue: asyncio.Queue, n_workers: int) -> None:
+    @property
+    def in_flight(self) -> int:
+        return self.limiter.in_flight
+
+    async def produce(self, queue: asyncio.Queue, n_workers: int, lane=None) -> None:
         for n, work in enumerate(iter_work(self.plan, self.db, self.judge, self.settled)):
             if self.stopping:
                 break
@@ -179,7 +183,8 @@ class JudgePhase:
     async def execute(self) -> str:
         """Judge everything pending; 'completed', 'interrupted' or 'stopped_cost'. Fatal errors propagate."""
         try:
-            interrupted, fatal = await run_workers(self, self.concurrency * 2, what="judge calls")
+            interrupted, fatal = await run_workers(self, {None: self.concurrency * 2}, what="judge calls")
+            report([self.limiter])
             for f in self.inflight.values():  # cancel what is left; mark raised errors as seen (reported above)
                 if f.done() and not f.cancelled():
                     f.exception()

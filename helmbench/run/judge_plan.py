@@ -29,11 +29,12 @@ class JudgeModel:
     id: str
     settings: dict
     settings_hash: str
+    concurrency: int | None = None  # models.yml's, else `--concurrency`
 
     @classmethod
     def from_entry(cls, entry) -> "JudgeModel":
         settings = {"temperature": 0, **entry.settings()}
-        return cls(entry.id, settings, settings_hash(settings))
+        return cls(entry.id, settings, settings_hash(settings), entry.concurrency)
 
 
 def judge_for(models_file: str | Path, plan: Plan) -> JudgeModel | None:

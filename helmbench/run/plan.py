@@ -68,12 +68,15 @@ def _chars(request: dict) -> int:
 
 
 def build_plan(manifest, entries: list[ModelEntry], db, *, scenarios: set[str] | None,
-               case_ids: set[str] | None, samples: int) -> Plan:
+               case_ids: set[str] | None, samples: int, preview: bool = False) -> Plan:
+    """`preview`: a stored failed response counts as done too: asking again would replace the
+    response row a scored run's ERROR result points to, and so change that run's numbers."""
     models = []
     for entry in entries:
         settings = entry.settings()
         sh = settings_hash(settings)
-        models.append(ModelPlan(entry, settings, sh, done_keys(db, entry.id, sh) if db is not None else set()))
+        done = done_keys(db, entry.id, sh, with_errors=preview) if db is not None else set()
+        models.append(ModelPlan(entry, settings, sh, done))
     plan = Plan(manifest, models, scenarios, case_ids, samples)
     seen_ids: list[str] = []
     found: set[str] = set()
@@ -111,10 +114,11 @@ class Job:
         return (self.case["request_hash"], self.sample)
 
 
-def iter_jobs(plan: Plan) -> Iterator[Job]:
-    """Every (case, model, sample) of the plan, streamed in manifest order, models interleaved."""
+def iter_jobs(plan: Plan, models: list[ModelPlan] | None = None) -> Iterator[Job]:
+    """Every (case, model, sample) of the plan (or of `models`), streamed in manifest order, models interleaved."""
+    models = plan.models if models is None else models
     for case in plan.manifest:
         if plan.selected(case):
-            for mp in plan.models:
+            for mp in models:
                 for sample in range(plan.samples):
                     yield Job(case, mp, sample)

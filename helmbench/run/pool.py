@@ -6,6 +6,10 @@ Model calls and judge calls stop the same way, so that behaviour lives here once
   run does not pay for them again;
 - a second Ctrl-C (or the end of that wait) cancels what is still in flight at once;
 - the first fatal error (a 401) stops every worker.
+
+Work runs in lanes, one per model: each lane has its own queue, producer and workers, so a
+model slowed by its own rate limits (its workers waiting for its limiter) never holds up the
+jobs of another model, as one shared queue would.
 """
 
 from __future__ import annotations
@@ -19,22 +23,24 @@ from helmbench.run.config import drain_seconds
 log = logging.getLogger("helmbench.run")
 
 
-async def run_workers(owner, n_workers: int, *, what: str = "calls") -> tuple[bool, BaseException | None]:
-    """Run `owner.produce(queue, n)` and n × `owner.work(queue)` to the end.
+async def run_workers(owner, lanes: dict, *, what: str = "calls") -> tuple[bool, BaseException | None]:
+    """Per lane (key → n workers): run `owner.produce(queue, n, lane)` and n × `owner.work(queue)` to the end.
 
     Returns (interrupted, fatal error or None); sets `owner.stopping` whenever it stops early.
-    `owner.limiter.in_flight` tells how many calls a drain waits for.
+    `owner.in_flight` tells how many calls a drain waits for.
     """
-    queue: asyncio.Queue = asyncio.Queue(maxsize=n_workers)
-    tasks = [asyncio.create_task(owner.work(queue)) for _ in range(n_workers)]
-    tasks.append(asyncio.create_task(owner.produce(queue, n_workers)))
+    tasks = []
+    for lane, n_workers in lanes.items():
+        queue: asyncio.Queue = asyncio.Queue(maxsize=n_workers)
+        tasks += [asyncio.create_task(owner.work(queue)) for _ in range(n_workers)]
+        tasks.append(asyncio.create_task(owner.produce(queue, n_workers, lane)))
     interrupted = False
     loop = asyncio.get_running_loop()
     drain = drain_seconds()
     timer: asyncio.TimerHandle | None = None
 
     def cancel_all(why: str) -> None:
-        left = owner.limiter.in_flight
+        left = owner.in_flight
         if left:
             log.warning("%s: cancelling %d %s still in flight (the next run asks them again)", why, left, what)
         for t in tasks:
@@ -46,7 +52,7 @@ async def run_workers(owner, n_workers: int, *, what: str = "calls") -> tuple[bo
             cancel_all("interrupted again")
             return
         interrupted = owner.stopping = True
-        waiting = owner.limiter.in_flight
+        waiting = owner.in_flight
         if waiting:
             log.warning("interrupted: starting no new %s; waiting up to %.0f s for the %d in flight (already paid "
                         "for) to be saved. Press Ctrl-C again to stop at once.", what, drain, waiting)

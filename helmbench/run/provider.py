@@ -6,7 +6,14 @@ nothing and would wait 6000 s by default, so every call passes an explicit timeo
 num_retries=0: retrying is helmbench's job (retry.py). litellm's timeout bounds each socket
 read, not the request (a body that drips a byte a second never times out), so every attempt
 also runs under an overall deadline of the same length: connect plus the whole body. Errors
-leave this module as `ProviderError`s with a kind and whether they are transient or fatal.
+leave this module as `ProviderError`s with a kind and whether they are transient or fatal,
+and with a message fit for a terminal (no litellm prefixes repeated three times, no object
+reprs such as `ssl:<ssl.SSLContext object at 0x…>`).
+
+A provider that never answered is not worth retrying call by call: when the first calls of an
+invocation all fail to connect (connection refused, DNS failure) or all get a 404 (a wrong base
+URL), the `UNREACHABLE_AFTER`-th such failure is fatal and names the base URL, so a
+misconfigured run stops in seconds with one message instead of retrying every call.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import time
 import warnings
 from typing import Any
@@ -22,6 +30,12 @@ from helmbench.run.calls import Completion, ProviderError, classify_status, pars
 
 log = logging.getLogger("helmbench.run.provider")
 _litellm = None
+_preloading = False
+DEFAULT_BASE = "https://openrouter.ai/api/v1"
+UNREACHABLE_AFTER = 3  # consecutive connect failures (or 404s) before anything answered
+
+_OBJECT_REPR = re.compile(r"\s*(?:ssl:)?<[\w.]+ object at 0x[0-9a-fA-F]+>")
+_PREFIX = re.compile(r"^(?:(?:litellm\.)?\w*(?:Error|Exception):\s*|\w+Exception - )+")
 
 
 def load_litellm():
@@ -38,6 +52,18 @@ def load_litellm():
             logging.getLogger(name).setLevel(logging.ERROR)
         _litellm = litellm
     return _litellm
+
+
+def preload_litellm() -> None:
+    """Start importing litellm in a background thread (it takes seconds), so the import overlaps
+    reading the manifest and planning; `Provider()` then finds it loaded (Python's import lock makes
+    a second importer wait for the first). A daemon thread: a run with nothing to send never waits."""
+    import threading
+
+    global _preloading
+    if _litellm is None and not _preloading:
+        _preloading = True
+        threading.Thread(target=load_litellm, name="import-litellm", daemon=True).start()
 
 
 def request_kwargs(model_id: str, settings: dict, request: dict, *, api_key: str, api_base: str | None,
@@ -81,11 +107,17 @@ def _error(exc: BaseException, api_key: str) -> ProviderError:
     headers = getattr(exc, "litellm_response_headers", None)
     if headers is None and getattr(exc, "response", None) is not None:
         headers = getattr(exc.response, "headers", None)
-    message = f"{type(exc).__name__}: {exc}"
+    message = clean_message(f"{type(exc).__name__}: {exc}")
     if api_key:
         message = message.replace(api_key, "***")
     return ProviderError(kind, message[:1000], status=status if isinstance(status, int) else None,
                          transient=transient, fatal=fatal, retry_after=parse_retry_after(headers))
+
+
+def clean_message(text: str) -> str:
+    """litellm's message without its stacked class-name prefixes and without object reprs."""
+    text = _OBJECT_REPR.sub("", text)
+    return _PREFIX.sub("", text).strip() or text.strip()
 
 
 def _completion(resp: Any, latency_ms: int) -> Completion:
@@ -118,7 +150,29 @@ class Provider:
         self.api_key = api_key
         self.api_base = api_base
         self.default_timeout = default_timeout
+        self.answered = False  # some call got an answer: the base URL works
+        self.unreachable = 0  # consecutive connect failures / 404s while nothing has answered
         self.litellm = load_litellm()
+
+    def _check_reachable(self, err: ProviderError) -> ProviderError:
+        """`err`, or a fatal 'unreachable' error once the first calls all failed to reach the provider."""
+        if self.answered:
+            return err
+        if err.kind not in ("connection", "not_found"):
+            if err.status is not None and err.kind != "server_error":
+                self.answered = True  # it answered, with an error about this call
+            return err
+        self.unreachable += 1
+        if self.unreachable < UNREACHABLE_AFTER:
+            return err
+        base = self.api_base or DEFAULT_BASE
+        if err.kind == "connection":
+            text = (f"cannot reach the provider at {base} ({err.message[:200]}). Check the network, or "
+                    "OPENROUTER_API_BASE if you set it. The run was stopped; nothing more was sent.")
+        else:
+            text = (f"the provider at {base} answered 404 Not Found to the first calls: check OPENROUTER_API_BASE "
+                    "(it should end in /api/v1) and the model ids in models.yml. The run was stopped.")
+        return ProviderError("unreachable", text, status=err.status, fatal=True)
 
     async def complete(self, model_id: str, settings: dict, request: dict) -> Completion:
         kw = request_kwargs(model_id, settings, request, api_key=self.api_key, api_base=self.api_base,
@@ -134,5 +188,6 @@ class Provider:
         except ProviderError:
             raise
         except Exception as exc:  # litellm's exception zoo → one classified error
-            raise _error(exc, self.api_key) from None
+            raise self._check_reachable(_error(exc, self.api_key)) from None
+        self.answered = True
         return _completion(resp, int((time.monotonic() - start) * 1000))

@@ -1,7 +1,9 @@
 """Call with retries: exponential backoff with full jitter, honouring Retry-After.
 
 Transient failures (429, 5xx, timeouts, dropped connections) are retried up to
-`max_attempts`; an answer without choices (which may be billed) only up to the smaller
+`max_attempts` (a 429 met while the model's limiter can still slow down is a signal to slow
+down, not a failure of this call, so it does not use up an attempt, up to 4 × `max_attempts`
+in all); an answer without choices (which may be billed) only up to the smaller
 `max_empty_attempts`; permanent ones (400, 403, 404) are returned at once as the final error;
 fatal ones (401, 402) propagate so the run stops. The wait happens outside the concurrency
 slot, so a backing-off call does not hold capacity other calls could use.
@@ -55,7 +57,7 @@ async def call_with_retries(
     """
     rng = rng or random.Random()
     budget = budget or Budget(None)
-    attempt = empty = 0
+    attempt = empty = free = 0
     billed: float | None = None
     last: ProviderError | None = None
     while True:
@@ -84,8 +86,9 @@ async def call_with_retries(
             last = err
             empty += err.kind == "empty_choices"
             if err.kind == "rate_limit":
+                free += limiter.effective > limiter.minimum and attempt < 4 * policy.max_attempts
                 limiter.on_rate_limit()
-            if (not err.transient or attempt >= policy.max_attempts or empty >= policy.max_empty_attempts
+            if (not err.transient or attempt - free >= policy.max_attempts or empty >= policy.max_empty_attempts
                     or not may_start()):
                 log.debug("%s: giving up after %d attempt(s): %s", label, attempt, err.kind)
                 return err, attempt

@@ -1,10 +1,10 @@
 """One invocation of `helmbench run`, start to finish: check inputs, plan, call, record.
 
 The order matters for money and for trust: every input is checked (manifest hashes, model
-ids, scenario codes) before anything is spent; litellm is imported only when at least one
-call is actually needed (a re-run of an unchanged manifest never imports it); and however
-the invocation ends (done, Ctrl-C, cost limit, rejected key, crash), each run row records
-how it ended and its counts are refreshed from what was committed. One run writes a database
+ids, scenario codes) before anything is spent; litellm (seconds to import) is imported in a
+background thread while the inputs are read and the plan is built, never for a dry run or
+without a key; and however the invocation ends (done, Ctrl-C, cost limit, rejected key,
+crash), each run row records how it ended and its counts are refreshed from what was committed. One run writes a database
 at a time (store/lock.py), and a storage failure (disk full, a damaged file) ends the run
 with a message saying what was saved, never a traceback and never "completed".
 """
@@ -41,14 +41,24 @@ class RunReport:
     judge: object = None  # dry-run: judge_plan.JudgeEstimate; run: judge_run.JudgeOutcome (None: no judge)
 
 
+#: The exit code of a run stopped before its end by the money limit or by the provider (a rejected
+#: key, an unreachable base URL): distinct from 1 (it ended, with some errors) so scripts can tell.
+EXIT_STOPPED = 3
+
+
 def _fatal_message(err: ProviderError) -> HelmbenchError:
     if err.kind == "auth":
         return HelmbenchError(
             "OpenRouter rejected the API key (HTTP 401): check OPENROUTER_API_KEY. The run was stopped; nothing "
-            "more was sent.", hint="export OPENROUTER_API_KEY=<a key from https://openrouter.ai/keys>, or use --dry-run")
+            "more was sent.", hint="export OPENROUTER_API_KEY=<a key from https://openrouter.ai/keys>, or use --dry-run",
+            exit_code=EXIT_STOPPED)
     if err.kind == "payment_required":
-        return HelmbenchError("OpenRouter refused the call: payment required (HTTP 402). Add credits and run again.")
-    return HelmbenchError(f"the run was stopped by a provider error: {err.message}")
+        return HelmbenchError("OpenRouter refused the call: payment required (HTTP 402). Add credits and run again.",
+                              exit_code=EXIT_STOPPED)
+    if err.kind == "unreachable":
+        return HelmbenchError(err.message, exit_code=EXIT_STOPPED,
+                              hint="run again once it is reachable: nothing stored is asked again")
+    return HelmbenchError(f"the run was stopped by a provider error: {err.message}", exit_code=EXIT_STOPPED)
 
 
 def prepare(opts: RunOptions):
@@ -67,14 +77,19 @@ def prepare(opts: RunOptions):
 
 
 def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool = False) -> RunReport:
-    from helmbench.store import open_db, open_existing
+    from helmbench.store import open_existing
 
+    if not opts.dry_run and opts.api_key is not None:
+        from helmbench.run.provider import preload_litellm
+
+        preload_litellm()
     manifest, entries, scenarios = prepare(opts)
     case_ids = set(opts.case_ids) if opts.case_ids else None
     no_key = opts.api_key is None
     if opts.dry_run or no_key:
         db = open_existing(opts.db)
-        plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples)
+        plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
+                          preview=opts.preview)
         from helmbench.run.judge_plan import estimate, judge_for
 
         return RunReport(plan, True, "dry-run", no_key=no_key,
@@ -100,7 +115,8 @@ def _run_locked(opts: RunOptions, console: Console, manifest, entries, scenarios
     if not is_registered(db, manifest.hash):
         register_manifest(db, manifest.header, iter(manifest))
     upsert_models(db, [(e.id, e.name) for e in entries])
-    plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples)
+    plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
+                      preview=opts.preview)
     from helmbench.run.judge_plan import judge_for
     from helmbench.store.judgements import record_judge_totals
 
@@ -108,7 +124,8 @@ def _run_locked(opts: RunOptions, console: Console, manifest, entries, scenarios
     for mp in plan.models:
         mp.run_id = start_run(db, manifest_hash=manifest.hash, model=mp.id, settings=mp.settings,
                               settings_hash=mp.settings_hash, samples=opts.samples,
-                              n_cases=manifest.header.get("cases", 0) * opts.samples, version=__version__)
+                              n_cases=manifest.header.get("cases", 0) * opts.samples, version=__version__,
+                              preview=opts.preview)
         mp.settled = settled_results(db, mp.run_id)
     status = "failed"
     report = RunReport(plan, False, status)
@@ -125,8 +142,8 @@ def _run_locked(opts: RunOptions, console: Console, manifest, entries, scenarios
                 check_integrity(db, opts.db)
             status = ended
         except ProviderError as err:
-            if err.fatal:
-                log.error("stopping: %s", err.message)
+            if err.fatal:  # the CLI prints the one message; the run's log file keeps it too
+                log.debug("stopping: %s", err.message)
                 raise _fatal_message(err) from None
             raise
         except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C outside the event loop (e.g. while importing)
@@ -136,8 +153,10 @@ def _run_locked(opts: RunOptions, console: Console, manifest, entries, scenarios
             if status == "completed" and (scenarios is not None or case_ids is not None):
                 final = "partial"
             report.status = final
+            recorded = "preview" if opts.preview and status != "failed" else final  # a preview is never scored
             try:
-                report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, final)["id"]) for mp in plan.models]
+                report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, recorded)["id"])
+                               for mp in plan.models]
             except sqlite3.Error as exc:
                 if status != "failed":  # else the error that failed the run is already on its way up
                     raise

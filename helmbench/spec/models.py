@@ -201,10 +201,14 @@ class ModelEntry(ModelSettings):
     name: str | None = None
     price: Price | None = Field(None, description="USD per million input and output tokens, for cost estimates "
                                                    "(default: litellm's price list); never sent, not in the cache key")
+    concurrency: Annotated[int, Field(ge=1, le=1000)] | None = Field(
+        None, description="most calls in flight to this model (default: `helmbench run --concurrency`); halved on "
+                          "its own rate limits; not sent, not in the cache key")
 
     def settings(self) -> dict:
-        """What is sent with each request (and keys the response cache): not the name or the price."""
-        return self.model_dump(exclude={"id", "name", "price"}, exclude_none=True)
+        """What is sent with each request (and keys the response cache): not the name, price or concurrency
+        (how fast answers are fetched does not change them)."""
+        return self.model_dump(exclude={"id", "name", "price", "concurrency"}, exclude_none=True)
 
 
 class ModelsFile(Strict):

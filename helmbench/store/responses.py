@@ -62,10 +62,13 @@ class Write(NamedTuple):
     result: dict | None
 
 
-def done_keys(db: sqlite_utils.Database, model: str, settings_hash: str) -> set[tuple[str, int]]:
-    """(request_hash, sample) of every successful stored response: these are never requested again."""
+def done_keys(db: sqlite_utils.Database, model: str, settings_hash: str, *,
+              with_errors: bool = False) -> set[tuple[str, int]]:
+    """(request_hash, sample) of every successful stored response: these are never requested again.
+    `with_errors`: failed ones too (a preview never replaces a response a scored result points to)."""
     rows = db.execute(
-        "SELECT request_hash, sample FROM responses WHERE model = ? AND settings_hash = ? AND error_kind IS NULL",
+        "SELECT request_hash, sample FROM responses WHERE model = ? AND settings_hash = ?"
+        + ("" if with_errors else " AND error_kind IS NULL"),
         [model, settings_hash],
     )
     return {(r[0], r[1]) for r in rows}

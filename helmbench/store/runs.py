@@ -13,7 +13,14 @@ from datetime import datetime, timezone
 
 import sqlite_utils
 
-STATUSES = ("running", "completed", "partial", "interrupted", "failed", "stopped_cost")
+STATUSES = ("running", "completed", "partial", "interrupted", "failed", "stopped_cost", "preview")
+
+#: A preview (`helmbench run-single`) gets a run row of its own, status 'preview', keyed by this
+#: prefix on the settings hash: the row of the real run (same manifest, model and settings) is
+#: never touched by a preview, and the leaderboard, which reads finished statuses only, never
+#: scores a preview. Responses stay keyed by the real settings hash, so a later full run reuses
+#: (and does not pay again for) what a preview asked.
+PREVIEW_PREFIX = "preview:"
 
 
 def now() -> str:
@@ -21,15 +28,17 @@ def now() -> str:
 
 
 def start_run(db: sqlite_utils.Database, *, manifest_hash: str, model: str, settings: dict, settings_hash: str,
-              samples: int, n_cases: int, version: str) -> int:
+              samples: int, n_cases: int, version: str, preview: bool = False) -> int:
+    status = "preview" if preview else "running"
+    key = PREVIEW_PREFIX + settings_hash if preview else settings_hash
     with db.conn as conn:
         row = conn.execute(
             "INSERT INTO runs (manifest_hash, model, settings_json, settings_hash, samples, started_at, status, n_cases, "
-            "helmbench_version) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?) "
-            "ON CONFLICT(manifest_hash, model, settings_hash) DO UPDATE SET status = 'running', finished_at = NULL, "
-            "samples = max(samples, excluded.samples), n_cases = max(n_cases, excluded.n_cases), "
+            "helmbench_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(manifest_hash, model, settings_hash) DO UPDATE SET status = excluded.status, "
+            "finished_at = NULL, samples = max(samples, excluded.samples), n_cases = max(n_cases, excluded.n_cases), "
             "helmbench_version = excluded.helmbench_version RETURNING id",
-            [manifest_hash, model, json.dumps(settings, sort_keys=True), settings_hash, samples, now(), n_cases, version],
+            [manifest_hash, model, json.dumps(settings, sort_keys=True), key, samples, now(), status, n_cases, version],
         ).fetchone()
     return row[0]
 
@@ -66,7 +75,8 @@ def finish_run(db: sqlite_utils.Database, run_id: int, status: str) -> dict:
     with db.conn as conn:
         run = conn.execute("SELECT manifest_hash, model, settings_hash, samples FROM runs WHERE id = ?",
                            [run_id]).fetchone()
-        params = {"run": run_id, "manifest_hash": run[0], "model": run[1], "settings_hash": run[2], "samples": run[3]}
+        params = {"run": run_id, "manifest_hash": run[0], "model": run[1],
+                  "settings_hash": run[2].removeprefix(PREVIEW_PREFIX), "samples": run[3]}
         verdicts = dict(conn.execute(_VERDICTS, params).fetchall())
         awaiting = conn.execute(_AWAITING_JUDGE, params).fetchone()[0]
         cost, pt, ct = conn.execute(_USAGE, params).fetchone()

@@ -34,7 +34,7 @@ from tests.fakes.openrouter_http import Server
 from tests.fakes.schema_answer import answer, free_text
 
 FAULTS = ("429", "500", "502", "503", "slow", "drop", "drip", "invalid_json", "truncated", "empty", "no_choices",
-          "html", "401", "400", "403")
+          "html", "401", "400", "403", "404")
 TRANSIENT = ("429", "500", "502", "drop", "slow")
 
 
@@ -84,6 +84,7 @@ def _unit(*parts: Any) -> float:
 @dataclass
 class FakeOpenRouter:
     latency: float = 0.0
+    latency_spread: float = 0.0  # each request waits latency + spread × a fixed fraction of its key
     seed: int = 0
     rules: list[Rule] = field(default_factory=list)
     retry_after: str | None = "0"
@@ -93,6 +94,10 @@ class FakeOpenRouter:
     expect_key: str | None = None
     port: int = 0
     judge_answers: dict[str, str] = field(default_factory=dict)  # criterion code (or "*") → option or JUDGE_FAULT
+    # model id → most concurrent requests it accepts; above that it answers 429 at once, like an
+    # upstream provider with its own rate limit (each model of OpenRouter has its own)
+    model_limits: dict[str, int] = field(default_factory=dict)
+    limit_retry_after: str = "0.2"  # the Retry-After of those 429s (seconds)
 
     def __post_init__(self):
         self.lock = threading.Lock()
@@ -106,6 +111,10 @@ class FakeOpenRouter:
         self.in_flight = 0
         self.peak_in_flight = 0
         self.answered_at: dict[str, float] = {}  # request key → when its last 200 reply was sent
+        self.model_in_flight: Counter[str] = Counter()
+        self.model_peak: Counter[str] = Counter()  # model id → most requests in flight at once
+        self.model_answers: dict[str, list[float]] = {}  # model id → when each 200 reply was sent
+        self.over_limit: Counter[str] = Counter()  # model id → 429s from `model_limits`
         self.server: Server | None = None
 
     # --- programming ----------------------------------------------------------------
@@ -116,7 +125,8 @@ class FakeOpenRouter:
 
     def configure(self, values: dict) -> None:
         """Reprogram from JSON (`POST /_config` from another process)."""
-        for name in ("latency", "slow_seconds", "drip_seconds", "retry_after", "cost", "seed", "expect_key", "judge_answers"):
+        for name in ("latency", "latency_spread", "slow_seconds", "drip_seconds", "retry_after", "cost", "seed", "expect_key", "judge_answers",
+                     "model_limits"):
             if name in values:
                 setattr(self, name, values[name])
         if "rules" in values:
@@ -138,12 +148,17 @@ class FakeOpenRouter:
             self.bodies.clear()
             self.peak_in_flight = 0
             self.answered_at.clear()
+            self.model_peak.clear()
+            self.model_answers.clear()
+            self.over_limit.clear()
 
     def stats(self) -> dict:
         with self.lock:
             return {"total": self.total, "by_key": dict(self.by_key), "faults": dict(self.faults),
                     "by_model": dict(self.by_model), "judge_calls": dict(self.judge_calls),
-                    "peak_in_flight": self.peak_in_flight}
+                    "peak_in_flight": self.peak_in_flight, "model_peak": dict(self.model_peak),
+                    "over_limit": dict(self.over_limit), "model_answers": {m: len(t) for m, t in self.model_answers.items()},
+                    "model_span": {m: max(t) - min(t) for m, t in self.model_answers.items() if t}}
 
     # --- serving -----------------------------------------------------------------------
 
@@ -196,6 +211,32 @@ class FakeOpenRouter:
             with self.lock:
                 self.faults[fault] += 1
         return key, attempt, fault
+
+    def latency_of(self, key: str) -> float:
+        """The wait before answering the request `key` (reproducible, so benchmarks can add it up)."""
+        return self.latency + self.latency_spread * _unit(self.seed, key, "latency") if self.latency_spread else self.latency
+
+    def enter(self, model: str) -> bool:
+        """A request for `model` starts; False if it is over the model's own concurrency limit."""
+        with self.lock:
+            self.model_in_flight[model] += 1
+            self.model_peak[model] = max(self.model_peak[model], self.model_in_flight[model])
+            limit = self.model_limits.get(model)
+            if limit is not None and self.model_in_flight[model] > limit:
+                self.over_limit[model] += 1
+                return False
+            return True
+
+    def leave(self, model: str, answered: bool) -> None:
+        with self.lock:
+            self.model_in_flight[model] -= 1
+            if answered:
+                self.model_answers.setdefault(model, []).append(time.monotonic())
+
+    def rate(self, model: str) -> float:
+        """Answers per second `model` got, from its first answer to its last."""
+        times = self.model_answers.get(model) or []
+        return (len(times) - 1) / (max(times) - min(times)) if len(times) > 1 and max(times) > min(times) else 0.0
 
     def reply(self, body: dict, key: str, fault: str | None) -> dict:
         """An OpenRouter-shaped chat completion whose content fits the requested schema."""

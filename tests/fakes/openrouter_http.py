@@ -22,8 +22,9 @@ ERRORS = {
     "401": (401, "No auth credentials found"),
     "400": (400, "Bad request: invalid parameter"),
     "403": (403, "Input was flagged by moderation"),
+    "404": (404, "No endpoints found for this model"),
 }
-REASONS = {200: "OK", 404: "Not Found", **{s: m for s, m in ERRORS.values()}}
+REASONS = {200: "OK", **{s: m for s, m in ERRORS.values()}, 404: "Not Found"}
 
 
 class Drip(bytes):
@@ -111,17 +112,25 @@ class Server:
         with fake.lock:
             fake.in_flight += 1
             fake.peak_in_flight = max(fake.peak_in_flight, fake.in_flight)
+        model = str(body.get("model", "")).removeprefix("openrouter/")
+        reply = None
         try:
-            return await self.chat(body, headers.get("authorization"))
+            if not fake.enter(model):  # over this model's own limit: 429 at once
+                status, message = ERRORS["429"]
+                return _response(status, {"error": {"message": message, "code": status}}, {"Retry-After": fake.limit_retry_after})
+            reply = await self.chat(body, headers.get("authorization"))
+            return reply
         finally:
             with fake.lock:
                 fake.in_flight -= 1
+            fake.leave(model, answered=bool(reply) and bytes(reply[:12]) == b"HTTP/1.1 200")
 
     async def chat(self, body: dict, auth: str | None) -> bytes | None:
         fake = self.fake
         key, _, fault = fake.decide(body, auth)
-        if fake.latency:
-            await asyncio.sleep(fake.latency)
+        latency = fake.latency_of(key)
+        if latency:
+            await asyncio.sleep(latency)
         if fault == "drop":
             return None
         if fault == "slow":

@@ -98,7 +98,7 @@ def test_a_rejected_key_stops_with_a_message_and_no_traceback(env, fake, small):
     fake.expect_key = "not-the-key-we-send"
     proc = start_run(small, env)
     out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1
+    assert proc.returncode == 3  # stopped early (was 1 before exit codes were documented)
     assert "OPENROUTER_API_KEY" in err and "Traceback" not in err
     assert env["OPENROUTER_API_KEY"] not in out + err
 

@@ -134,3 +134,25 @@ def test_limiter_cancellation_frees_the_slot():
         await asyncio.wait_for(lim.acquire(), 1)
 
     asyncio.run(main())
+
+
+def test_limiter_steps_back_to_the_last_quiet_limit_when_a_probe_above_it_is_refused():
+    lim = AdaptiveLimiter(8, cooldown=0.0)
+    lim.on_rate_limit()
+    assert lim.effective == 4
+    for _ in range(5):
+        lim.on_success()  # quiet at 4: 4 is known good, and it probes 5
+    assert lim.effective == 5 and lim.good == 4
+    lim.on_rate_limit()
+    assert lim.effective == 4, "back to the known-good limit, not halved to 2"
+    lim.on_rate_limit()  # refused at the known-good limit itself: the provider tightened
+    assert lim.effective == 2 and lim.good == 0
+
+
+def test_429s_while_the_limiter_can_still_slow_down_use_up_no_attempt():
+    limited = ProviderError("rate_limit", "429", transient=True, retry_after=0.0)
+    call, calls = _scripted(*[limited] * 40)
+    result = asyncio.run(call_with_retries(call, policy=POLICY, limiter=AdaptiveLimiter(8, cooldown=0.0)))
+    assert result == (limited, POLICY.max_attempts + 3)  # 8 → 4 → 2 → 1 were free; at 1 each 429 counts
+    call, calls = _scripted(*[limited] * 40)
+    assert asyncio.run(call_with_retries(call, policy=POLICY, limiter=AdaptiveLimiter(1))) == (limited, 4)
