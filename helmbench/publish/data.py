@@ -38,6 +38,7 @@ from helmbench.score.leaderboard import (
     to_scored,
 )
 from helmbench.score.drift import HistoryPoint, history
+from helmbench.score.pairwise import tie_groups
 
 from .cache import digest
 from .settings import PublishSettings
@@ -358,6 +359,25 @@ def _cached_summarise(cache):
     return fn, digests
 
 
+def _cached_tie_groups(cache):
+    """`tie_groups`, looked up in the build cache by a digest of the compared rows.
+
+    Why: the paired tests need scipy/statsmodels, whose import alone costs about a second; a
+    rebuild with unchanged results should pay neither the import nor the resampling.
+    """
+    def fn(ranked, *, resamples, seed):
+        if cache is None:
+            return tie_groups(ranked, resamples=resamples, seed=seed)
+        key = cache.key("tie_groups", ([(name, digest(rows)) for name, rows in ranked], resamples, seed))
+        hit, value = cache.get(key)
+        if not hit:
+            value = tie_groups(ranked, resamples=resamples, seed=seed)
+            cache.put(key, value)
+        return value
+
+    return fn
+
+
 def load(settings: PublishSettings, cache=None) -> SiteData:
     """Read the site's data. Never raises for a missing database or manifest (the site says so).
 
@@ -383,7 +403,7 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
 
             summarise_fn, digests = _cached_summarise(cache)
             board = build_leaderboard(conn, file_hash, bootstrap=BOOTSTRAP, seed=SEED, load_results=load_results,
-                                      summarise_fn=summarise_fn)
+                                      summarise_fn=summarise_fn, groups_fn=_cached_tie_groups(cache))
             if board.manifest_hash:
                 header, cases = _db_manifest(conn, board.manifest_hash)
                 slugs = _unique_slugs([r.model for r in board.rows])

@@ -50,7 +50,7 @@ from .detection import Detection, detection
 from .drift import Served, drift_notes, previous_run, served
 from .floors import Floor, FlooredScore, apply_floors
 from .model import ERROR, FAIL, PASS, ScoredResult
-from .pairwise import Comparison, tie_groups
+from .pairwise import Comparison, TieGroups, tie_groups
 from .summary import RunSummary, summarise
 from .weighted import weighted_scores
 
@@ -504,12 +504,13 @@ def leaderboard_row(conn: sqlite3.Connection, run: RunInfo, n_cases: int, *,
 
 
 def _grouped(rows: list[LeaderboardRow], results: dict[int, list[ScoredResult]], *,
-             resamples: int, seed: int) -> tuple[list[LeaderboardRow], list[Comparison]]:
+             resamples: int, seed: int, groups_fn: Callable[..., TieGroups] = tie_groups,
+             ) -> tuple[list[LeaderboardRow], list[Comparison]]:
     """Tie groups over the ranked rows (paired tests on the results each run rests on)."""
     ranked = [r for r in rows if r.rank is not None]
     if not ranked or resamples <= 0:
         return rows, []
-    groups = tie_groups([(r.model, results[r.run.id]) for r in ranked], resamples=resamples, seed=seed)
+    groups = groups_fn([(r.model, results[r.run.id]) for r in ranked], resamples=resamples, seed=seed)
     # The test compares the weighted scores; the ranking is by the composite after floors. Two models
     # capped to the same composite share a rank, so they share a group whatever the test says.
     comparisons = [replace(c, distinguishable=c.distinguishable and not math.isclose(
@@ -524,14 +525,16 @@ def _grouped(rows: list[LeaderboardRow], results: dict[int, list[ScoredResult]],
 def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | None = None, *,
                       bootstrap: int = 1000, seed: int = 0, statuses: Sequence[str] = FINISHED_STATUSES,
                       load_results: Callable[[sqlite3.Connection, RunInfo], list[ScoredResult]] | None = None,
-                      summarise_fn: Callable[..., RunSummary] = summarise) -> Leaderboard:
+                      summarise_fn: Callable[..., RunSummary] = summarise,
+                      groups_fn: Callable[..., TieGroups] = tie_groups) -> Leaderboard:
     """The ranked leaderboard of a manifest (see the module docstring for every choice).
 
     `db` is a path (opened read-only; FileNotFoundError if absent) or an open connection.
     `bootstrap`/`seed` go to `summarise` for the score interval (0 skips it).
     `load_results(conn, run)` replaces `scored_results` for a caller that reads more of each
     result row anyway (the site does), so that the rows are read once; `summarise_fn` (same
-    signature as `summarise`) lets a caller reuse summaries it already has (the site caches them).
+    signature as `summarise`) lets a caller reuse summaries it already has (the site caches them);
+    `groups_fn` (same signature as `pairwise.tie_groups`) likewise for the paired comparisons.
     """
     conn, owned = _connection(db)
     try:
@@ -545,7 +548,7 @@ def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | 
                                 results=results[run.id], statuses=statuses, floors=floors)
                 for run in runs]
         pillars = sorted({p for r in rows for p in r.pillar_scores}, key=natural_key)
-        ranked, comparisons = _grouped(_rank(rows), results, resamples=bootstrap, seed=seed)
+        ranked, comparisons = _grouped(_rank(rows), results, resamples=bootstrap, seed=seed, groups_fn=groups_fn)
         return Leaderboard(
             manifest_hash=chosen, requested_manifest=manifest_hash, benchmark_name=name,
             benchmark_version=version, n_cases=n_cases, pillars=pillars, rows=ranked,

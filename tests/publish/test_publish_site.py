@@ -225,6 +225,7 @@ def test_a_rebuild_is_identical_and_reuses_the_cached_scores_and_charts(site, pi
         raise AssertionError("a cached summary or chart was computed again")
 
     monkeypatch.setattr(data_mod, "summarise", fail)
+    monkeypatch.setattr(data_mod, "tie_groups", fail)  # nor are the paired comparisons (nor scipy imported)
     monkeypatch.setattr(BuildCache, "put", fail)  # every miss stores what it computed
     settings = PublishSettings(db=pipeline.db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL)
     again = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site")
