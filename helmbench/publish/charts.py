@@ -95,7 +95,10 @@ def figure(panels: Sequence[Panel]) -> bytes:
     with matplotlib.rc_context(RC):
         # Fixed margins in inches (constrained layout would double the rendering time).
         longest = max((len(part) for p in panels for label in _labels(p) for part in label.split("\n")), default=4)
-        left, right = 0.3 + 0.07 * longest, 0.95  # ~0.07 in per character of 9 pt bold
+        notes = max((len(part) for p in panels for b in p.bars for part in (b.note or "").split("\n")), default=0)
+        # ~0.07 in per character of 9 pt bold on the left; ~0.055 in per character of the 7.5 pt notes
+        # on the right, so "rank 1, group 1, capped" is never cut off at the figure's edge.
+        left, right = 0.3 + 0.07 * longest, max(0.95, 0.25 + 0.055 * notes)
         heights = [_height(p) for p in panels]
         total = sum(heights) + len(panels) * (TOP + BOTTOM) + GAP * (len(panels) - 1)
         fig = Figure(figsize=(WIDTH, total))
