@@ -219,6 +219,6 @@ def diff(
             if models_file is None:
                 found = discover.find_layout(root) if root is not None else discover.find_layout()
                 models_file = found.root / "models.yml" if found is not None else None
-            print(render_comment(d, old, new, models_file, discover.build_dir() / "results.db"))
+            print(render_comment(d, old, new, models_file, discover.in_build(db=None)[0]))
             return
         print(render(d, format.value))

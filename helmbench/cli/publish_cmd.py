@@ -47,10 +47,7 @@ def publish(
     from helmbench.spec import discover
 
     log_to_stderr()
-    build = discover.build_dir()
-    db = db if db is not None else build / "results.db"
-    manifest = manifest if manifest is not None else build / "manifest.jsonl"
-    site_dir = site_dir if site_dir is not None else build / "site"
+    db, manifest, site_dir = discover.in_build(db=db, manifest=manifest, site_dir=site_dir)
     validate.publish_paths(db, manifest, config_file, site_dir)
     settings = PublishSettings(db=db, manifest=manifest, datasette_url=datasette_url.rstrip("/"))
     started = time.perf_counter()
@@ -84,8 +81,7 @@ def serve(
     from helmbench.publish import datasette
     from helmbench.spec import discover
 
-    db = db if db is not None else discover.build_dir() / "results.db"
-    serve_dir = serve_dir if serve_dir is not None else discover.build_dir() / "serve"
+    db, serve_dir = discover.in_build(db=db, serve_dir=serve_dir)
     validate.db_to_read(db), validate.output_dir(publish_dir if publish_dir is not None else serve_dir,
                                                  "--publish" if publish_dir is not None else "--serve-dir")
     if publish_dir is not None:

@@ -49,10 +49,9 @@ def report(
     """
     from helmbench.cli import report_render as render, validate
     from helmbench.cli.report_data import load_report
-    from helmbench.spec.discover import build_dir
+    from helmbench.spec.discover import in_build
 
-    db = db if db is not None else build_dir() / "results.db"
-    manifest = manifest if manifest is not None else build_dir() / "manifest.jsonl"
+    db, manifest = in_build(db=db, manifest=manifest)
     validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
 
     data = load_report(db, manifest, run_id, bootstrap=bootstrap)

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from helmbench.cli.report_data import Report
 from helmbench.score.leaderboard import LeaderboardRow
-from helmbench.score.pairwise import ALPHA
+from helmbench.score.pairwise import ALPHA, format_p
 
 NOTES = (
     "score: severity-weighted (see the methodology page), 95 % bootstrap interval over cases, after the benchmark's safety floors (a capped "
@@ -132,12 +132,8 @@ def comparison_rows(report: Report) -> tuple[list[str], list[list[str]]]:
         diff = "—" if d.difference is None else f"{100 * d.difference:+.1f} pts" + (
             f" ({100 * d.interval[0]:+.1f} to {100 * d.interval[1]:+.1f})" if d.interval else "")
         body.append([c.a, c.b, str(c.mcnemar.n_pairs), f"{c.mcnemar.a_only} / {c.mcnemar.b_only}",
-                     _p(c.mcnemar.p_value), diff, _p(c.p_adjusted), distinguishable(c)])
+                     format_p(c.mcnemar.p_value), diff, format_p(c.p_adjusted), distinguishable(c)])
     return head, body
-
-
-def _p(value: float | None) -> str:
-    return "—" if value is None else ("< 0.001" if value < 0.001 else f"{value:.3f}")
 
 
 def _title(report: Report) -> str:

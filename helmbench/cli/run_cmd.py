@@ -32,10 +32,8 @@ def _defaults(manifest: Optional[Path], models_file: Optional[Path], db: Optiona
     """Paths not given: build/ beside the benchmark found from the current folder, and its models.yml."""
     from helmbench.spec import discover
 
-    build = discover.build_dir()
-    return (manifest if manifest is not None else build / "manifest.jsonl",
-            models_file if models_file is not None else discover.models_file(),
-            db if db is not None else build / "results.db")
+    manifest, db = discover.in_build(manifest=manifest, db=db)
+    return manifest, models_file if models_file is not None else discover.models_file(), db
 
 
 def _models():

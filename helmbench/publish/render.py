@@ -18,6 +18,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from helmbench.score.breakdown import natural_key
+from helmbench.score.pairwise import format_p
 
 #: Marks a section break in a rendered fragment: `<!--section:Heading-->`.
 SECTION = re.compile(r"<!--section:(.*?)-->")
@@ -50,13 +51,6 @@ def count(value: int | None) -> str:
 def sortkey(value: float | int | None) -> str:
     """A `data-sort` value for tablesort's number sort; missing values sort below everything."""
     return "-1" if value is None else repr(float(value))
-
-
-def pvalue(value: float | None) -> str:
-    """A p-value as a reader wants it: three decimals, or "< 0.001"."""
-    if value is None:
-        return "—"
-    return "< 0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def bar_row(bar) -> tuple:
@@ -183,7 +177,7 @@ def environment() -> Environment:
         auto_reload=False,  # templates are package files: no stat() per include
     )
     env.filters.update(pct=pct, interval=interval, money=money, count=count, sortkey=sortkey,
-                       short_hash=short_hash, pvalue=pvalue, bar_row=bar_row, pretty_json=pretty_json, signed=signed, natural=natural_key)
+                       short_hash=short_hash, pvalue=format_p, bar_row=bar_row, pretty_json=pretty_json, signed=signed, natural=natural_key)
     env.globals.update(verdict_badge=verdict_badge, urlencode=urlencode, case_outputs=case_outputs)
     return env
 

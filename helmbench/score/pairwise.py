@@ -207,6 +207,13 @@ def paired_score_bootstrap(
     return PairedScore(n, float(sa - sb), (float(low), float(high)), float(p))
 
 
+def format_p(value: float | None) -> str:
+    """A p-value as a reader wants it, in every report and page: three decimals, or "< 0.001"."""
+    if value is None:
+        return "—"
+    return "< 0.001" if value < 0.001 else f"{value:.3f}"
+
+
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm's step-down adjustment (statsmodels), for a family of p-values."""
     from statsmodels.stats.multitest import multipletests

@@ -97,6 +97,23 @@ def build_dir(start: str | Path | None = None) -> Path:
     return _shown(found.build) if found is not None else Path("build")
 
 
+#: What each command writes in or reads from build/, by the name of its option.
+BUILD_FILES = {"manifest": "manifest.jsonl", "db": "results.db", "site_dir": "site", "serve_dir": "serve"}
+
+
+def in_build(**given: Path | None) -> list[Path]:
+    """Each path given, or its default in build/ beside the benchmark found from here (searched once),
+    in the order given: `manifest, db = in_build(manifest=manifest, db=db)`."""
+    build: Path | None = None
+    paths = []
+    for option, path in given.items():
+        if path is None:
+            build = build if build is not None else build_dir()
+            path = build / BUILD_FILES[option]
+        paths.append(path)
+    return paths
+
+
 def project_dir() -> Path | None:
     """The project folder of the benchmark found from here (where a mkdocs.yml or site/ may override the site)."""
     found = find_layout()

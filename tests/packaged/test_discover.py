@@ -84,3 +84,12 @@ def test_compile_of_a_benchmark_elsewhere_writes_build_beside_that_benchmark(tmp
     assert compiled.returncode == 0, compiled.stderr
     assert (repo / "build" / "manifest.jsonl").is_file()
     assert not (elsewhere / "build").exists()
+
+
+def test_defaults_land_in_one_build_folder_and_given_paths_win(tmp_path, chdir):
+    repo = authors_layout(tmp_path / "repo")
+    chdir(repo / "scenarios")
+    manifest, db, site = discover.in_build(manifest=None, db=Path("mine.db"), site_dir=None)
+    assert db == Path("mine.db")
+    assert manifest.resolve() == repo / "build" / "manifest.jsonl"
+    assert site.resolve() == repo / "build" / "site"

@@ -110,3 +110,9 @@ def test_an_untestable_pair_is_not_called_different():
     groups = tie_groups([("m/a", a), ("m/none", [])])
     assert groups.group == {"m/a": 1, "m/none": 1}
     assert groups.comparisons[0].score.p_value is None
+
+
+def test_p_values_read_the_same_in_every_report():
+    from helmbench.score.pairwise import format_p
+
+    assert [format_p(p) for p in (None, 0.0004, 0.0525, 1.0)] == ["—", "< 0.001", "0.052", "1.000"]
