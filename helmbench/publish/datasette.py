@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -71,6 +70,7 @@ COLUMNS: dict[str, dict[str, str]] = {
     "results": {"verdict": "PASS, FAIL or ERROR (an API or judge failure: excluded from scores)",
                 "score": "1 pass, 0 fail, or partial credit; null for ERROR",
                 "reason": "Why: the evaluator's explanation, or the error",
+                "failure_kind": "format: a FAIL because the output was not a usable answer in the requested format",
                 "case_id": "Case id", "run_id": "The run", "response_id": "The response judged"},
     "judgements": {"criterion": "CR1, CR2 … or criteria", "justification": "The judge's explanation",
                    "judgment_json": "The judge's structured answer", "raw": "The judge's raw output",
@@ -206,13 +206,11 @@ ORDER BY r.model, res.run_id, res.sample""",
 
 
 def _schema(db: Path) -> dict[str, list[str]]:
-    from helmbench.store.db import open_readonly
+    from helmbench.store import open_readonly, queries
 
     conn = open_readonly(db, check=False)  # our own fresh snapshot, checked when it was taken
     try:
-        tables = [r[0] for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
-        return {t: [r[1] for r in conn.execute(f"PRAGMA table_info([{t}])")] for t in tables}
+        return queries.table_columns(conn)
     finally:
         conn.close()
 
@@ -265,25 +263,13 @@ def _stamp() -> str:
 
 def snapshot(db: str | Path, dest_dir: str | Path) -> Path:
     """`VACUUM INTO` a consistent copy of `db` at `dest_dir/results.db` (which must not exist)."""
-    from helmbench.errors import UsageError, explain
-    from helmbench.store.db import open_readonly
+    from helmbench.errors import UsageError
+    from helmbench.store.snapshot import vacuum_into
 
     src = Path(db)
     if not src.exists():
         raise UsageError(f"no results database at {src}", hint="run `helmbench run` first, or pass --db")
-    conn = open_readonly(src)  # refuses a corrupt file before anything is written
-    dest = Path(dest_dir) / SNAPSHOT_NAME
-    try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if dest.exists():
-            dest.unlink()
-        conn.execute("VACUUM INTO ?", [str(dest)])
-    except sqlite3.Error as exc:  # the snapshot failed to be written (a full disk): name it, not the source
-        dest.unlink(missing_ok=True)
-        raise explain(exc, db=dest.parent) from None
-    finally:
-        conn.close()
-    return dest
+    return vacuum_into(src, Path(dest_dir) / SNAPSHOT_NAME)
 
 
 def new_snapshot(db: str | Path, serve_dir: str | Path, keep: int = KEEP_SNAPSHOTS) -> Path:

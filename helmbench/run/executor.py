@@ -62,7 +62,7 @@ def result_row(job: Job, outcome: Outcome, response_id: int | None = None) -> di
     return {
         "run_id": job.model.run_id, "case_id": job.case["id"], "case_hash": job.case["hash"], "sample": job.sample,
         "response_id": response_id, "verdict": outcome.verdict, "score": outcome.score, "reason": outcome.reason,
-        "created_at": now(),
+        "failure_kind": outcome.failure_kind, "created_at": now(),
     }
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from helmbench.run.calls import ProviderError
 from helmbench.run.config import RunOptions
 from helmbench.run.plan import Plan, build_plan
 from helmbench.run.selection import load_models_file, select_models, select_scenarios
+from helmbench.store import DatabaseError
 
 log = logging.getLogger("helmbench.run")
 
@@ -157,7 +157,7 @@ def _run_locked(opts: RunOptions, console: Console, manifest, entries, scenarios
             try:
                 report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, recorded)["id"])
                                for mp in plan.models]
-            except sqlite3.Error as exc:
+            except DatabaseError as exc:
                 if status != "failed":  # else the error that failed the run is already on its way up
                     raise
                 log.error("could not record how the run ended in %s: %s", opts.db, exc)

@@ -38,11 +38,12 @@ def upsert_replacing_errors(table: str, columns: tuple[str, ...], key: tuple[str
 UPSERT_RESPONSE = upsert_replacing_errors("responses", RESPONSE_COLUMNS, _KEY)
 SELECT_RESPONSE_ID = "SELECT id FROM responses WHERE request_hash = ? AND model = ? AND settings_hash = ? AND sample = ?"
 
-RESULT_COLUMNS = ("run_id", "case_id", "case_hash", "sample", "response_id", "verdict", "score", "reason", "created_at")
+RESULT_COLUMNS = ("run_id", "case_id", "case_hash", "sample", "response_id", "verdict", "score", "reason",
+                  "failure_kind", "created_at")
 UPSERT_RESULT = (
     f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))}) "
     "ON CONFLICT(run_id, case_hash, sample) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in ("response_id", "verdict", "score", "reason", "created_at"))
+    + ", ".join(f"{c} = excluded.{c}" for c in ("response_id", "verdict", "score", "reason", "failure_kind", "created_at"))
 )
 
 

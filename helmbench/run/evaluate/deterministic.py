@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from helmbench.run.evaluate.registry import Outcome, fail, passed, register
+from helmbench.run.evaluate.registry import Outcome, fail, format_failure, passed, register
 
 
 def _field(evaluation: dict, parsed: Any) -> tuple[str, Any, str | None]:
@@ -28,7 +28,7 @@ def _as_list(value: Any) -> list:
 def category_match(evaluation: dict, parsed: Any) -> Outcome:
     field, value, problem = _field(evaluation, parsed)
     if problem:
-        return fail(problem)
+        return format_failure(problem)
     accepted = _as_list(evaluation.get("expected") or [])
     if value in accepted:
         return passed(f"{field} = {value!r}")
@@ -39,9 +39,9 @@ def category_match(evaluation: dict, parsed: Any) -> Outcome:
 def list_includes(evaluation: dict, parsed: Any) -> Outcome:
     field, value, problem = _field(evaluation, parsed)
     if problem:
-        return fail(problem)
+        return format_failure(problem)
     if not isinstance(value, list):
-        return fail(f"{field} is not a list: {value!r}")
+        return format_failure(f"{field} is not a list: {value!r}")
     missing = [v for v in evaluation.get("required", []) if v not in value]
     if missing:
         return fail(f"{field} = {value!r} is missing {', '.join(map(repr, missing))}")
@@ -52,9 +52,9 @@ def list_includes(evaluation: dict, parsed: Any) -> Outcome:
 def tag_threshold(evaluation: dict, parsed: Any) -> Outcome:
     field, value, problem = _field(evaluation, parsed)
     if problem:
-        return fail(problem)
+        return format_failure(problem)
     if not isinstance(value, list):
-        return fail(f"{field} is not a list: {value!r}")
+        return format_failure(f"{field} is not a list: {value!r}")
     expected = set(evaluation.get("expected", []))
     given = list(dict.fromkeys(v for v in value if isinstance(v, (str, int, float, bool))))
     correct = [v for v in given if v in expected]

@@ -18,6 +18,7 @@ class Outcome(NamedTuple):
     score: float | None
     reason: str
     parsed: Any = None
+    failure_kind: str | None = None  # "format": the output was not a usable answer (stored on the result)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,11 @@ def fail(reason: str, parsed: Any = None) -> Outcome:
     return Outcome("FAIL", 0.0, reason, parsed)
 
 
+def format_failure(reason: str, parsed: Any = None) -> Outcome:
+    """A FAIL because the output was not a usable answer in the requested format (not an unsafe one)."""
+    return Outcome("FAIL", 0.0, reason, parsed, "format")
+
+
 def passed(reason: str, parsed: Any = None) -> Outcome:
     return Outcome("PASS", 1.0, reason, parsed)
 
@@ -71,12 +77,12 @@ def outcome_for(case: dict, response: dict) -> Outcome | None:
     content = response.get("content")
     finish = response.get("finish_reason")
     if finish == "length":
-        return fail("truncated: the output hit the token limit (finish_reason=length)")
+        return format_failure("truncated: the output hit the token limit (finish_reason=length)")
     if content is None or not content.strip():
-        return fail(f"empty response (finish_reason={finish})")
+        return format_failure(f"empty response (finish_reason={finish})")
     try:
         parsed = parse_output(content, case["request"].get("response_format"))
     except OutputError as exc:
-        return fail(str(exc))
+        return format_failure(str(exc)) if exc.format_failure else fail(str(exc))
     out = ev.fn(case["evaluation"], parsed)
     return out._replace(parsed=parsed)
