@@ -40,6 +40,8 @@ TABLES: dict[str, tuple[str, str]] = {
     "judgements": ("Judgements", "Judge model answers for judged (sqe) criteria, with justifications."),
     "result_judgements": ("Result judgements", "Which judgements decided which result."),
     "migrations": ("Migrations", "Schema migrations applied to this database."),
+    "run_scores": ("Run scores", "Every run's scores, computed by the HELMBench scorer when this snapshot was taken "
+                                 "(the numbers the leaderboard shows)."),
 }
 
 COLUMNS: dict[str, dict[str, str]] = {
@@ -75,6 +77,12 @@ COLUMNS: dict[str, dict[str, str]] = {
     "judgements": {"criterion": "CR1, CR2 … or criteria", "justification": "The judge's explanation",
                    "judgment_json": "The judge's structured answer", "raw": "The judge's raw output",
                    "run_id": "The run that paid for the judge call"},
+    "run_scores": {"weighted_score": "The severity-weighted run score after the manifest's safety floors",
+                   "uncapped_score": "The weighted score before the floors",
+                   "below_floor": "Which floor capped the score (null: none)",
+                   "pass_rate": "PASS share of the results with a verdict",
+                   "coverage": "Results with a verdict / results expected (cases × samples)",
+                   "n_format_failures": "FAIL results whose output was not in the requested format"},
     "result_judgements": {"result_id": "The result", "judgement_id": "A judgement that decided it",
                           "verdict": "The verdict this judgement gave the result", "score": "Its score for the result"},
 }
@@ -99,45 +107,13 @@ SORT = {
     "cases": ("sort", "id"), "judgements": ("sort_desc", "id"),
 }
 
-# The run score (score/cost.py) in SQL (checked against helmbench.score in the tests), so the
-# canned leaderboard agrees with the site: after the safety floors its manifest declares
-# (`catalog.floors` in the stored header), with the uncapped score beside.
+# The scores come from `run_scores`, which `snapshot` fills with the scorer's own numbers
+# (helmbench.score.leaderboard.score_every_run: the weighted score after the safety floors its
+# manifest declares, the uncapped one beside), so the canned leaderboard agrees with the site.
 QUERIES: dict[str, dict] = {
     "leaderboard": {
         "title": "Leaderboard: pass, fail and error counts, weighted score and cost per run and model",
-        "sql": """WITH base AS (
-  SELECT res.run_id, c.pillar, c.behaviour, COALESCE(c.weight, 1.0) AS weight, res.verdict,
-         c.severity_perturbation + c.severity_user_context AS base, c.difficulty,
-         COALESCE(res.score, CASE res.verdict WHEN 'PASS' THEN 1.0 ELSE 0.0 END) AS score
-  FROM results res JOIN cases c ON c.hash = res.case_hash
-),
-per_behaviour AS (
-  SELECT run_id, pillar, behaviour, weight,
-         SUM(ABS(base)) AS max_cost, SUM(ABS(base) * (1 - difficulty / 10.0) * (1 - score)) AS actual_cost
-  FROM base WHERE verdict != 'ERROR' AND base != 0 GROUP BY run_id, behaviour
-),
-scores AS (
-  SELECT run_id, SUM(weight * (1 - actual_cost / max_cost)) / SUM(weight) AS weighted_score
-  FROM per_behaviour WHERE max_cost > 0 GROUP BY run_id
-),
-part_scores AS (
-  SELECT run_id, behaviour AS part, 1 - actual_cost / max_cost AS score FROM per_behaviour WHERE max_cost > 0
-  UNION ALL
-  SELECT run_id, pillar, SUM(weight * (1 - actual_cost / max_cost)) / SUM(weight)
-  FROM per_behaviour WHERE max_cost > 0 GROUP BY run_id, pillar
-),
-floors AS (
-  SELECT mf.hash AS manifest_hash, json_extract(f.value, '$.part') AS part,
-         json_extract(f.value, '$.minimum') AS minimum, json_extract(f.value, '$.cap') AS cap
-  FROM manifests mf, json_each(mf.header_json, '$.catalog.floors') f
-),
-caps AS (
-  SELECT r.id AS run_id, MIN(fl.cap) AS cap, GROUP_CONCAT(fl.part, ', ') AS below
-  FROM runs r JOIN floors fl ON fl.manifest_hash = r.manifest_hash
-  JOIN part_scores ps ON ps.run_id = r.id AND ps.part = fl.part
-  WHERE ps.score < fl.minimum GROUP BY r.id
-),
-counts AS (
+        "sql": """WITH counts AS (
   SELECT run_id, COUNT(*) AS results, SUM(verdict = 'PASS') AS pass, SUM(verdict = 'FAIL') AS fail,
          SUM(verdict = 'ERROR') AS errors
   FROM results GROUP BY run_id
@@ -153,16 +129,14 @@ judging AS (
   GROUP BY res.run_id
 )
 SELECT r.id AS run_id, r.model, m.name, r.status, r.manifest_hash,
-       ROUND(CASE WHEN cp.cap < s.weighted_score THEN cp.cap ELSE s.weighted_score END, 4) AS weighted_score,
-       ROUND(s.weighted_score, 4) AS uncapped_score, cp.below AS below_floor,
-       ROUND(1.0 * c.pass / NULLIF(c.pass + c.fail, 0), 4) AS pass_rate,
+       ROUND(s.weighted_score, 4) AS weighted_score, ROUND(s.uncapped_score, 4) AS uncapped_score, s.below_floor,
+       ROUND(s.pass_rate, 4) AS pass_rate, ROUND(s.coverage, 4) AS coverage, s.n_format_failures,
        c.pass, c.fail, c.errors, c.results, sp.cost, jg.judge_cost, sp.prompt_tokens, sp.completion_tokens,
        r.started_at, r.finished_at
 FROM runs r
 LEFT JOIN models m ON m.id = r.model
 LEFT JOIN counts c ON c.run_id = r.id
-LEFT JOIN scores s ON s.run_id = r.id
-LEFT JOIN caps cp ON cp.run_id = r.id
+LEFT JOIN run_scores s ON s.run_id = r.id
 LEFT JOIN spend sp ON sp.run_id = r.id
 LEFT JOIN judging jg ON jg.run_id = r.id
 ORDER BY r.manifest_hash, weighted_score DESC""",
@@ -264,12 +238,22 @@ def _stamp() -> str:
 def snapshot(db: str | Path, dest_dir: str | Path) -> Path:
     """`VACUUM INTO` a consistent copy of `db` at `dest_dir/results.db` (which must not exist)."""
     from helmbench.errors import UsageError
-    from helmbench.store.snapshot import vacuum_into
+    from helmbench.score.leaderboard import score_every_run
+    from helmbench.store.snapshot import vacuum_into, write_run_scores
 
     src = Path(db)
     if not src.exists():
         raise UsageError(f"no results database at {src}", hint="run `helmbench run` first, or pass --db")
-    return vacuum_into(src, Path(dest_dir) / SNAPSHOT_NAME)
+    dest = vacuum_into(src, Path(dest_dir) / SNAPSHOT_NAME)
+    write_run_scores(dest, [run_scores_row(row) for row in score_every_run(dest)])
+    return dest
+
+
+def run_scores_row(row) -> dict:
+    """A scorer's `LeaderboardRow` as a `run_scores` row."""
+    return {"run_id": row.run.id, "weighted_score": row.score, "uncapped_score": row.uncapped_score,
+            "below_floor": row.floor_note or None, "pass_rate": row.pass_rate, "coverage": row.coverage,
+            "n_format_failures": row.n_format_failures}
 
 
 def new_snapshot(db: str | Path, serve_dir: str | Path, keep: int = KEEP_SNAPSHOTS) -> Path:

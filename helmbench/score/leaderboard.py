@@ -159,8 +159,31 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
             conn.close()
 
 
+def score_every_run(db: str | Path | Connection) -> list[LeaderboardRow]:
+    """An unranked row for every run in the database, whatever its manifest or status (no intervals).
+
+    For the Datasette snapshot's `run_scores`: the same `leaderboard_row` the leaderboard uses, so
+    the raw-data view and the site cannot disagree on a score.
+    """
+    conn, owned = _connection(db)
+    try:
+        meta: dict[str, tuple[int, tuple[Floor, ...]]] = {}
+        rows = []
+        for run in queries.all_runs(conn):
+            if run.manifest_hash not in meta:
+                meta[run.manifest_hash] = (queries.manifest_meta(conn, run.manifest_hash)[2],
+                                           manifest_floors(conn, run.manifest_hash))
+            n_cases, floors = meta[run.manifest_hash]
+            rows.append(leaderboard_row(conn, run, n_cases, bootstrap=0, floors=floors))
+        return rows
+    finally:
+        if owned:
+            conn.close()
+
+
 __all__ = [
     "FINISHED_STATUSES", "Leaderboard", "LeaderboardRow", "RunInfo", "SEVERITY_BUCKETS", "build_leaderboard",
-    "by_severity_bucket", "choose_manifest", "latest_runs", "leaderboard_row", "manifest_floors", "scored_results",
+    "by_severity_bucket", "choose_manifest", "latest_runs", "leaderboard_row", "manifest_floors", "score_every_run",
+    "scored_results",
     "severity_bucket", "to_scored",
 ]

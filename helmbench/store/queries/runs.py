@@ -78,3 +78,8 @@ def model_runs(conn: sqlite3.Connection, model: str, statuses: Sequence[str]) ->
         [model, *statuses]).fetchall()
     return [{"id": r[0], "manifest_hash": r[1], "status": r[2], "started_at": r[3], "finished_at": r[4]}
             for r in rows]
+
+
+def all_runs(conn: sqlite3.Connection) -> list[RunInfo]:
+    """Every run, whatever its status, by id."""
+    return [_run(r) for r in conn.execute(f"SELECT {_RUN_COLUMNS} ORDER BY r.id")]
