@@ -21,6 +21,7 @@ Where the top-level modules sit (LAYERS below, lowest first):
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import textwrap
 from dataclasses import dataclass
@@ -50,6 +51,10 @@ CONFINED: dict[str, tuple[str, ...]] = {
     "mkdocs": ("helmbench.publish",),
     "matplotlib": ("helmbench.publish",),
 }
+
+#: A string that is SQL (a statement, not prose about one): allowed only in store, the one door to the database.
+SQL = re.compile(r"^\s*(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|"
+                 r"CREATE\s+(TABLE|INDEX|VIEW)|WITH\s+\w+\s+AS\s*\(|PRAGMA\s)", re.S)
 
 #: Stages that must never import litellm, even through a stage they may import (checked transitively).
 NO_LITELLM = ("helmbench.lint", "helmbench.manifest", "helmbench.spec")
@@ -98,6 +103,13 @@ def _imports(path: Path, module: str) -> list[tuple[int, str]]:
     return out
 
 
+def _sql_strings(path: Path) -> list[int]:
+    """Lines of the string literals in the file that are SQL statements."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return sorted({n.lineno for n in ast.walk(tree)
+                   if isinstance(n, ast.Constant) and isinstance(n.value, str) and SQL.match(n.value)})
+
+
 def _layer_of(name: str) -> tuple[str, int] | None:
     parts = name.split(".")
     if parts[0] != "helmbench":
@@ -123,6 +135,10 @@ def check(root: Path = PACKAGE) -> list[Violation]:
                                    f"helmbench.{own[0]} has no place in the layer order (add it to LAYERS in "
                                    f"tests/test_layers.py, with why)"))
             continue
+        if not module.startswith("helmbench.store"):
+            found += [Violation(rel, line, "sql-outside-store", f"{module} spells SQL; put it in a named query in "
+                                                                 f"helmbench/store/ (store is the only door to SQL)")
+                      for line in _sql_strings(path)]
         for line, target in imports:
             top = target.split(".")[0]
             if top in CONFINED and not module.startswith(CONFINED[top]):
@@ -201,6 +217,13 @@ def test_a_relative_import_up_and_a_confined_library_are_reported(tmp_path):
     _write(root, "score/zz_bad.py", "import sqlite3\nfrom ..publish import site\n")
     found = {(v.line, v.rule) for v in check(root) if v.path == "helmbench/score/zz_bad.py"}
     assert found == {(1, "confined-sqlite3"), (2, "layer-upward")}
+
+
+def test_sql_outside_store_is_reported(tmp_path):
+    root = _copy(tmp_path)
+    _write(root, "publish/zz_bad.py", 'Q = "ok"\nROWS = """\n  SELECT id\n  FROM runs"""\nNOTE = "every SELECT is named"\n')
+    assert [(v.line, v.rule) for v in check(root) if v.path == "helmbench/publish/zz_bad.py"] == [
+        (2, "sql-outside-store")]
 
 
 def test_litellm_reached_from_lint_through_another_module_is_reported(tmp_path):

@@ -90,6 +90,14 @@ def stored_response(db: sqlite_utils.Database, request_hash: str, model: str, se
     return dict(zip([d[0] for d in cur.description], found[0])) if found else None
 
 
+def stored_result(db: sqlite_utils.Database, run_id: int, case_hash: str, sample: int) -> dict | None:
+    """The run's result row for (case, sample) as a dict, or None."""
+    cur = db.execute("SELECT * FROM results WHERE run_id = ? AND case_hash = ? AND sample = ?",
+                     [run_id, case_hash, sample])
+    found = cur.fetchall()
+    return dict(zip([d[0] for d in cur.description], found[0])) if found else None
+
+
 def write_batch(db: sqlite_utils.Database, writes: Iterable[Write]) -> int:
     """Write responses and their results in one transaction; returns how many units were written."""
     conn = db.conn
