@@ -151,8 +151,8 @@ def check(root: Path = PACKAGE) -> list[Violation]:
             if theirs[1] > own[1]:
                 found.append(Violation(rel, line, "layer-upward",
                                        f"{module} (layer {own[0]}) imports {target} (layer {theirs[0]}), "
-                                       f"which comes later in spec → lint → manifest → store → run → score → "
-                                       f"publish → cli"))
+                                       "which comes later in spec → lint → manifest → store → run → score → "
+                                       "publish → cli"))
     found += _litellm_reachable(graph, root)
     first: dict[tuple[str, int, str], Violation] = {}
     for v in found:  # one per import statement and rule: the module it names, not each imported name
@@ -221,7 +221,8 @@ def test_a_relative_import_up_and_a_confined_library_are_reported(tmp_path):
 
 def test_sql_outside_store_is_reported(tmp_path):
     root = _copy(tmp_path)
-    _write(root, "publish/zz_bad.py", 'Q = "ok"\nROWS = """\n  SELECT id\n  FROM runs"""\nNOTE = "every SELECT is named"\n')
+    source = 'Q = "ok"\nROWS = """\n  SELECT id\n  FROM runs"""\nNOTE = "every SELECT is named"\n'
+    _write(root, "publish/zz_bad.py", source)
     assert [(v.line, v.rule) for v in check(root) if v.path == "helmbench/publish/zz_bad.py"] == [
         (2, "sql-outside-store")]
 

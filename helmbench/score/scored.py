@@ -9,7 +9,8 @@ from .model import ERROR, PASS, ScoredResult
 
 
 def to_scored(row: Row) -> ScoredResult:
-    """A result row with its case (store.queries.results) as a `ScoredResult` (a verdict stored without a score gets 1 or 0)."""
+    """A result row with its case (store.queries.results) as a `ScoredResult` (a verdict stored
+    without a score gets 1 or 0)."""
     verdict = row["verdict"]
     score = row["score"]
     if verdict == ERROR:

@@ -13,5 +13,5 @@ from sqlite3 import Error as DatabaseError
 from helmbench.store.db import DEFAULT_DB, connect, open_db, open_existing, open_reader, open_readonly
 from helmbench.store.migrations import MIGRATIONS, migrate
 
-__all__ = ["Connection", "DEFAULT_DB", "DatabaseError", "Row", "MIGRATIONS", "connect", "migrate", "open_db", "open_existing", "open_reader",
-           "open_readonly"]
+__all__ = ["Connection", "DEFAULT_DB", "DatabaseError", "MIGRATIONS", "Row", "connect", "migrate", "open_db",
+           "open_existing", "open_reader", "open_readonly"]

@@ -43,7 +43,8 @@ RESULT_COLUMNS = ("run_id", "case_id", "case_hash", "sample", "response_id", "ve
 UPSERT_RESULT = (
     f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))}) "
     "ON CONFLICT(run_id, case_hash, sample) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in ("response_id", "verdict", "score", "reason", "failure_kind", "created_at"))
+    + ", ".join(f"{c} = excluded.{c}"
+                for c in ("response_id", "verdict", "score", "reason", "failure_kind", "created_at"))
 )
 
 

@@ -17,7 +17,8 @@ from helmbench.store.queries.runs import RunInfo, all_runs, choose_manifest, lat
 from helmbench.store.queries.schema import table_columns
 
 __all__ = [
-    "FORMAT", "RunInfo", "Spend", "all_runs", "choose_manifest", "completion_tokens_by_scenario", "format_failure_count", "judge_totals_of", "judgement_rows",
-    "latest_runs", "manifest_case_rows", "manifest_header", "manifest_meta", "model_runs", "result_case_rows",
-    "result_detail_rows", "run_info", "run_spend", "served_counts", "table_columns", "titles",
+    "FORMAT", "RunInfo", "Spend", "all_runs", "choose_manifest", "completion_tokens_by_scenario",
+    "format_failure_count", "judge_totals_of", "judgement_rows", "latest_runs", "manifest_case_rows",
+    "manifest_header", "manifest_meta", "model_runs", "result_case_rows", "result_detail_rows", "run_info",
+    "run_spend", "served_counts", "table_columns", "titles",
 ]
