@@ -18,8 +18,8 @@ from helmbench.score.leaderboard import (
     open_readonly,
 )
 
-#: Runs that count in the report: the site's, plus `partial` (a run limited with --scenario,
-#: whose coverage column says how much of the benchmark it measured).
+#: Runs that count in the report: the site's (FINISHED_STATUSES, `partial` included: a run limited
+#: with --scenario, whose coverage column says how much of the benchmark it measured).
 REPORT_STATUSES = tuple(dict.fromkeys((*FINISHED_STATUSES, "partial")))
 
 
