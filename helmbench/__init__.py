@@ -57,8 +57,17 @@ __all__ = ["__version__", *_LAZY]
 class _CallableStage(types.ModuleType):
     """A stage subpackage that, called, runs the API function of its name."""
 
+    def _api(self):
+        return getattr(importlib.import_module("helmbench.api"), self.__name__.rpartition(".")[2])
+
     def __call__(self, *args, **kwargs):
-        return getattr(importlib.import_module("helmbench.api"), self.__name__.rpartition(".")[2])(*args, **kwargs)
+        return self._api()(*args, **kwargs)
+
+    @property
+    def __signature__(self):  # what `inspect.signature` and editors show: the API function's
+        import inspect
+
+        return inspect.signature(self._api())
 
 
 class _Package(types.ModuleType):

@@ -10,6 +10,7 @@ imported inside each function, so importing this module costs almost nothing.
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -33,6 +34,14 @@ class Progress:
     total: int
     cost: float
     errors: int
+
+
+class _Discard(io.TextIOBase):
+    """Where the API's console (progress lines, log lines) goes: nowhere. The run's log file
+    (logs/ beside the database) still records everything."""
+
+    def write(self, text: str) -> int:
+        return len(text)
 
 
 def _root(root) -> Path:
@@ -152,7 +161,7 @@ def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None 
     if console is None:
         from rich.console import Console
 
-        console = Console(quiet=True)  # nothing printed: the caller reads the returned report
+        console = Console(file=_Discard(), quiet=True)  # nothing printed: the caller reads the returned report
     return run_session(opts, console, verbose=verbose, live=live)
 
 

@@ -109,3 +109,39 @@ def test_the_cli_is_thin_over_the_api():
                          ("run_cmd.py", "api.run("), ("report_cmd.py", "from helmbench.api import report_data"),
                          ("publish_cmd.py", "api.publish(")):
         assert call in (cli / module).read_text(encoding="utf-8"), module
+
+
+def test_the_stage_named_functions_show_the_api_signature():
+    import inspect
+
+    import helmbench
+    import helmbench.api
+
+    for name in ("lint", "run", "publish"):
+        assert inspect.signature(getattr(helmbench, name)) == inspect.signature(getattr(helmbench.api, name))
+    assert "on_progress" in inspect.signature(helmbench.run).parameters
+
+
+def test_run_reports_progress_and_needs_no_console(tmp_path, monkeypatch, capsys):
+    sys.path.insert(0, str(REPO))
+    from tests.fakes.manifests import synthetic_cases, write_manifest, write_models
+    from tests.fakes.openrouter import FakeOpenRouter
+
+    import helmbench
+
+    manifest = tmp_path / "build" / "manifest.jsonl"
+    write_manifest(manifest, list(synthetic_cases(12)))
+    models = write_models(tmp_path / "models.yml", ["test/model-a", "test/model-b"], max_tokens=200)
+    steps: list = []
+    with FakeOpenRouter() as fake:
+        monkeypatch.setenv("OPENROUTER_API_BASE", fake.api_base)
+        monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-test-not-a-key")
+        result = helmbench.run(manifest, ["test/model-a"], models_file=models, on_progress=steps.append)
+        assert fake.stats()["by_model"].get("test/model-b", 0) == 0  # only the model asked for
+    assert result.status == "completed" and result.plan.new_calls == len(steps) > 0
+    assert [s.done for s in steps] == list(range(1, len(steps) + 1))
+    assert all(isinstance(s, helmbench.Progress) and s.total == len(steps) for s in steps)
+    assert steps[-1].errors == 0 and steps[-1].cost >= 0
+    assert (tmp_path / "build" / "results.db").is_file()  # db defaults to beside the manifest
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""  # nothing printed: the report is returned
