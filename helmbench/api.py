@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover - names for annotations only
 
 @dataclass(frozen=True)
 class Progress:
-    """One step of a run, as passed to `run(..., on_progress=…)`: model calls done of `total`,
+    """One step of a run, as passed to `run(..., on_progress=…)`: answer calls done of `total`,
     USD billed so far by this invocation, and how many of the calls ended in an error."""
 
     done: int
@@ -150,7 +150,8 @@ def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None 
     dry-run, `.runs` the stored run rows (with `n_pass`, `n_fail`, `n_error`, `cost`), `.spent`
     the USD billed. Raises `HelmbenchError` for bad input and for a stopped provider (rejected
     key, unreachable base URL), before or instead of any further spending.
-    `on_progress` is called after each model call with a `Progress`. `console` (a rich
+    `on_progress` is called with a `Progress` after each answer a model gives (judge calls are
+    not counted in it). `console` (a rich
     Console), `verbose` and `live` (a progress bar) are for the CLI; by default nothing is printed.
     """
     from helmbench.run.session import run as run_session
