@@ -17,8 +17,8 @@ from helmbench.score.leaderboard import (
 )
 from helmbench.store import Connection, open_readonly, queries
 
-#: Runs that count in the report: the site's, plus `partial` (a run limited with --scenario,
-#: whose coverage column says how much of the benchmark it measured).
+#: Runs that count in the report: the site's (FINISHED_STATUSES, `partial` included: a run limited
+#: with --scenario, whose coverage column says how much of the benchmark it measured).
 REPORT_STATUSES = tuple(dict.fromkeys((*FINISHED_STATUSES, "partial")))
 
 

@@ -88,12 +88,13 @@ def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool
     no_key = opts.api_key is None
     if opts.dry_run or no_key:
         db = open_existing(opts.db)
+        _adopt_legacy(db, entries)
         plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
                           preview=opts.preview)
         from helmbench.run.judge_plan import estimate, judge_for
 
-        return RunReport(plan, True, "dry-run", no_key=no_key,
-                         judge=estimate(plan, db, judge_for(opts.models_file, plan)))
+        judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan))
+        return RunReport(plan, True, "dry-run", no_key=no_key, judge=estimate(plan, db, judge))
 
     from helmbench.run.storage import storage_guard
     from helmbench.store.lock import RunLock
@@ -115,12 +116,14 @@ def _run_locked(opts: RunOptions, console: Console, manifest, entries, scenarios
     if not is_registered(db, manifest.hash):
         register_manifest(db, manifest.header, iter(manifest))
     upsert_models(db, [(e.id, e.name) for e in entries])
+    _adopt_legacy(db, entries)
     plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
                       preview=opts.preview)
     from helmbench.run.judge_plan import judge_for
     from helmbench.store.judgements import record_judge_totals
 
     judge = judge_for(opts.models_file, plan) if plan.sqe_cases else None  # no judge for sqe: stop before any call
+    _adopt_legacy(db, [], judge)
     for mp in plan.models:
         mp.run_id = start_run(db, manifest_hash=manifest.hash, model=mp.id, settings=mp.settings,
                               settings_hash=mp.settings_hash, samples=opts.samples,
@@ -168,6 +171,29 @@ def _run_locked(opts: RunOptions, console: Console, manifest, entries, scenarios
     return report
 
 
+def _adopt_legacy(db, entries, judge=None):
+    """Rows stored under the settings hashes of older releases are moved to today's (returns `judge`)."""
+    from helmbench.run.config import settings_hash
+    from helmbench.run.settings_compat import adopt_legacy_hashes
+
+    keyed = [(e.id, e.settings(), settings_hash(e.settings())) for e in entries]
+    adopt_legacy_hashes(db, keyed + ([(judge.id, judge.settings, judge.settings_hash)] if judge else []))
+    return judge
+
+
+def _report_progress(progress, listener) -> None:
+    """Pass each step of `progress` to the API's `on_progress` (keywords: done, total, cost, errors)."""
+    if listener is None:
+        return
+    advance = progress.advance
+
+    def advance_and_report(**kw) -> None:
+        advance(**kw)
+        listener(done=progress.done, total=progress.total, cost=progress.cost, errors=progress.errors)
+
+    progress.advance = advance_and_report
+
+
 def _execute(plan: Plan, db, opts: RunOptions, console: Console, live: bool, judge=None) -> tuple[str, float, object]:
     from helmbench.run.executor import Executor
     from helmbench.run.progress import Progress
@@ -180,6 +206,7 @@ def _execute(plan: Plan, db, opts: RunOptions, console: Console, live: bool, jud
         provider = Provider(opts.api_key or "", opts.api_base)
     writer = Writer(opts.db)
     with Progress(plan.new_calls, console, live=live) as progress:
+        _report_progress(progress, opts.on_progress)
         ex = Executor(plan, db, provider, writer, progress, concurrency=opts.concurrency, policy=opts.retry,
                       max_cost=opts.max_cost)
         status = asyncio.run(ex.execute())

@@ -1,8 +1,8 @@
 """Evaluators, looked up by the manifest's `evaluation.type`.
 
 Why a registry: deterministic evaluators (category_match, list_includes, tag_threshold) give a
-verdict as soon as the response arrives; `sqe` is deferred to the judge (issue 5), which
-registers itself here with `register(..., deferred=False)` when it exists. The executor only
+verdict as soon as the response arrives; `sqe` is registered with `deferred=True` (deterministic.py),
+its verdict given later by the judge phase. The executor only
 asks `outcome_for(case, response)` and treats None as "awaiting a judge".
 """
 
