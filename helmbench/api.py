@@ -178,7 +178,7 @@ def report(db: str | Path, manifest=None, *, run_id: int | None = None, bootstra
 
 def report_data(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000):
     """`report` with what `helmbench report` prints beside the leaderboard (judge totals, titles)."""
-    from helmbench.cli.report_data import load_report
+    from helmbench.score.report import load_report
 
     path = None if manifest is None else Path(getattr(manifest, "path", manifest))
     return load_report(Path(db), path, run_id, bootstrap=bootstrap)

@@ -15,7 +15,8 @@ Where the top-level modules sit (LAYERS below, lowest first):
 - `diagnostics` (1, with spec): the findings spec, lint, manifest and run emit.
 - `__version__` (0): the version string, which `helmbench/__init__.py` defines before it imports
   anything, so every stage may read it (`from helmbench import __version__`).
-- `__init__` and `__main__` (9, after cli): the public API and `python -m helmbench` sit on top.
+- `api` (8, after publish): the public Python API calls every stage; the CLI is thin over it.
+- `__init__` and `__main__` (10, after cli): the API's re-exports and `python -m helmbench` sit on top.
 """
 
 from __future__ import annotations
@@ -39,8 +40,9 @@ LAYERS: dict[str, int] = {
     "run": 5,
     "score": 6,
     "publish": 7,
-    "cli": 8,
-    "__init__": 9, "__main__": 9, "api": 9,
+    "api": 8,
+    "cli": 9,
+    "__init__": 10, "__main__": 10,
 }
 
 #: Third-party (or stdlib) modules allowed only in some places: module → allowed helmbench prefixes.
