@@ -24,7 +24,7 @@ log = logging.getLogger("helmbench.run")
 
 
 async def run_workers(owner, lanes: dict, *, what: str = "calls") -> tuple[bool, BaseException | None]:
-    """Per lane (key → n workers): run `owner.produce(queue, n, lane)` and n × `owner.work(queue)` to the end.
+    """Per lane (key → n workers): run `owner.produce(queue, n, lane)` and n × `owner.work(queue, lane)` to the end.
 
     Returns (interrupted, fatal error or None); sets `owner.stopping` whenever it stops early.
     `owner.in_flight` tells how many calls a drain waits for.
@@ -32,7 +32,7 @@ async def run_workers(owner, lanes: dict, *, what: str = "calls") -> tuple[bool,
     tasks = []
     for lane, n_workers in lanes.items():
         queue: asyncio.Queue = asyncio.Queue(maxsize=n_workers)
-        tasks += [asyncio.create_task(owner.work(queue)) for _ in range(n_workers)]
+        tasks += [asyncio.create_task(owner.work(queue, lane)) for _ in range(n_workers)]
         tasks.append(asyncio.create_task(owner.produce(queue, n_workers, lane)))
     interrupted = False
     loop = asyncio.get_running_loop()

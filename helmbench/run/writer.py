@@ -16,6 +16,7 @@ import logging
 import queue
 import threading
 from pathlib import Path
+from typing import Callable
 
 from helmbench.store.db import connect
 from helmbench.store.responses import Write, write_batch
@@ -25,8 +26,10 @@ _STOP = object()
 
 
 class Writer:
-    def __init__(self, db_path: Path | str, *, interval: float = 0.25):
+    def __init__(self, db_path: Path | str, *, interval: float = 0.25, write: Callable[..., int] = write_batch):
+        """`write(db, batch) -> n`: how one batch is committed (the judge commits judged cases)."""
         self.db_path = db_path
+        self.write = write
         self.interval = interval
         self.written = 0
         self.unsaved = 0  # writes received but not committed because writing failed
@@ -76,10 +79,6 @@ class Writer:
             except AttributeError:  # an exception type without attributes: the counts are only logged
                 log.error("%d write(s) committed, %d not", self.written, self.unsaved)
             raise self.error
-
-    def write(self, db, batch: list) -> int:
-        """Commit one batch on the writer's connection (the judge's writer commits judged cases)."""
-        return write_batch(db, batch)
 
     def _run(self) -> None:
         # The thread sleeps between batches instead of waking per item: waking per item would

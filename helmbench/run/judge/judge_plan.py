@@ -15,8 +15,8 @@ from typing import Iterator
 from helmbench.errors import HelmbenchError
 from helmbench.run.config import settings_hash
 from helmbench.run.evaluate.registry import Outcome
-from helmbench.run.judge import precheck
-from helmbench.run.judge_prompt import judge_request, judge_request_hash
+from helmbench.run.judge.judge import precheck
+from helmbench.run.judge.judge_prompt import judge_request, judge_request_hash
 from helmbench.run.plan import Job, Plan, iter_jobs
 from helmbench.store.judgements import find_judgement
 from helmbench.store.responses import stored_response
