@@ -1,6 +1,6 @@
-"""The worker pool both phases of a run share: producers, workers, signals, first fatal error.
+"""The worker pool under the phase engine: producers, workers, signals, first fatal error.
 
-Model calls and judge calls stop the same way, so that behaviour lives here once:
+Every kind of call stops the same way, so that behaviour lives here once:
 - the first Ctrl-C (or SIGTERM) stops starting calls and waits, up to a bounded and printed
   time, for the calls in flight: they are paid for already, and saving them means the resumed
   run does not pay for them again;

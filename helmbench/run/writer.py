@@ -6,7 +6,7 @@ allows one writer at a time and a commit per response would dominate at high con
 Committing every quarter second bounds what a `kill -9` can lose to well under a second of
 work, and because every write is an upsert on a natural key, replaying lost work never
 duplicates rows. A write error (disk full, a corrupt page) stops the thread but never silently:
-`error` is set at once (the executors stop starting calls when they see it), what could not be
+`error` is set at once (the engine stops starting calls when it sees it), what could not be
 committed is counted in `unsaved`, and `close()` re-raises the error in the caller's thread.
 """
 
