@@ -27,9 +27,11 @@ if TYPE_CHECKING:  # pragma: no cover - names for annotations only
 
 @dataclass(frozen=True)
 class Progress:
-    """One step of a run, as passed to `run(..., on_progress=…)`: answer calls done of `total`,
-    USD billed so far by this invocation, and how many of the calls ended in an error."""
+    """One step of a run, as passed to `run(..., on_progress=…)`: in `phase` ("model calls", then
+    "judge calls"), calls done of `total`, USD billed so far in the phase, and how many of the
+    calls ended in an error."""
 
+    phase: str
     done: int
     total: int
     cost: float
@@ -119,7 +121,7 @@ def run_options(manifest, models: Iterable[str] | None = None, *, db=None, model
                 scenarios: Iterable[str] = (), case_ids: Iterable[str] = (), samples: int = 1,
                 concurrency: int = DEFAULT_CONCURRENCY, max_cost: float | None = None, dry_run: bool = False,
                 command: str = "helmbench.run()", retry: RetryPolicy | None = None,
-                preview: bool = False, on_progress: Callable[[Progress], None] | None = None) -> RunOptions:
+                preview: bool = False) -> RunOptions:
     """The `RunOptions` that `run` executes, with every default filled in (shared with the CLI)."""
     path = _as_manifest(manifest)
     db = Path(db) if db is not None else path.parent / "results.db"
@@ -128,8 +130,7 @@ def run_options(manifest, models: Iterable[str] | None = None, *, db=None, model
         db=str(db), scenarios=tuple(scenarios or ()), case_ids=tuple(case_ids or ()),
         models=tuple([models] if isinstance(models, str) else (models or ())), samples=samples,
         concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, logs_dir=str(db.parent / "logs"),
-        command=command, retry=retry if retry is not None else RetryPolicy.from_env(), preview=preview,
-        on_progress=None if on_progress is None else (lambda **step: on_progress(Progress(**step))))
+        command=command, retry=retry if retry is not None else RetryPolicy.from_env(), preview=preview)
 
 
 def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None = None,
@@ -150,20 +151,21 @@ def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None 
     dry-run, `.runs` the stored run rows (with `n_pass`, `n_fail`, `n_error`, `cost`), `.spent`
     the USD billed. Raises `HelmbenchError` for bad input and for a stopped provider (rejected
     key, unreachable base URL), before or instead of any further spending.
-    `on_progress` is called with a `Progress` after each answer a model gives (judge calls are
-    not counted in it). `console` (a rich
+    `on_progress` is called with a `Progress` after each call a model or the judge answers.
+    `console` (a rich
     Console), `verbose` and `live` (a progress bar) are for the CLI; by default nothing is printed.
     """
     from helmbench.run.session import run as run_session
 
     opts = run_options(manifest, models, db=db, models_file=models_file, scenarios=scenarios, samples=samples,
-                       concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, on_progress=on_progress,
-                       **options)
+                       concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, **options)
     if console is None:
         from rich.console import Console
 
         console = Console(file=_Discard(), quiet=True)  # nothing printed: the caller reads the returned report
-    return run_session(opts, console, verbose=verbose, live=live)
+    listener = None if on_progress is None else (
+        lambda u: on_progress(Progress(u.phase, u.done, u.total, u.cost, u.errors)))
+    return run_session(opts, console, verbose=verbose, live=live, on_progress=listener)
 
 
 def report(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000) -> Leaderboard:

@@ -138,10 +138,15 @@ def test_run_reports_progress_and_needs_no_console(tmp_path, monkeypatch, capsys
         monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-test-not-a-key")
         result = helmbench.run(manifest, ["test/model-a"], models_file=models, on_progress=steps.append)
         assert fake.stats()["by_model"].get("test/model-b", 0) == 0  # only the model asked for
-    assert result.status == "completed" and result.plan.new_calls == len(steps) > 0
-    assert [s.done for s in steps] == list(range(1, len(steps) + 1))
-    assert all(isinstance(s, helmbench.Progress) and s.total == len(steps) for s in steps)
-    assert steps[-1].errors == 0 and steps[-1].cost >= 0
+    answers = [s for s in steps if s.phase == "model calls"]
+    judged = [s for s in steps if s.phase == "judge calls"]
+    assert len(answers) + len(judged) == len(steps)  # no other phase
+    assert result.status == "completed" and result.plan.new_calls == len(answers) > 0
+    assert len(judged) == result.judge.calls > 0  # the judge's calls are reported too, in their own phase
+    for phase in (answers, judged):
+        assert [s.done for s in phase] == list(range(1, len(phase) + 1))
+        assert all(isinstance(s, helmbench.Progress) and s.total == len(phase) for s in phase)
+        assert phase[-1].errors == 0 and phase[-1].cost >= 0
     assert (tmp_path / "build" / "results.db").is_file()  # db defaults to beside the manifest
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""  # nothing printed: the report is returned

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
-from typing import Callable
 
 DEFAULT_TIMEOUT = 120.0
 DEFAULT_CONCURRENCY = 8
@@ -94,7 +93,6 @@ class RunOptions:
     command: str = "helmbench run"
     retry: RetryPolicy = RetryPolicy()
     preview: bool = False  # `run-single`: results go to preview runs, which are never scored
-    on_progress: Callable | None = None  # called with a helmbench.api.Progress after each model call
 
     @property
     def api_key(self) -> str | None:

@@ -27,7 +27,7 @@ from typing import Any
 
 from helmbench.run.evaluate.parse import OutputError, parse_output
 from helmbench.run.evaluate.registry import Outcome, fail, format_failure
-from helmbench.run.judge_prompt import is_multi, response_field
+from helmbench.run.judge.judge_prompt import is_multi, response_field
 
 MAX_MESSAGE = 300
 
