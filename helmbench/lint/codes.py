@@ -6,17 +6,7 @@ one broken tree under tests/, so a code cannot exist without a reason and an exa
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
-
-@dataclass(frozen=True)
-class Code:
-    code: str
-    severity: Literal["error", "warning"]
-    summary: str
-    explanation: str
-    example: str
+from helmbench.plugins.types import LintCode as Code  # one shape for built-in and plugins' codes
 
 
 _TABLE = [
