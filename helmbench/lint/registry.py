@@ -62,8 +62,13 @@ class RuleCollector(Collector):
     def add(self, code, path, line, message, *, severity=None, **kw) -> None:
         if code not in self.table:
             raise plugin_registry.PluginError(
-                f"lint rule {self.rule.name!r} of plugin {self.rule.plugin!r} emitted {code!r}, which is not declared")
+                f"lint rule {self.rule.name!r} of plugin {self.rule.plugin!r} emitted {code!r}, which is not declared",
+                hint=_skip_hint(self.rule.plugin))
         super().add(code, path, line, message, severity=severity or self.table[code].severity, **kw)
+
+
+def _skip_hint(plugin: str) -> str:
+    return f"report it to the plugin's authors, or skip the plugin with {plugin_registry.DISABLE_ENV}={plugin}"
 
 
 def run_rules(bench: Benchmark) -> Collector:
@@ -80,7 +85,6 @@ def run_rules(bench: Benchmark) -> Collector:
                 raise  # our own bug: keep the traceback for the guard's report
             raise plugin_registry.PluginError(
                 f"lint rule {r.name!r} of plugin {r.plugin!r} failed: {type(exc).__name__}: {exc}"[:1000],
-                hint=f"report it to the plugin's authors, or skip the plugin with "
-                     f"{plugin_registry.DISABLE_ENV}={r.plugin}") from None
+                hint=_skip_hint(r.plugin)) from None
         out.extend(found)
     return out

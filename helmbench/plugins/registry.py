@@ -142,7 +142,7 @@ def _broken(label: str, name: str, source: str, what: str, exc: BaseException) -
 
 
 def _call(reg: Registry, hook: str, make_register) -> None:
-    for impl in reversed(getattr(reg.manager.hook, hook).get_hookimpls()):  # registration order
+    for impl in getattr(reg.manager.hook, hook).get_hookimpls():  # registration order: built-ins first
         name = impl.plugin_name
         info = reg.plugins[name]
         label = f"plugin {name!r}" if info.source == "built-in" else \
