@@ -33,6 +33,7 @@ DEFAULT_PLUGINS = ("helmbench.plugins.builtin.evaluators", "helmbench.plugins.bu
 DISABLE_ENV = "HELMBENCH_DISABLE_PLUGINS"  # comma-separated entry-point names not to load
 TYPE_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 CODE_RE = re.compile(r"^[A-Z]{2,6}[0-9]{3}$")
+RESERVED = "HB"  # built-in codes (lint/codes.py); whether one exists is checked when a rule emits it
 
 
 class PluginError(HelmbenchError):
@@ -171,6 +172,9 @@ def _evaluator_register(reg: Registry, plugin: str):
         if not (isinstance(ev.model, type) and issubclass(ev.model, BaseModel)) or _model_type(ev.model) != ev.type:
             raise PluginError(f"the model of evaluation type {ev.type!r} must be a pydantic model with "
                               f"`type: Literal[{ev.type!r}]`")
+        if ev.evaluate is None and plugin not in DEFAULT_PLUGINS:
+            raise PluginError(f"evaluation type {ev.type!r} has no evaluate(): only the built-in sqe is judged "
+                              "later, so a plugin's evaluator must give its verdict itself")
         if ev.type in reg.evaluators:
             raise PluginError(f"evaluation type {ev.type!r} is already registered by plugin {reg.owner[ev.type]!r}")
         for code in ev.codes:
@@ -183,23 +187,21 @@ def _evaluator_register(reg: Registry, plugin: str):
 
 
 def _add_code(reg: Registry, plugin: str, code: LintCode) -> None:
-    from helmbench.plugins.builtin.codes import builtin_codes
-
     if not isinstance(code, LintCode) or not CODE_RE.match(code.code) or code.severity not in ("error", "warning"):
         raise PluginError(f"{code!r} is not a LintCode with a code like ABC101 and severity error or warning")
-    if code.code in builtin_codes() or code.code in reg.codes:
-        owner = reg.owner.get(code.code, "helmbench")
-        if reg.codes.get(code.code) == code and owner == plugin:
+    if code.code.startswith(RESERVED) and plugin not in DEFAULT_PLUGINS:
+        raise PluginError(f"lint code {code.code}: codes starting with {RESERVED} are HELMBench's own; "
+                          "choose a prefix of the plugin's own")
+    if code.code in reg.codes:
+        if reg.codes[code.code] == code and reg.owner[code.code] == plugin:
             return
-        raise PluginError(f"lint code {code.code} is already defined by {owner!r}")
+        raise PluginError(f"lint code {code.code} is already defined by plugin {reg.owner[code.code]!r}")
     reg.codes[code.code] = code
     reg.owner[code.code] = plugin
     reg.plugins[plugin].codes.append(code.code)
 
 
 def _rule_register(reg: Registry, plugin: str):
-    from helmbench.plugins.builtin.codes import builtin_codes
-
     def register(fn, *codes) -> None:
         if not callable(fn) or not codes:
             raise PluginError("register(fn, *codes) needs a function and at least one code it may emit")
@@ -208,7 +210,7 @@ def _rule_register(reg: Registry, plugin: str):
             if isinstance(c, LintCode):
                 _add_code(reg, plugin, c)
                 c = c.code
-            if not isinstance(c, str) or (c not in builtin_codes() and c not in reg.codes):
+            if not isinstance(c, str) or not (c.startswith(RESERVED) or c in reg.codes):
                 raise PluginError(f"lint rule {getattr(fn, '__name__', fn)!r} names code {c!r}, which is neither "
                                   "built in nor declared (pass a LintCode to declare it)")
             names.append(c)

@@ -223,12 +223,39 @@ def register_lint_rules(register):
     register(noisy, "HB501")
 """
 
+DEFERRED = """
+from typing import Literal
+
+from pydantic import BaseModel
+
+from helmbench.plugins import Evaluator, hookimpl
+
+
+class Later(BaseModel):
+    type: Literal["later"]
+
+
+@hookimpl
+def register_evaluators(register):
+    register(Evaluator("later", Later, lambda ev, sc: {"type": "later"}, None))
+"""
+RESERVED = """
+from helmbench.plugins import LintCode, hookimpl
+
+
+@hookimpl
+def register_lint_rules(register):
+    register(lambda bench, out: None, LintCode("HB501", "error", "mine", "mine", "x"))
+"""
+
 
 @pytest.mark.parametrize("source, message", [
     (BROKEN, "plugin 'broken' (helmbench-broken 0.0.1) cannot be loaded: ImportError: needs numpy 9"),
     (DUPLICATE, "plugin 'broken' (helmbench-broken 0.0.1) failed in register_evaluators: evaluation type "
                 "'category_match' is already registered by plugin 'helmbench.plugins.builtin.evaluators'"),
     (UNDECLARED, "lint rule 'noisy' of plugin 'broken' emitted 'ZZ999', which is not declared"),
+    (DEFERRED, "evaluation type 'later' has no evaluate(): only the built-in sqe is judged later"),
+    (RESERVED, "lint code HB501: codes starting with HB are HELMBench's own"),
 ])
 def test_a_broken_plugin_is_named_without_a_traceback_and_can_be_skipped(tmp_path, plugin_env, source, message):
     site = fake_dist(tmp_path / "site", "helmbench-broken", "helmbench_broken", source)
