@@ -6,7 +6,17 @@ one broken tree under tests/, so a code cannot exist without a reason and an exa
 
 from __future__ import annotations
 
-from helmbench.plugins.types import LintCode as Code  # one shape for built-in and plugins' codes
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    severity: Literal["error", "warning"]
+    summary: str
+    explanation: str
+    example: str
 
 
 _TABLE = [

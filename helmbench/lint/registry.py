@@ -3,7 +3,7 @@
 A rule receives the loaded benchmark and a collector; it must not raise on odd input
 (half-loaded scenarios have `meta=None`), so one bad file never hides the other findings.
 Built-in rules mark themselves with `@rule(...)`; the built-in plugin
-(helmbench/plugins/builtin/rules.py) registers them through the same hook a third-party
+(helmbench/lint/rules/__init__.py) registers them through the same hook a third-party
 plugin uses, and `rules()` asks the plugin registry, so both kinds run the same way.
 """
 

@@ -7,10 +7,11 @@ A plugin is a module (or object) with pluggy hook implementations, named in its 
     regex = "helmbench_regex"
 
 and implementing `register_evaluators(register)` and/or `register_lint_rules(register)`
-(decorated with `helmbench.plugins.hookimpl`). `helmbench plugins` lists what is loaded.
+(decorated with `helmbench.plugins.hookimpl`); new lint codes are `helmbench.lint.codes.Code`.
+`helmbench plugins` lists what is loaded. tests/plugins/helmbench_regex is a complete example.
 """
 
 from helmbench.plugins.hookspecs import hookimpl
-from helmbench.plugins.types import Evaluator, LintCode, LintRule, PluginInfo
+from helmbench.plugins.types import Evaluator, LintRule, PluginInfo
 
-__all__ = ["Evaluator", "LintCode", "LintRule", "PluginInfo", "hookimpl"]
+__all__ = ["Evaluator", "LintRule", "PluginInfo", "hookimpl"]

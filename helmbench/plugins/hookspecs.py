@@ -23,4 +23,4 @@ def register_evaluators(register) -> None:
 @hookspec
 def register_lint_rules(register) -> None:
     """Call `register(fn, *codes)` for each lint rule: `fn(bench, out)` may emit the given codes,
-    each a built-in code (`"HB501"`) or a `LintCode` the plugin declares."""
+    each a built-in code (`"HB501"`) or a `helmbench.lint.codes.Code` the plugin declares."""

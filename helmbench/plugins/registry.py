@@ -26,10 +26,11 @@ from pydantic import BaseModel
 
 from helmbench.errors import HelmbenchError
 from helmbench.plugins import hookspecs
-from helmbench.plugins.types import Evaluator, LintCode, LintRule, PluginInfo
+from helmbench.plugins.types import Evaluator, LintRule, PluginInfo
 
 GROUP = hookspecs.PROJECT  # the entry-point group
-DEFAULT_PLUGINS = ("helmbench.plugins.builtin.evaluators", "helmbench.plugins.builtin.rules")
+#: The built-in plugins: name → module, found by name (an import here would run up the layers).
+DEFAULT_PLUGINS = {"helmbench-evaluators": "helmbench.run.evaluate.builtin", "helmbench-lint-rules": "helmbench.lint.rules"}
 DISABLE_ENV = "HELMBENCH_DISABLE_PLUGINS"  # comma-separated entry-point names not to load
 TYPE_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 CODE_RE = re.compile(r"^[A-Z]{2,6}[0-9]{3}$")
@@ -45,7 +46,7 @@ class Registry:
     manager: pluggy.PluginManager
     evaluators: dict[str, Evaluator] = field(default_factory=dict)
     rules: list[LintRule] = field(default_factory=list)
-    codes: dict[str, LintCode] = field(default_factory=dict)  # declared by plugins (built-in codes: lint/codes.py)
+    codes: dict = field(default_factory=dict)  # declared by plugins (built-in codes: lint/codes.py)
     plugins: dict[str, PluginInfo] = field(default_factory=dict)
     owner: dict[str, str] = field(default_factory=dict)  # evaluation type or code -> plugin name
 
@@ -89,7 +90,7 @@ def lint_rules() -> list[LintRule]:
     return registry().rules
 
 
-def lint_codes() -> dict[str, LintCode]:
+def lint_codes() -> dict:
     return registry().codes
 
 
@@ -112,9 +113,9 @@ def _load() -> Registry:
         own_version = importlib.metadata.version("helmbench")
     except importlib.metadata.PackageNotFoundError:  # a source checkout that is not installed
         own_version = None
-    for name in DEFAULT_PLUGINS:
-        pm.register(importlib.import_module(name), name=name)
-        reg.plugins[name] = PluginInfo(name, "built-in", own_version, name)
+    for name, module in DEFAULT_PLUGINS.items():
+        pm.register(importlib.import_module(module), name=name)
+        reg.plugins[name] = PluginInfo(name, "built-in", own_version, module)
     disabled = _disabled()
     seen: set[str] = set()
     for ep in sorted(importlib.metadata.entry_points(group=GROUP), key=lambda e: e.name):
@@ -186,9 +187,13 @@ def _evaluator_register(reg: Registry, plugin: str):
     return register
 
 
-def _add_code(reg: Registry, plugin: str, code: LintCode) -> None:
-    if not isinstance(code, LintCode) or not CODE_RE.match(code.code) or code.severity not in ("error", "warning"):
-        raise PluginError(f"{code!r} is not a LintCode with a code like ABC101 and severity error or warning")
+def _add_code(reg: Registry, plugin: str, code) -> None:
+    """`code` is a `helmbench.lint.codes.Code` (checked by its fields: that class lives in a later layer)."""
+    fields = ("code", "severity", "summary", "explanation", "example")
+    if not all(isinstance(getattr(code, f, None), str) for f in fields) or not CODE_RE.match(code.code) \
+            or code.severity not in ("error", "warning"):
+        raise PluginError(f"{code!r} is not a helmbench.lint.codes.Code with a code like ABC101 and severity "
+                          "error or warning")
     if code.code.startswith(RESERVED) and plugin not in DEFAULT_PLUGINS:
         raise PluginError(f"lint code {code.code}: codes starting with {RESERVED} are HELMBench's own; "
                           "choose a prefix of the plugin's own")
@@ -207,12 +212,12 @@ def _rule_register(reg: Registry, plugin: str):
             raise PluginError("register(fn, *codes) needs a function and at least one code it may emit")
         names = []
         for c in codes:
-            if isinstance(c, LintCode):
+            if not isinstance(c, str):
                 _add_code(reg, plugin, c)
                 c = c.code
             if not isinstance(c, str) or not (c.startswith(RESERVED) or c in reg.codes):
                 raise PluginError(f"lint rule {getattr(fn, '__name__', fn)!r} names code {c!r}, which is neither "
-                                  "built in nor declared (pass a LintCode to declare it)")
+                                  "built in nor declared (pass a helmbench.lint.codes.Code to declare it)")
             names.append(c)
         name = getattr(fn, "__name__", repr(fn))
         reg.rules.append(LintRule(name, tuple(names), fn, plugin))

@@ -1,4 +1,4 @@
-"""What a plugin registers: an evaluator (one object per evaluation type) and lint codes.
+"""What a plugin registers: an evaluator (one object per evaluation type) and lint rules.
 
 These are plain data so that every stage can ask the registry about them without importing
 another stage: the loader asks for `model`, the compiler for `case`, lint for `field`,
@@ -11,17 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 from pydantic import BaseModel
-
-
-@dataclass(frozen=True)
-class LintCode:
-    """A diagnostic code a plugin emits, documented like the built-in ones (`helmbench rules`)."""
-
-    code: str
-    severity: Literal["error", "warning"]
-    summary: str
-    explanation: str
-    example: str
 
 
 @dataclass(frozen=True)
@@ -51,7 +40,7 @@ class Evaluator:
     field: Literal["one", "list"] | None = None
     values: Callable[[Any, Any], tuple[str, list]] | None = None
     check: Callable[[Any, Any, Any], None] | None = None
-    codes: tuple[LintCode, ...] = ()
+    codes: tuple = ()  # helmbench.lint.codes.Code: the codes `check` emits that are not built in
     partial: str = ""
     summary: str = ""
 

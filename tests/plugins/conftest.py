@@ -4,7 +4,6 @@ HELMBench finds it only through its `helmbench` entry point; nothing imports it 
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import subprocess
@@ -12,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from plugin_trees import fresh_registry
 
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN_SRC = Path(__file__).resolve().parent / "helmbench_regex"
@@ -40,26 +41,6 @@ def plugin_env(regex_site) -> dict:
     env["PYTHONPATH"] = os.pathsep.join([str(regex_site), str(REPO)])
     env.pop("HELMBENCH_DISABLE_PLUGINS", None)
     return env
-
-
-def fresh_registry(*paths: Path):
-    """Put `paths` on sys.path and forget the loaded plugins; returns the undo."""
-    from helmbench.plugins import registry
-
-    for p in paths:
-        sys.path.insert(0, str(p))
-    importlib.invalidate_caches()
-    registry.reset()
-
-    def undo():
-        for p in paths:
-            sys.path.remove(str(p))
-        for name in [m for m in sys.modules if m.split(".")[0] in {"helmbench_regex", "helmbench_broken"}]:
-            del sys.modules[name]
-        importlib.invalidate_caches()
-        registry.reset()
-
-    return undo
 
 
 @pytest.fixture

@@ -1,8 +1,10 @@
-"""Small benchmark trees that use the test plugin's `regex_match` type."""
+"""Small benchmark trees that use the test plugin's `regex_match` type, and a fresh plugin registry."""
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 from pathlib import Path
 
 SCHEMA = {"type": "json_schema", "json_schema": {"name": "reply", "strict": True, "schema": {
@@ -34,3 +36,23 @@ def regex_tree(root: Path, pattern: str = r"\b988\b", *, extra: str = "") -> Pat
                                           "You are a helpful assistant.\n", encoding="utf-8")
         (sc / "perturbations.md").write_text(PERTURBATIONS, encoding="utf-8")
     return root
+
+
+def fresh_registry(*paths: Path):
+    """Put `paths` on sys.path and forget the loaded plugins; returns the undo."""
+    from helmbench.plugins import registry
+
+    for p in paths:
+        sys.path.insert(0, str(p))
+    importlib.invalidate_caches()
+    registry.reset()
+
+    def undo():
+        for p in paths:
+            sys.path.remove(str(p))
+        for name in [m for m in sys.modules if m.split(".")[0] in {"helmbench_regex", "helmbench_broken"}]:
+            del sys.modules[name]
+        importlib.invalidate_caches()
+        registry.reset()
+
+    return undo

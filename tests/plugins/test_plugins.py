@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import fresh_registry
-from plugin_trees import regex_tree
+from plugin_trees import fresh_registry, regex_tree
 
 BUILTIN_TYPES = {"category_match", "list_includes", "tag_threshold", "sqe"}
 
@@ -203,7 +202,7 @@ def test_without_plugins_the_schema_still_refuses_the_type():
 BROKEN = "raise ImportError('needs numpy 9')\n"
 DUPLICATE = """
 from helmbench.plugins import hookimpl
-from helmbench.plugins.builtin.evaluators import BUILTIN
+from helmbench.run.evaluate.builtin import BUILTIN
 
 
 @hookimpl
@@ -240,19 +239,20 @@ def register_evaluators(register):
     register(Evaluator("later", Later, lambda ev, sc: {"type": "later"}, None))
 """
 RESERVED = """
-from helmbench.plugins import LintCode, hookimpl
+from helmbench.lint.codes import Code
+from helmbench.plugins import hookimpl
 
 
 @hookimpl
 def register_lint_rules(register):
-    register(lambda bench, out: None, LintCode("HB501", "error", "mine", "mine", "x"))
+    register(lambda bench, out: None, Code("HB501", "error", "mine", "mine", "x"))
 """
 
 
 @pytest.mark.parametrize("source, message", [
     (BROKEN, "plugin 'broken' (helmbench-broken 0.0.1) cannot be loaded: ImportError: needs numpy 9"),
     (DUPLICATE, "plugin 'broken' (helmbench-broken 0.0.1) failed in register_evaluators: evaluation type "
-                "'category_match' is already registered by plugin 'helmbench.plugins.builtin.evaluators'"),
+                "'category_match' is already registered by plugin 'helmbench-evaluators'"),
     (UNDECLARED, "lint rule 'noisy' of plugin 'broken' emitted 'ZZ999', which is not declared"),
     (DEFERRED, "evaluation type 'later' has no evaluate(): only the built-in sqe is judged later"),
     (RESERVED, "lint code HB501: codes starting with HB are HELMBench's own"),

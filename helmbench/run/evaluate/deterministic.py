@@ -2,7 +2,7 @@
 
 Each takes the manifest's `evaluation` dict and the parsed answer and explains its verdict in
 one line, so a FAIL on the site says what the model answered and what was expected. They are
-registered, with the rest of each type, by helmbench/plugins/builtin/evaluators.py.
+registered, with the rest of each type, by builtin.py beside this module.
 """
 
 from __future__ import annotations

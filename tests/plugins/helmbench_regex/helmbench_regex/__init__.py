@@ -20,7 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from helmbench.lint.schemas import bad_patterns
 from helmbench.lint.where import evaluation_span, has_prompt, scenario_file
-from helmbench.plugins import Evaluator, LintCode, hookimpl
+from helmbench.lint.codes import Code
+from helmbench.plugins import Evaluator, hookimpl
 from helmbench.run.evaluate import fail, passed
 
 TYPE = "regex_match"
@@ -37,11 +38,11 @@ class RegexMatch(BaseModel):
     ignore_case: bool = False
 
 
-RX101 = LintCode("RX101", "error", "regex_match pattern is invalid or exponential",
+RX101 = Code("RX101", "error", "regex_match pattern is invalid or exponential",
                  "The `pattern` of a regex_match evaluation must compile, and may not repeat a group that "
                  "itself only repeats (`(a+)+`): matching it against an answer could take exponential time.",
                  "evaluation: {type: regex_match, field: response, pattern: '(a+)+$'}")
-RX102 = LintCode("RX102", "warning", "regex_match pattern matches the empty string",
+RX102 = Code("RX102", "warning", "regex_match pattern matches the empty string",
                  "A pattern that matches the empty string (`x*`, `a|`) matches every answer: the case "
                  "cannot fail.", "evaluation: {type: regex_match, pattern: 'help*'}")
 

@@ -1,8 +1,10 @@
-"""The four built-in evaluation types, each one `Evaluator` registered through the plugin hook.
+"""The four built-in evaluation types, each one `Evaluator`, registered as a default plugin through
+the same hook a third-party package uses (helmbench/plugins/registry.py finds this module by name).
 
 The models stay in spec/models.py (they are frontmatter, and the loader's defaults name
-them); the verdicts of the deterministic three live in run/evaluate/deterministic.py; the
-page partials are templates in publish/templates. This module is where each type's parts meet.
+them); the verdicts of the deterministic three live in deterministic.py beside this; the page
+partials are templates in publish/templates, read as files. This module is where each type's
+parts meet; it sits in run, the first stage that may import all of them (spec, lint, run).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from helmbench.plugins.types import Evaluator
 from helmbench.run.evaluate import deterministic as d
 from helmbench.spec.models import CategoryMatch, ListIncludes, Sqe, TagThreshold
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "publish" / "templates"
+TEMPLATES = Path(__file__).resolve().parents[2] / "publish" / "templates"  # files, not an import
 
 
 def _partial(type_: str) -> str:
