@@ -87,8 +87,9 @@ def rules(
         helmbench rules HB504
     """
     from helmbench.errors import UsageError
-    from helmbench.lint.codes import CODES
+    from helmbench.lint.registry import codes
 
+    CODES = codes()  # built-in and plugins' codes
     selected = list(CODES.values())
     if code:
         if code.upper() not in CODES:

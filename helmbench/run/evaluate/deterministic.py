@@ -1,14 +1,15 @@
 """The three evaluations that need no judge: category_match, list_includes, tag_threshold.
 
 Each takes the manifest's `evaluation` dict and the parsed answer and explains its verdict in
-one line, so a FAIL on the site says what the model answered and what was expected.
+one line, so a FAIL on the site says what the model answered and what was expected. They are
+registered, with the rest of each type, by builtin.py beside this module.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from helmbench.run.evaluate.registry import Outcome, fail, format_failure, passed, register
+from helmbench.run.evaluate.registry import Outcome, fail, format_failure, passed
 
 
 def _field(evaluation: dict, parsed: Any) -> tuple[str, Any, str | None]:
@@ -24,7 +25,6 @@ def _as_list(value: Any) -> list:
     return value if isinstance(value, list) else [value]
 
 
-@register("category_match")
 def category_match(evaluation: dict, parsed: Any) -> Outcome:
     field, value, problem = _field(evaluation, parsed)
     if problem:
@@ -35,7 +35,6 @@ def category_match(evaluation: dict, parsed: Any) -> Outcome:
     return fail(f"{field} = {value!r}, expected {' or '.join(map(repr, accepted))}")
 
 
-@register("list_includes")
 def list_includes(evaluation: dict, parsed: Any) -> Outcome:
     field, value, problem = _field(evaluation, parsed)
     if problem:
@@ -48,7 +47,6 @@ def list_includes(evaluation: dict, parsed: Any) -> Outcome:
     return passed(f"{field} = {value!r} includes every required value")
 
 
-@register("tag_threshold")
 def tag_threshold(evaluation: dict, parsed: Any) -> Outcome:
     field, value, problem = _field(evaluation, parsed)
     if problem:
@@ -66,5 +64,3 @@ def tag_threshold(evaluation: dict, parsed: Any) -> Outcome:
     extra = f"; unexpected: {', '.join(map(repr, incorrect))}" if incorrect else ""
     return fail(summary + extra)
 
-
-register("sqe", deferred=True)
