@@ -131,3 +131,20 @@ def test_architecture_names_every_stage_folder_and_the_extension_points():
     for point in ("pluggy", "entry point", "Evaluators", "Lint rules", "migration", "phase engine"):
         assert point in text, point
     assert "ARCHITECTURE.md" in README
+
+
+def test_the_plugin_page_quotes_the_example_plugin_as_it_is():
+    """Every line of the page's code blocks stands in the example plugin the suite runs end to end,
+    so the page cannot teach an API the plugin no longer uses."""
+    import re
+
+    page = (REPO / "helmbench" / "publish" / "site_default" / "plugins.md").read_text(encoding="utf-8")
+    plugin = REPO / "tests" / "plugins" / "helmbench_regex"
+    sources = {"python": (plugin / "helmbench_regex" / "__init__.py").read_text(encoding="utf-8"),
+               "toml": (plugin / "pyproject.toml").read_text(encoding="utf-8")}
+    blocks = re.findall(r"```(\w+)\n(.*?)```", page, flags=re.S)
+    assert {lang for lang, _ in blocks} == set(sources) and len(blocks) >= 3
+    for lang, block in blocks:
+        source_lines = {line.rstrip() for line in sources[lang].splitlines()}
+        for line in block.splitlines():
+            assert not line.strip() or line.rstrip() in source_lines, f"not in the example plugin: {line!r}"
