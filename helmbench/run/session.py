@@ -15,7 +15,7 @@ import asyncio
 import logging
 import sqlite3
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from rich.console import Console
@@ -84,6 +84,11 @@ def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool
 
         preload_litellm()
     manifest, entries, scenarios = prepare(opts)
+    if manifest.header.get("unreviewed") and not opts.preview:  # generated text nobody signed off: never ranked
+        console.print(f"note: the manifest holds {int(manifest.header['unreviewed'])} case(s) built from generated text "
+                      "not yet reviewed (compile --include-unreviewed): this run is a preview, never ranked",
+                      markup=False, highlight=False)
+        opts = replace(opts, preview=True)
     case_ids = set(opts.case_ids) if opts.case_ids else None
     no_key = opts.api_key is None
     if opts.dry_run or no_key:
