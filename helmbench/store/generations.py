@@ -1,0 +1,62 @@
+"""Generation calls (`helmbench generate`): cached by content like every other call.
+
+Why a table of its own: a generated variant is paid for once. The key is the sha256 of the
+exact request (model, settings, messages, response format), the same hash the written file
+records as `prompt_hash`, so a second identical invocation finds every answer here and makes
+no call. Every answer that was paid for is stored the moment it arrives (one commit per call),
+usable or not, so a crash or Ctrl-C never loses one and a re-run never pays for it again.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+import sqlite_utils
+
+DDL = """
+CREATE TABLE generations (
+  prompt_hash TEXT PRIMARY KEY,
+  purpose TEXT NOT NULL,
+  model TEXT NOT NULL,
+  settings_json TEXT NOT NULL,
+  content TEXT,
+  finish_reason TEXT,
+  cost REAL,
+  prompt_tokens INTEGER,
+  completion_tokens INTEGER,
+  provider TEXT,
+  generation_id TEXT,
+  created_at TEXT NOT NULL
+)
+"""
+
+
+def apply(db: sqlite_utils.Database) -> None:
+    db.conn.execute(DDL)
+
+
+def cached(db: sqlite_utils.Database, prompt_hash: str) -> dict | None:
+    """The stored answer to this exact request, or None."""
+    cur = db.execute("SELECT * FROM generations WHERE prompt_hash = ?", [prompt_hash])
+    row = cur.fetchone()
+    return dict(zip([d[0] for d in cur.description], row)) if row else None
+
+
+def store(db: sqlite_utils.Database, *, prompt_hash: str, purpose: str, model: str, settings: dict, content: str | None,
+          finish_reason: str | None, cost: float | None, prompt_tokens: int | None, completion_tokens: int | None,
+          provider: str | None, generation_id: str | None) -> None:
+    """Keep one paid answer (committed at once). The first answer to a request wins."""
+    with db.conn as conn:
+        conn.execute(
+            "INSERT OR IGNORE INTO generations (prompt_hash, purpose, model, settings_json, content, finish_reason, "
+            "cost, prompt_tokens, completion_tokens, provider, generation_id, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [prompt_hash, purpose, model, json.dumps(settings, sort_keys=True), content, finish_reason, cost,
+             prompt_tokens, completion_tokens, provider, generation_id,
+             datetime.now(timezone.utc).isoformat(timespec="seconds")],
+        )
+
+
+def count(db: sqlite_utils.Database) -> int:
+    return db.execute("SELECT count(*) FROM generations").fetchone()[0]
