@@ -61,3 +61,18 @@ def test_noise_written_by_the_cli_is_reproducible_from_its_recorded_seed(tree, t
 def test_an_unknown_transform_is_refused(tree):
     result = cli("generate", "noise", "P1-B1-S1-PT1", tree, "--transform", "shout")
     assert result.exit_code == 2 and "not one of typo, lowercase, dropped" in result.output
+
+
+def test_a_scenario_with_one_file_per_component_gets_new_files_beside_them(tree):
+    folder = tree / "scenarios/P1/B1/S1--late-planning"
+    consolidated = (folder / "perturbations.md").read_text()
+    (folder / "perturbations.md").unlink()
+    (folder / "perturbations").mkdir()
+    for code, part in zip(("PT1", "PT2"), consolidated.split("\n# PT2\n")):
+        (folder / "perturbations" / f"{code}.md").write_text(part.split("\n", 1)[1] if code == "PT1" else part)
+    assert lint_codes(tree)[1] == []
+    result = cli("generate", "noise", "P1-B1-S1-PT2", tree, "--transform", "lowercase", "--seed", "4")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (folder / "perturbations").iterdir()) == ["PT1.md", "PT2.md", "PT3.md"]
+    assert not (folder / "perturbations.md").exists()
+    assert lint_codes(tree)[1] == ["HB701"]
