@@ -49,8 +49,8 @@ def _written(written, root: Path) -> None:
         state = "wrote" if w.new else "already in the tree"
         print(f"{state}: {printable(w.code)} in {printable(str(root / w.path))}")
     if new:
-        print(f"{len(new)} new item(s), each `reviewed: false`: read them (authors' guide, \"Reviewing generated "
-              "content\"), then set `reviewed: true`; until then compile leaves them out")
+        print(f"{len(new)} new item(s), each `reviewed: false`: read them (authors' guide, \"What a reviewer "
+              "must check\"), then set `reviewed: true`; until then compile leaves them out")
     else:
         print("nothing new written")
 
