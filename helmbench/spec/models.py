@@ -87,9 +87,12 @@ class Noise(Strict):
 class Generation(Strict):
     """How a generated component or draft scenario was made; written by `helmbench generate`."""
 
-    model: str | None = Field(None, description="the generator model's id (absent for model-free noise)")
-    prompt_hash: str | None = Field(None, description="sha256 of the exact request sent (model, settings, messages)")
-    axes: dict[str, str] | None = Field(None, description="the combination this variant stands for, e.g. {age: teen}")
+    model: Annotated[str, Field(pattern=r"^[\w.\-]+/[\w.:\-]+$")] | None = Field(
+        None, description="the generator model's id (absent for model-free noise)")
+    prompt_hash: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = Field(
+        None, description="sha256 of the exact request sent (model, settings, messages)")
+    axes: dict[Annotated[str, Field(max_length=80)], Annotated[str, Field(max_length=200)]] | None = Field(
+        None, description="the combination this variant stands for, e.g. {age: teen}")
     noise: Noise | None = None
 
 
@@ -97,8 +100,8 @@ class Provenance(NoteProperties):
     """Where a component came from. Generated text reaches the manifest only once a reviewer has
     read it and set `reviewed: true` (lint warns on the rest; compile leaves them out)."""
 
-    generated_from: str | None = Field(None, description="the component (PT1, U2) or behaviour (P1-B1) it was "
-                                                         "generated from")
+    generated_from: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$")] | None = Field(
+        None, description="the component (PT1, U2) or behaviour (P1-B1) it was generated from")
     generated: Generation | None = None
     reviewed: bool | None = Field(None, description="false until a clinician has read the generated text")
 
