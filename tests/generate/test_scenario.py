@@ -46,3 +46,18 @@ def test_a_behaviour_without_compliance_criteria_is_refused(tree, env):
     assert result.exit_code == 2 and "no compliance criteria" in result.output
     assert cli("generate", "scenario", "P7-B1", tree).exit_code == 2
     assert env.stats()["total"] == 0
+
+
+def test_a_flat_tree_gets_a_flat_draft_folder(tree, env):
+    nested = tree / "scenarios/P1/B1"
+    (nested / "S1--late-planning").rename(tree / "scenarios/P1-B1-S1")
+    (nested / "S2--judged").rename(tree / "scenarios/P1-B1-S2--judged")
+    for p in (nested, tree / "scenarios/P1"):
+        for f in p.glob("*.md"):
+            f.unlink()
+        p.rmdir()
+    assert lint_codes(tree)[1] == []
+    result = cli("generate", "scenario", "P1-B1", tree)
+    assert result.exit_code == 0, result.output
+    assert (tree / "scenarios/P1-B1-S3--draft/S3.md").is_file()
+    assert lint_codes(tree)[1] == ["HB701"]

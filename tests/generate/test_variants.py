@@ -75,6 +75,8 @@ def test_a_second_identical_invocation_makes_no_call_and_writes_nothing(tree, en
     assert env.stats()["total"] == calls == 4
     assert snapshot(tree) == files
     assert "nothing new written" in again.output and "4 answered from the cache" in again.output
+    dry = _variants(tree, "--dry-run")
+    assert "0 call(s) to make, 4 answered from the cache" in dry.output and env.stats()["total"] == 4
     db = sqlite3.connect(tree / "build" / "results.db")
     assert db.execute("SELECT count(*), sum(cost) FROM generations").fetchone() == (4, 0.0004)
     # the hash in each file is the cache key of its call
