@@ -27,7 +27,8 @@ app.add_typer(generate_app, name="generate")
 
 ROOT = typer.Argument(None, help="The benchmark folder (holds scenarios/; default: found from the current folder up).")
 DB = typer.Option(None, "--db", help="Where generation calls are cached (default: build/results.db beside the benchmark).")
-MAX_COST = typer.Option(None, "--max-cost", min=0.0, help="Stop before a call that could take the spend past USD.")
+MAX_COST = typer.Option(None, "--max-cost", min=0.0, help="Start no call once the spend reaches USD (counting what "
+                                                            "calls in flight will likely cost).")
 DRY_RUN = typer.Option(False, "--dry-run", help="Show the calls and their estimated cost; call nothing, write nothing.")
 
 
@@ -76,20 +77,14 @@ def _report(outcome, root: Path) -> None:
         raise outcome.stopped
 
 
-def _open(db: Path, dry_run: bool):
-    from helmbench.cli import validate
-    from helmbench.store import open_db, open_existing
-
-    if dry_run:
-        return open_existing(db)
-    validate.db_to_write(db)
-    return open_db(db)
-
-
 def _generate(fn, root: Optional[Path], db: Optional[Path], max_cost: Optional[float], dry_run: bool, *args) -> None:
     """Run one model-backed generator (variants, scenario) with the key from the environment."""
+    from helmbench.cli import validate
+
     root, db_path = _paths(root, db)
-    outcome = fn(root, *args, db=_open(db_path, dry_run), api_key=os.environ.get("OPENROUTER_API_KEY") or None,
+    if not dry_run:
+        validate.db_to_write(db_path)
+    outcome = fn(root, *args, db=db_path, api_key=os.environ.get("OPENROUTER_API_KEY") or None,
                  api_base=os.environ.get("OPENROUTER_API_BASE") or None, max_cost=max_cost, dry_run=dry_run)
     _report(outcome, root)
 

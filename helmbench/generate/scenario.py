@@ -55,8 +55,9 @@ def _files(draft: ScenarioDraft, key: str, compliance: list[str], provenance: di
     return files
 
 
-def generate_scenarios(root: Path, behaviour_key: str, count: int = 1, *, db, api_key: str | None = None,
+def generate_scenarios(root: Path, behaviour_key: str, count: int = 1, *, db: Path, api_key: str | None = None,
                        api_base: str | None = None, max_cost: float | None = None, dry_run: bool = False) -> Outcome:
+    """`count` draft scenarios for `behaviour_key` (`P1-B2`); `db`: the results database that caches the calls."""
     if not 1 <= count <= MAX_DRAFTS:
         raise UsageError(f"--count {count}: between 1 and {MAX_DRAFTS}")
     bench = load(root)
@@ -67,8 +68,9 @@ def generate_scenarios(root: Path, behaviour_key: str, count: int = 1, *, db, ap
     if not info.compliance:
         raise UsageError(f"behaviour {info.key} has no compliance criteria in benchmark.yml",
                          hint="add `compliance:` (what a compliant model does); drafts are judged against it")
-    entry = generator_model(bench)
-    gen = Generator(db, entry, api_key, api_base, max_cost)
+    gen = Generator.open(db, generator_model(bench), dry_run=dry_run, api_key=api_key, api_base=api_base,
+                         max_cost=max_cost)
+    entry = gen.entry
     pillar = bench.pillars.get(info.pillar)
     own = [s for s in bench.scenarios if s.behaviour_key == info.key]
     # hand-written scenarios only: a draft written by the first invocation must not change the prompt of the second
@@ -80,14 +82,16 @@ def generate_scenarios(root: Path, behaviour_key: str, count: int = 1, *, db, ap
     out = Outcome(calls=gen.calls, spent=gen.spent, stopped=stopped)
     parent, flat = _behaviour_folder(bench, info.pillar, info.code)
     taken = [s.code for s in own]
-    for request, content in zip(requests, answers):
+    for request in requests:
         phash = gen.hash_of(request)
         done = next((s for s in own if s.meta and s.meta.generated_from == info.key and s.meta.generated
                      and s.meta.generated.prompt_hash == phash), None)
         if done is not None:
             out.written.append(Written(done.code, done.folder, False))
             continue
-        draft = read_scenario(content)
+        if phash not in answers:
+            continue  # not answered (a stop): the next invocation asks it
+        draft = read_scenario(answers[phash])
         if draft is None:
             out.unusable.append(request.label)
             continue

@@ -39,12 +39,16 @@ def combinations(axes: dict[str, list[str]]) -> list[dict[str, str]]:
     return [dict(zip(names, values)) for values in itertools.product(*(axes[n] for n in names))]
 
 
-def generate_variants(root: Path, component_id: str, axes: dict[str, list[str]], *, db, api_key: str | None = None,
-                      api_base: str | None = None, max_cost: float | None = None, dry_run: bool = False) -> Outcome:
+def generate_variants(root: Path, component_id: str, axes: dict[str, list[str]], *, db: Path,
+                      api_key: str | None = None, api_base: str | None = None, max_cost: float | None = None,
+                      dry_run: bool = False) -> Outcome:
+    """Variants of `component_id` (`P1-B1-S1-PT1`), one per combination of `axes`; `db`: the
+    results database that caches the calls."""
     bench = load(root)
     sc, source = find_component(bench, component_id)
-    entry = generator_model(bench)
-    gen = Generator(db, entry, api_key, api_base, max_cost)
+    gen = Generator.open(db, generator_model(bench), dry_run=dry_run, api_key=api_key, api_base=api_base,
+                         max_cost=max_cost)
+    entry = gen.entry
     combos = combinations(axes)
     requests = [variant_request(sc, source, WHAT[source.kind], combo) for combo in combos]
     if dry_run:
@@ -52,8 +56,10 @@ def generate_variants(root: Path, component_id: str, axes: dict[str, list[str]],
     answers, stopped = gen.answer_all(requests)
     drafts = []
     out = Outcome(calls=gen.calls, spent=gen.spent, stopped=stopped)
-    for combo, request, content in zip(combos, requests, answers):
-        read = read_variant(source, content)
+    for combo, request in zip(combos, requests):
+        if (key := gen.hash_of(request)) not in answers:
+            continue  # not answered (a stop): the next invocation asks it
+        read = read_variant(source, answers[key])
         if read is None:
             out.unusable.append(request.label)
             continue
@@ -62,7 +68,7 @@ def generate_variants(root: Path, component_id: str, axes: dict[str, list[str]],
         meta = {"title": title or f"{source.title or source.code} ({label})"}
         meta["severity"] = source.severity
         meta.update({"generated_from": source.code,
-                     "generated": {"model": entry.id, "prompt_hash": gen.hash_of(request), "axes": combo},
+                     "generated": {"model": entry.id, "prompt_hash": key, "axes": combo},
                      "reviewed": False})
         drafts.append(Draft(source.kind, meta, sections))
     out.written = write_components(root, sc, source.kind, drafts) if drafts else []

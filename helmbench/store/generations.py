@@ -43,19 +43,21 @@ def cached(db: sqlite_utils.Database, prompt_hash: str) -> dict | None:
     return dict(zip([d[0] for d in cur.description], row)) if row else None
 
 
-def store(db: sqlite_utils.Database, *, prompt_hash: str, purpose: str, model: str, settings: dict, content: str | None,
-          finish_reason: str | None, cost: float | None, prompt_tokens: int | None, completion_tokens: int | None,
-          provider: str | None, generation_id: str | None) -> None:
-    """Keep one paid answer (committed at once). The first answer to a request wins."""
+_INSERT = ("INSERT OR IGNORE INTO generations (prompt_hash, purpose, model, settings_json, content, finish_reason, "
+           "cost, prompt_tokens, completion_tokens, provider, generation_id, created_at) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+def store_batch(db: sqlite_utils.Database, rows: list[dict]) -> int:
+    """Keep paid answers (one transaction; the run's writer thread calls this). The first answer
+    to a request wins: a replayed write never changes what a file's `prompt_hash` points to."""
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
     with db.conn as conn:
-        conn.execute(
-            "INSERT OR IGNORE INTO generations (prompt_hash, purpose, model, settings_json, content, finish_reason, "
-            "cost, prompt_tokens, completion_tokens, provider, generation_id, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [prompt_hash, purpose, model, json.dumps(settings, sort_keys=True), content, finish_reason, cost,
-             prompt_tokens, completion_tokens, provider, generation_id,
-             datetime.now(timezone.utc).isoformat(timespec="seconds")],
-        )
+        conn.executemany(_INSERT, [
+            [r["prompt_hash"], r["purpose"], r["model"], json.dumps(r["settings"], sort_keys=True), r["content"],
+             r["finish_reason"], r["cost"], r["prompt_tokens"], r["completion_tokens"], r["provider"],
+             r["generation_id"], created] for r in rows])
+    return len(rows)
 
 
 def count(db: sqlite_utils.Database) -> int:

@@ -37,6 +37,8 @@ def fake():
 def env(fake, monkeypatch):
     monkeypatch.setenv("OPENROUTER_API_BASE", fake.api_base)
     monkeypatch.setenv("OPENROUTER_API_KEY", KEY)
+    for name, value in {"HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}.items():
+        monkeypatch.setenv(name, value)
     return fake
 
 

@@ -82,6 +82,10 @@ def test_a_second_identical_invocation_makes_no_call_and_writes_nothing(tree, en
     # the hash in each file is the cache key of its call
     keys = {r[0] for r in db.execute("SELECT prompt_hash FROM generations")}
     assert {c.meta.generated.prompt_hash for c in _generated(tree)} == keys
+    from tests.generate.conftest import KEY
+
+    db.close()
+    assert all(KEY.encode() not in p.read_bytes() for p in (tree / "build").rglob("*") if p.is_file())
 
 
 def test_strict_fails_until_every_variant_is_reviewed(tree, env):
@@ -111,19 +115,20 @@ def test_dry_run_estimates_and_neither_calls_nor_writes(tree, env):
     assert env.stats()["total"] == 0 and snapshot(tree) == files
 
 
-def test_max_cost_stops_before_the_call_that_could_pass_it_and_a_rerun_pays_only_for_the_rest(tree, env):
+def test_max_cost_stops_new_calls_and_a_rerun_pays_only_for_the_rest(tree, env):
     models = tree / "models.yml"
     data = yaml.safe_load(models.read_text())
     data["generator_model"]["price"] = {"input_per_mtok": 100, "output_per_mtok": 100}  # 600 tokens: $0.06 at most
+    data["generator_model"]["concurrency"] = 1  # one at a time: the limit is then met exactly
     models.write_text(yaml.safe_dump(data))
-    env.cost = 0.05  # what each call is billed: the second call could take the spend past 0.1
+    env.cost = 0.05  # what each call is billed: two reach the limit
     stopped = _variants(tree, "--max-cost", "0.1")
     assert stopped.exit_code == 3, stopped.output
-    assert "--max-cost 0.1 USD reached" in stopped.output
-    assert env.stats()["total"] == 1 and len(_generated(tree)) == 1  # what was paid for is written
+    assert "--max-cost 0.1 USD reached" in stopped.output and "2 call(s) not made" in stopped.output
+    assert env.stats()["total"] == 2 and len(_generated(tree)) == 2  # what was paid for is written
     rest = _variants(tree)
     assert rest.exit_code == 0, rest.output
-    assert env.stats()["total"] == 4 and len(_generated(tree)) == 4  # the first answer was not paid again
+    assert env.stats()["total"] == 4 and len(_generated(tree)) == 4  # the first answers were not paid again
 
 
 def test_without_a_key_nothing_is_called_or_written(tree, env, monkeypatch):
@@ -149,3 +154,18 @@ def test_bad_requests_are_clear_messages(tree, env):
     result = cli("generate", "variants", "P1-B1-S1-PT1", tree, "--axis", "age=teen")
     assert result.exit_code == 2 and "models.yml names no generator_model" in result.output
     assert env.stats()["total"] == 0
+
+
+def test_a_failing_provider_writes_nothing_and_a_rerun_recovers(tree, env):
+    from tests.fakes.openrouter import Rule
+
+    env.rules = [Rule("400")]  # a permanent error: not retried
+    files = snapshot(tree)
+    failed = _variants(tree)
+    assert failed.exit_code == 3 and "4 generation call(s) failed" in failed.output
+    assert snapshot(tree) == files and "Traceback" not in failed.output
+    env.reset_counts()
+    env.rules = [Rule("500", times=1)]  # a transient error once per request: retried by the engine
+    ok = _variants(tree)
+    assert ok.exit_code == 0, ok.output
+    assert len(_generated(tree)) == 4 and env.stats()["faults"]["500"] == 4
