@@ -3,8 +3,9 @@
 Why a table of its own: a generated variant is paid for once. The key is the sha256 of the
 exact request (model, settings, messages, response format), the same hash the written file
 records as `prompt_hash`, so a second identical invocation finds every answer here and makes
-no call. Every answer that was paid for is stored the moment it arrives (one commit per call),
-usable or not, so a crash or Ctrl-C never loses one and a re-run never pays for it again.
+no call. Every answer that was paid for is stored as it arrives (the run's writer commits
+within a quarter second), usable or not, so a crash or Ctrl-C never loses one and a re-run
+never pays for it again.
 """
 
 from __future__ import annotations
@@ -59,6 +60,3 @@ def store_batch(db: sqlite_utils.Database, rows: list[dict]) -> int:
              r["generation_id"], created] for r in rows])
     return len(rows)
 
-
-def count(db: sqlite_utils.Database) -> int:
-    return db.execute("SELECT count(*) FROM generations").fetchone()[0]
