@@ -33,6 +33,8 @@ def test_a_run_with_unreviewed_cases_is_a_preview_and_never_ranked(tree, env, tm
     board = build_leaderboard(db, bootstrap=0)
     assert board.rows == [] or all(r.rank is None for r in board.rows)
     assert board.manifest_hash is None
+    listed = cli("costs", "--db", db, "--manifest", tried / "manifest.jsonl", "--models-file", tree / "models.yml")
+    assert listed.exit_code == 0 and listed.output.count("preview") >= 2, listed.output  # listed apart: one per model
     # the reviewed manifest (the default compile) is ranked, and holds none of the unreviewed cases
     reviewed = tmp_path / "reviewed"
     assert cli("compile", tree, "--out", reviewed).exit_code == 0
