@@ -76,18 +76,22 @@ def _compiled(result):
     class Compiled(Manifest):
         copy: Path
         diagnostics: list
+        left_out: object
 
     m = Compiled(result.path, verify=False)  # just written from the tree: nothing to verify
     m.copy = result.copy
     m.diagnostics = result.diagnostics
+    m.left_out = result.left_out
     return m
 
 
-def compile(root: str | Path | None = None, out: str | Path | None = None) -> Manifest:  # noqa: A001
+def compile(root: str | Path | None = None, out: str | Path | None = None, *,  # noqa: A001
+            include_unreviewed: bool = False) -> Manifest:
     """Compile the tree at `root` into `out/manifest.jsonl` (default: build/ beside the benchmark).
 
     Returns the `Manifest` (iterate it for the cases; `.hash`, `.header`, `.path`; `.copy` is the
-    read-only copy under `manifests/`, `.diagnostics` the warnings). Raises
+    read-only copy under `manifests/`, `.diagnostics` the warnings, `.left_out` the generated
+    content not yet reviewed that was left out unless `include_unreviewed`). Raises
     `helmbench.manifest.LintFailed` (its `.diagnostics` hold the errors) when the tree has errors.
     """
     from helmbench.manifest import compile_tree
@@ -95,7 +99,7 @@ def compile(root: str | Path | None = None, out: str | Path | None = None) -> Ma
 
     bench = _root(root)
     out_dir = Path(out) if out is not None else discover.build_dir(bench)
-    return _compiled(compile_tree(bench, out_dir))
+    return _compiled(compile_tree(bench, out_dir, include_unreviewed=include_unreviewed))
 
 
 def _as_manifest(manifest) -> Path:

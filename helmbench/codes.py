@@ -205,6 +205,15 @@ _TABLE = [
          "composite never reads higher than the bar the part failed (`minimum` and `cap` lie in "
          "[0, 1], HB203); the same part may not carry two floors.",
          "floors:\n  - {part: P1-B7, minimum: 0.7, cap: 0.4}   # no behaviour B7 in P1"),
+    # HB7xx: generated content (`helmbench generate`)
+    Code("HB701", "warning", "generated content not reviewed",
+         "A component or draft scenario written by `helmbench generate` (it records `generated_from` "
+         "and `generated:`) still says `reviewed: false`. Until a reviewer has read it and set "
+         "`reviewed: true`, `helmbench compile` leaves it out of the manifest (`--include-unreviewed` "
+         "puts it in for trying out, marked, and such a run is never ranked). A warning, so "
+         "`--strict` in CI stops a pull request from merging generated text unread.",
+         "# PT5\n---\nseverity: 6\ngenerated_from: PT1\ngenerated: {model: openai/gpt-4.1, axes: {age: teen}}\n"
+         "reviewed: false\n---"),
 ]
 
 # HB15x: hostile input. A stranger's pull request is linted in CI, so input built to stall,

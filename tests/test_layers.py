@@ -15,8 +15,10 @@ Where the top-level modules sit (LAYERS below, lowest first):
 - `diagnostics` (1, with spec): the findings spec, lint, manifest and run emit.
 - `__version__` (0): the version string, which `helmbench/__init__.py` defines before it imports
   anything, so every stage may read it (`from helmbench import __version__`).
-- `api` (8, after publish): the public Python API calls every stage; the CLI is thin over it.
-- `__init__` and `__main__` (10, after cli): the API's re-exports and `python -m helmbench` sit on top.
+- `generate` (6, after run): assisted authoring calls the generator model as a job kind on run's
+  engine and caches in store, and writes spec files; no stage reads it (only the CLI calls it).
+- `api` (9, after publish): the public Python API calls every stage; the CLI is thin over it.
+- `__init__` and `__main__` (11, after cli): the API's re-exports and `python -m helmbench` sit on top.
 """
 
 from __future__ import annotations
@@ -38,11 +40,12 @@ LAYERS: dict[str, int] = {
     "manifest": 3,
     "store": 4,
     "run": 5,
-    "score": 6,
-    "publish": 7,
-    "api": 8,
-    "cli": 9,
-    "__init__": 10, "__main__": 10,
+    "generate": 6,
+    "score": 7,
+    "publish": 8,
+    "api": 9,
+    "cli": 10,
+    "__init__": 11, "__main__": 11,
 }
 
 #: Third-party (or stdlib) modules allowed only in some places: module → allowed helmbench prefixes.

@@ -31,12 +31,19 @@ class DiffFmt(str, Enum):
 def compile_(
     root: Optional[Path] = ROOT,
     out: Optional[Path] = typer.Option(None, "--out", help="Folder for manifest.jsonl and manifests/ (default: build/ beside the benchmark)."),
+    include_unreviewed: bool = typer.Option(
+        False, "--include-unreviewed",
+        help="Also compile generated components and drafts not yet `reviewed: true`, to try them out: their cases "
+             "are marked and a run of this manifest is a preview, never ranked."),
 ) -> None:
     """Compile the tree into build/manifest.jsonl (one line per case) and a read-only copy.
 
-    Refuses a tree with lint errors. The output is byte-identical for the same tree.
+    Refuses a tree with lint errors. The output is byte-identical for the same tree. Generated
+    content not yet reviewed (lint HB701) is left out unless --include-unreviewed.
 
     Example: helmbench compile benchmark
+
+    Example: helmbench compile --include-unreviewed benchmark
     """
     from helmbench.cli import validate
     from helmbench.lint.render import printable, text
@@ -49,13 +56,18 @@ def compile_(
     validate.bench_root(root), validate.output_dir(out, "--out")
 
     try:
-        result = compile_tree(root, out)
+        result = compile_tree(root, out, include_unreviewed=include_unreviewed)
     except LintFailed as exc:
         print(text([d for d in exc.diagnostics if d.is_error]), file=sys.stderr)
         raise
     h = result.header
     print(f"compiled {h['cases']} cases from {len(h['catalog']['scenarios'])} scenarios → {printable(str(result.path))}")
     print(f"manifest {h['manifest_hash']} (copy: {printable(str(result.copy))})")
+    if result.left_out:
+        print(result.left_out.describe())
+    if h.get("unreviewed"):
+        print(f"{h['unreviewed']} case(s) are built from generated text not yet reviewed: a run of this manifest "
+              "is a preview, never ranked")
 
 
 @app.command("list")

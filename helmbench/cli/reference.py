@@ -97,6 +97,8 @@ def reference_markdown() -> str:
     ]
     for n in names:
         lines += command_markdown(n, group.commands[n])
+        for sub, command in getattr(group.commands[n], "commands", {}).items():  # a group: `helmbench generate …`
+            lines += command_markdown(f"{n} {sub}", command)
     return "\n".join(lines).rstrip("\n") + "\n"
 
 

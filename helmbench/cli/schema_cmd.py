@@ -28,10 +28,11 @@ DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 def _accept_shorthands(stem: str, schema: dict) -> dict:
     """Add the forms that the models' `mode="before"` validators accept but Pydantic cannot see:
-    `marking_model: <id>` as a plain string, and a numeric `version: 1`."""
+    `marking_model: <id>` (or `generator_model:`) as a plain string, and a numeric `version: 1`."""
     props = schema.get("properties", {})
-    if stem == "models" and "anyOf" in props.get("marking_model", {}):
-        props["marking_model"]["anyOf"].insert(0, {"type": "string", "description": "OpenRouter model id"})
+    for key in ("marking_model", "generator_model"):
+        if stem == "models" and "anyOf" in props.get(key, {}):
+            props[key]["anyOf"].insert(0, {"type": "string", "description": "OpenRouter model id"})
     if stem == "benchmark" and props.get("version", {}).get("type") == "string":
         props["version"] = {k: v for k, v in props["version"].items() if k != "type"}
         props["version"]["type"] = ["string", "number"]

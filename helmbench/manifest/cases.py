@@ -12,6 +12,7 @@ from typing import Iterator
 
 from helmbench.manifest.canonical import canonical_normalised, hash_of, normalise
 from helmbench.manifest.compose import compose_body, response_format
+from helmbench.manifest.review import is_unreviewed_case
 from helmbench.plugins.registry import evaluator
 from helmbench.spec.naming import case_id, natural_key
 from helmbench.spec.tree import Benchmark, Scenario
@@ -63,7 +64,7 @@ def scenario_cases(bench: Benchmark, sc: Scenario) -> Iterator[dict]:
                     files = {s.path: s for s in shared + [cond.source, pt.source] + ([uc.source] if uc else [])}
                     sources[key] = [_source(files[p]) for p in sorted(files)]
                 sev_uc = uc.severity if uc else 0
-                yield {
+                record = {
                     "id": case_id(sc.key, cond.code, uc.code if uc else None, pt.code),
                     "hash": "sha256:" + sha256(whole.encode()).hexdigest(),
                     "request_hash": "sha256:" + sha256(req_c.encode()).hexdigest(),
@@ -80,6 +81,9 @@ def scenario_cases(bench: Benchmark, sc: Scenario) -> Iterator[dict]:
                     "evaluation": evaluation,
                     "sources": sources[key],
                 }
+                if is_unreviewed_case(sc, cond, uc, pt):  # only when present: other manifests keep their bytes
+                    record["unreviewed"] = True
+                yield record
 
 
 def all_cases(bench: Benchmark) -> Iterator[dict]:
@@ -99,12 +103,16 @@ def catalog(bench: Benchmark) -> dict:
             "evaluation_type": sc.evaluation_type,
             "cases": sc.case_count,
         }
+        if sc.unreviewed:
+            scenarios[sc.key]["unreviewed"] = True
         for kind, items in sc.components.items():
             for c in _sorted(items):
                 comps[f"{sc.key}-{c.code}"] = {
                     "scenario": sc.key, "kind": kind, "code": c.code, "title": c.title,
                     "difficulty": c.difficulty, "severity": c.severity,
                 }
+                if c.unreviewed:
+                    comps[f"{sc.key}-{c.code}"]["unreviewed"] = True
     cat = {
         "pillars": {p.code: {"title": p.title, "description": p.description}
                     for p in sorted(bench.pillars.values(), key=lambda p: natural_key(p.code))},

@@ -20,6 +20,7 @@ from helmbench.diagnostics import Diagnostic
 from helmbench.errors import HelmbenchError
 from helmbench.manifest.canonical import hash_of, canonical, canonical_normalised
 from helmbench.manifest.cases import all_cases, catalog, hash_catalog
+from helmbench.manifest.review import LeftOut, reviewed_only
 from helmbench.spec.tree import Benchmark
 
 FORMAT = "helmbench-manifest/1"
@@ -41,6 +42,7 @@ class CompileResult:
     copy: Path
     header: dict
     diagnostics: list[Diagnostic]
+    left_out: LeftOut = LeftOut()  # unreviewed generated content kept out of the manifest
 
 
 class _ManifestHash:
@@ -66,10 +68,10 @@ class _ManifestHash:
         return hash_of({"cases": self.hexdigest(), "catalog": catalog_hash})
 
 
-def header_for(bench: Benchmark, mh: _ManifestHash) -> dict:
+def header_for(bench: Benchmark, mh: _ManifestHash, unreviewed: int = 0) -> dict:
     cat = catalog(bench)
     catalog_hash = hash_catalog(cat)
-    return {
+    header = {
         "format": FORMAT,
         "benchmark": {"name": bench.name, "version": bench.version, "description": bench.description},
         "compiler": f"helmbench {__version__}",
@@ -78,6 +80,9 @@ def header_for(bench: Benchmark, mh: _ManifestHash) -> dict:
         "catalog_hash": catalog_hash,
         "catalog": cat,
     }
+    if unreviewed:  # cases built from generated text nobody has reviewed: a run of them is never ranked
+        header["unreviewed"] = unreviewed
+    return header
 
 
 def write_manifest(bench: Benchmark, out_dir: Path) -> tuple[Path, Path, dict]:
@@ -85,13 +90,15 @@ def write_manifest(bench: Benchmark, out_dir: Path) -> tuple[Path, Path, dict]:
     body_tmp = out_dir / ".manifest-cases.tmp"
     final_tmp = out_dir / ".manifest.jsonl.tmp"
     mh = _ManifestHash()
+    unreviewed = 0
     try:
         with open(body_tmp, "w", encoding="utf-8", newline="\n") as f:
             for case in all_cases(bench):
                 mh.add(case["hash"])
+                unreviewed += "unreviewed" in case
                 f.write(canonical_normalised(case))  # records come normalised from all_cases
                 f.write("\n")
-        header = header_for(bench, mh)
+        header = header_for(bench, mh, unreviewed)
         with open(final_tmp, "wb") as out, open(body_tmp, "rb") as cases:  # bytes: no decode + re-encode
             out.write(canonical(header).encode("utf-8") + b"\n")
             shutil.copyfileobj(cases, out, 1 << 20)
@@ -115,8 +122,12 @@ def write_manifest(bench: Benchmark, out_dir: Path) -> tuple[Path, Path, dict]:
     return path, copy, header
 
 
-def compile_tree(root: str | Path, out_dir: str | Path = Path("build")) -> CompileResult:
-    """Lint the tree, refuse it on errors, else write the manifest; returns where it went."""
+def compile_tree(root: str | Path, out_dir: str | Path = Path("build"), *,
+                 include_unreviewed: bool = False) -> CompileResult:
+    """Lint the tree, refuse it on errors, else write the manifest; returns where it went.
+
+    Generated components and drafts not yet `reviewed: true` are left out unless
+    `include_unreviewed` (then their cases are marked, and a run of them is never ranked)."""
     from helmbench.lint import lint_tree
     from helmbench.spec import markdown
 
@@ -124,7 +135,10 @@ def compile_tree(root: str | Path, out_dir: str | Path = Path("build")) -> Compi
         bench, diags = lint_tree(root)
         if any(d.is_error for d in diags):
             raise LintFailed(diags)
+        left_out = LeftOut()
+        if not include_unreviewed:
+            bench, left_out = reviewed_only(bench)
         path, copy, header = write_manifest(bench, Path(out_dir))
     finally:
         markdown.clear_cache()  # bodies parsed once for lint and composition; not kept after
-    return CompileResult(path, copy, header, diags)
+    return CompileResult(path, copy, header, diags, left_out)

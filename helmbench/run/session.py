@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -99,6 +99,12 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
 
         preload_litellm()
     manifest, entries, scenarios = prepare(opts)
+    if manifest.header.get("unreviewed") and not opts.preview:  # generated text nobody signed off: never ranked
+        opts = replace(opts, preview=True)
+        if console is not None:
+            console.print(f"note: the manifest holds {int(manifest.header['unreviewed'])} case(s) built from generated "
+                          "text not yet reviewed (compile --include-unreviewed): this run is a preview, never ranked",
+                          markup=False, highlight=False)
     case_ids = set(opts.case_ids) if opts.case_ids else None
     if opts.dry_run or opts.api_key is None:
         db = open_existing(opts.db)

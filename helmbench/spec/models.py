@@ -75,7 +75,49 @@ class NoteProperties(Strict):
     cssclasses: list[str] | str | None = None
 
 
-class ScenarioMeta(NoteProperties):
+# --- provenance of generated content (`helmbench generate`) -----------------------------------
+
+
+class Noise(Strict):
+    """How a deterministic noise variant was derived: re-running the transform with this seed on
+    the source's text gives the same text again."""
+
+    transform: Literal["typo", "lowercase", "dropped"]
+    seed: int
+
+
+class Generation(Strict):
+    """How a generated component or draft scenario was made; written by `helmbench generate`."""
+
+    model: Annotated[str, Field(pattern=r"^[\w.\-]+/[\w.:\-]+$")] | None = Field(
+        None, description="the generator model's id (absent for model-free noise)")
+    prompt_hash: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = Field(
+        None, description="sha256 of the exact request sent (model, settings, messages)")
+    axes: dict[Annotated[str, Field(max_length=80)], Annotated[str, Field(max_length=200)]] | None = Field(
+        None, description="the combination this variant stands for, e.g. {age: teen}")
+    noise: Noise | None = None
+
+
+class Provenance(NoteProperties):
+    """Where a component came from. Generated text reaches the manifest only once a reviewer has
+    read it and set `reviewed: true` (lint warns on the rest; compile leaves them out)."""
+
+    generated_from: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$")] | None = Field(
+        None, description="the component (PT1, U2) or behaviour (P1-B1) it was generated from")
+    generated: Generation | None = None
+    reviewed: bool | None = Field(None, description="false until a clinician has read the generated text")
+
+    @property
+    def is_generated(self) -> bool:
+        return self.generated_from is not None or self.generated is not None
+
+    @property
+    def unreviewed(self) -> bool:
+        """Generated and not yet signed off (a hand-written component is never unreviewed)."""
+        return (self.is_generated or self.reviewed is False) and self.reviewed is not True
+
+
+class ScenarioMeta(Provenance):
     """Frontmatter of `S#.md`."""
 
     title: str | None = None
@@ -118,17 +160,17 @@ def _with_models(models: tuple[type[BaseModel], ...]) -> type[ScenarioMeta]:
 # --- components ------------------------------------------------------------------------------
 
 
-class ConditionMeta(NoteProperties):
+class ConditionMeta(Provenance):
     title: str | None = None
     difficulty: Difficulty = 0
 
 
-class UserContextMeta(NoteProperties):
+class UserContextMeta(Provenance):
     title: str | None = None
     severity: Severity = 0
 
 
-class PerturbationMeta(NoteProperties):
+class PerturbationMeta(Provenance):
     title: str | None = None
     severity: Severity = 0
 
@@ -235,9 +277,10 @@ class ModelEntry(ModelSettings):
 
 class ModelsFile(Strict):
     marking_model: ModelEntry | None = None
+    generator_model: ModelEntry | None = Field(None, description="writes `helmbench generate` variants and drafts")
     models: list[ModelEntry] = []
 
-    @field_validator("marking_model", mode="before")
+    @field_validator("marking_model", "generator_model", mode="before")
     @classmethod
     def _id_only(cls, v):
         return {"id": v} if isinstance(v, str) else v
@@ -245,6 +288,6 @@ class ModelsFile(Strict):
 
 __all__ = [
     "Behaviour", "BenchmarkFile", "CategoryMatch", "ConditionMeta", "CriterionMeta", "EVALUATION_TYPES", "Floor",
-    "ListIncludes", "ModelEntry", "ModelSettings", "ModelsFile", "PerturbationMeta", "Pillar", "Price", "ScenarioMeta",
-    "ScoringFile", "Sqe", "TagThreshold", "UserContextMeta", "scenario_meta",
+    "Generation", "ListIncludes", "ModelEntry", "ModelSettings", "ModelsFile", "Noise", "PerturbationMeta", "Pillar",
+    "Price", "Provenance", "ScenarioMeta", "ScoringFile", "Sqe", "TagThreshold", "UserContextMeta", "scenario_meta",
 ]

@@ -46,6 +46,11 @@ class Component:
     def difficulty(self) -> int:
         return getattr(self.meta, "difficulty", 0) or 0
 
+    @property
+    def unreviewed(self) -> bool:
+        """Generated (`helmbench generate`) and not yet `reviewed: true`: kept out of the manifest."""
+        return bool(self.meta and self.meta.unreviewed)
+
 
 @dataclass
 class Criterion:
@@ -100,6 +105,11 @@ class Scenario:
     @property
     def evaluation_type(self) -> str | None:
         return self.meta.evaluation.type if self.meta else None
+
+    @property
+    def unreviewed(self) -> bool:
+        """A generated draft scenario not yet `reviewed: true`: none of its cases reach the manifest."""
+        return bool(self.meta and self.meta.unreviewed)
 
     @property
     def case_count(self) -> int:

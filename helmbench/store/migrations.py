@@ -14,7 +14,7 @@ from typing import Callable, NamedTuple
 
 import sqlite_utils
 
-from helmbench.store import schema_failure_kind, schema_judge
+from helmbench.store import generations, schema_failure_kind, schema_judge
 from helmbench.store.schema_v1 import DDL
 
 
@@ -40,6 +40,7 @@ MIGRATIONS: list[Migration] = [
     Migration(2, "full-text search on responses.content", _responses_fts, atomic=False),
     Migration(3, "judge: judgements.run_id, link verdicts, runs' judge totals", schema_judge.apply),
     Migration(4, "results.failure_kind, backfilled from the reasons", schema_failure_kind.apply),
+    Migration(5, "generations: cached `helmbench generate` calls", generations.apply),
 ]
 
 

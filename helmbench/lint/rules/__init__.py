@@ -14,6 +14,7 @@ from helmbench.lint.rules import schema  # noqa: F401
 from helmbench.lint.rules import schema_safety  # noqa: F401
 from helmbench.lint.rules import headings  # noqa: F401
 from helmbench.lint.rules import titles  # noqa: F401
+from helmbench.lint.rules import review  # noqa: F401
 
 
 @hookimpl
