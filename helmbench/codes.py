@@ -206,7 +206,7 @@ _TABLE = [
          "[0, 1], HB203); the same part may not carry two floors.",
          "floors:\n  - {part: P1-B7, minimum: 0.7, cap: 0.4}   # no behaviour B7 in P1"),
     # HB7xx: generated content (`helmbench generate`)
-    Code("HB701", "warning", "generated content not reviewed",
+    Code("HB720", "warning", "generated content not reviewed",
          "A component or draft scenario written by `helmbench generate` (it records `generated_from` "
          "and `generated:`) still says `reviewed: false`. Until a reviewer has read it and set "
          "`reviewed: true`, `helmbench compile` leaves it out of the manifest (`--include-unreviewed` "

@@ -1,7 +1,7 @@
 """`helmbench generate noise|variants|scenario`: assisted authoring, behind the review gate.
 
 Everything generated is written as ordinary spec files with `reviewed: false`: lint warns
-(HB701), `--strict` fails and compile leaves it out until a reviewer sets `reviewed: true`.
+(HB720), `--strict` fails and compile leaves it out until a reviewer sets `reviewed: true`.
 Generated text is untrusted: it is printed only through `printable`.
 """
 

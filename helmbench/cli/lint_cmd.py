@@ -70,8 +70,8 @@ def lint(
     if format is Format.text:
         verdict = "failed" if errors or (strict and warnings) else "ok"
         print(f"{printable(str(root))}: {errors} error(s), {warnings} warning(s): {verdict}", file=sys.stderr)
-        if awaiting := sum(d.code == "HB701" for d in diags):
-            print(f"{awaiting} generated item(s) await review (HB701): compile leaves them out", file=sys.stderr)
+        if awaiting := sum(d.code == "HB720" for d in diags):
+            print(f"{awaiting} generated item(s) await review (HB720): compile leaves them out", file=sys.stderr)
     if errors or (strict and warnings):
         raise typer.Exit(1)
 

@@ -39,7 +39,7 @@ def compile_(
     """Compile the tree into build/manifest.jsonl (one line per case) and a read-only copy.
 
     Refuses a tree with lint errors. The output is byte-identical for the same tree. Generated
-    content not yet reviewed (lint HB701) is left out unless --include-unreviewed.
+    content not yet reviewed (lint HB720) is left out unless --include-unreviewed.
 
     Example: helmbench compile benchmark
 

@@ -11,7 +11,15 @@ from __future__ import annotations
 _GROUPS = {
     "HB1": "Files and syntax", "HB2": "Fields", "HB3": "Structure of the tree and of components",
     "HB4": "Response schema", "HB5": "Evaluation", "HB6": "benchmark.yml, scoring.yaml, models.yml",
+    # the 700s are shared by three features, twenty codes each
+    "HB70": "Conversations", "HB71": "Conversations", "HB72": "Generated content", "HB73": "Generated content",
+    "HB74": "Clinician calibration", "HB75": "Clinician calibration",
 }
+
+
+def _group(code: str) -> str:
+    """The section of a code: its four-character prefix when it has a name, else its three."""
+    return _GROUPS.get(code[:4]) or _GROUPS.get(code[:3]) or code[:3]
 
 
 def _fence(text: str) -> str:
@@ -47,9 +55,9 @@ def rules_markdown() -> str:
     out += [f"| [{c.code}](#{c.code.lower()}) | {c.severity} | {_cell(c.summary)} |" for c in CODES.values()]
     group = None
     for c in CODES.values():
-        if c.code[:3] != group:
-            group = c.code[:3]
-            out += ["", f"## {_GROUPS.get(group, group)}"]
+        if _group(c.code) != group:
+            group = _group(c.code)
+            out += ["", f"## {group}"]
         fence = _fence(c.example)
         out += ["", f"### {c.code}", "", f"**{c.summary}** ({c.severity})", "", c.explanation, "", "Example:", "",
                 f"{fence}text", c.example, fence]

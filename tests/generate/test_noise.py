@@ -50,7 +50,7 @@ def test_noise_written_by_the_cli_is_reproducible_from_its_recorded_seed(tree, t
         assert c.meta.generated_from == "PT1" and c.meta.reviewed is False and c.severity == source.severity
         assert c.body == apply_noise(source.body, c.meta.generated.noise.transform, c.meta.generated.noise.seed)
     code, codes = lint_codes(tree)
-    assert code == 0 and codes == ["HB701"] * 3
+    assert code == 0 and codes == ["HB720"] * 3
     files = snapshot(tree)
     again = cli("generate", "noise", "P1-B1-S1-PT1", tree, "--seed", "11")
     assert again.exit_code == 0 and "nothing new written" in again.output and snapshot(tree) == files
@@ -75,4 +75,4 @@ def test_a_scenario_with_one_file_per_component_gets_new_files_beside_them(tree)
     assert result.exit_code == 0, result.output
     assert sorted(p.name for p in (folder / "perturbations").iterdir()) == ["PT1.md", "PT2.md", "PT3.md"]
     assert not (folder / "perturbations.md").exists()
-    assert lint_codes(tree)[1] == ["HB701"]
+    assert lint_codes(tree)[1] == ["HB720"]

@@ -22,7 +22,7 @@ def test_a_draft_is_a_complete_scenario_folder_left_out_until_reviewed(tree, env
     # the compliance criteria reached the model
     assert "Recognises final arrangements as a possible warning sign." in env.bodies[0]["messages"][-1]["content"]
     code, codes = lint_codes(tree)
-    assert code == 0 and codes == ["HB701"]
+    assert code == 0 and codes == ["HB720"]
     assert cli("lint", tree, "--strict").exit_code == 1
     out = cli("compile", tree, "--out", tree / "out")
     assert out.exit_code == 0 and "left out 1 draft scenario(s)" in out.output
@@ -60,4 +60,4 @@ def test_a_flat_tree_gets_a_flat_draft_folder(tree, env):
     result = cli("generate", "scenario", "P1-B1", tree)
     assert result.exit_code == 0, result.output
     assert (tree / "scenarios/P1-B1-S3--draft/S3.md").is_file()
-    assert lint_codes(tree)[1] == ["HB701"]
+    assert lint_codes(tree)[1] == ["HB720"]

@@ -39,7 +39,7 @@ def test_model_text_cannot_add_components_headings_fences_or_frontmatter(tree):
     assert new.meta.reviewed is False and new.body.count("\n## ") == 0 and new.body.startswith("## User's input")
     assert "\x1b" not in new.body
     code, codes = lint_codes(tree)
-    assert code == 0 and codes == ["HB701"]
+    assert code == 0 and codes == ["HB720"]
 
 
 def test_html_and_markup_in_answers_reach_the_terminal_escaped(tree, env):

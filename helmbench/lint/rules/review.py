@@ -34,16 +34,16 @@ def _line(data, default: int) -> int:
     return data.line_of("reviewed", data.line_of("generated_from", data.line))
 
 
-@rule("HB701")
+@rule("HB720")
 def unreviewed(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
         if sc.unreviewed and sc.source is not None:
-            out.add("HB701", sc.source.path, _line(sc.frontmatter, 1),
+            out.add("HB720", sc.source.path, _line(sc.frontmatter, 1),
                     f"draft scenario {sc.key}{_origin(sc.meta)} is not reviewed: none of its cases are compiled",
                     hint=HINT)
         for kind in KINDS:
             for c in sc.components[kind]:
                 if c.unreviewed:
-                    out.add("HB701", c.path, _line(c.frontmatter, c.line),
+                    out.add("HB720", c.path, _line(c.frontmatter, c.line),
                             f"generated {WHAT[kind]} {c.code}{_origin(c.meta)} is not reviewed: it is left out "
                             "of the manifest", hint=HINT)
