@@ -47,6 +47,9 @@ def _written(written, root: Path) -> None:
 
     new = [w for w in written if w.new]
     for w in written:
+        if w.unchanged:
+            print(f"not written: {printable(w.code)} noise leaves the text as it is")
+            continue
         state = "wrote" if w.new else "already in the tree"
         print(f"{state}: {printable(w.code)} in {printable(str(root / w.path))}")
     if new:

@@ -54,6 +54,7 @@ class Written:
     code: str
     path: str  # relative to the tree root
     new: bool  # False: the same generated component was already in the tree
+    unchanged: bool = False  # a noise transform that left the text as it was: nothing to review, not written
 
 
 def provenance_key(generated_from, generated) -> tuple:

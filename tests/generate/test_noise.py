@@ -76,3 +76,16 @@ def test_a_scenario_with_one_file_per_component_gets_new_files_beside_them(tree)
     assert sorted(p.name for p in (folder / "perturbations").iterdir()) == ["PT1.md", "PT2.md", "PT3.md"]
     assert not (folder / "perturbations.md").exists()
     assert lint_codes(tree)[1] == ["HB720"]
+
+
+def test_a_transform_that_changes_nothing_writes_nothing_to_review(tree):
+    folder = tree / "scenarios/P1/B1/S1--late-planning"
+    text = (folder / "perturbations.md").read_text()
+    bench, _ = load_benchmark(tree)
+    source = next(c for s in bench.scenarios if s.key == "P1-B1-S1" for c in s.perturbations if c.code == "PT1")
+    (folder / "perturbations.md").write_text(text.replace(source.body, source.body.lower()))  # already lower case
+    files = snapshot(tree)
+    result = cli("generate", "noise", "P1-B1-S1-PT1", tree, "--transform", "lowercase", "--seed", "4")
+    assert result.exit_code == 0, result.output
+    assert "not written: PT1 (lowercase) noise leaves the text as it is" in result.output
+    assert "nothing new written" in result.output and snapshot(tree) == files
