@@ -213,9 +213,12 @@ class ModelEntry(ModelSettings):
 
 class ModelsFile(Strict):
     marking_model: ModelEntry | None = None
+    user_model: ModelEntry | None = Field(
+        None, description="plays the simulated user of conversations (conversation.md with `user: simulated`); "
+                          "its id and settings are part of those cases' request hash")
     models: list[ModelEntry] = []
 
-    @field_validator("marking_model", mode="before")
+    @field_validator("marking_model", "user_model", mode="before")
     @classmethod
     def _id_only(cls, v):
         return {"id": v} if isinstance(v, str) else v
