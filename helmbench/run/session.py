@@ -183,9 +183,14 @@ def _execute(plan: Plan, db, opts: RunOptions, console: Console, live: bool, jud
         ex = Executor(plan, db, provider, writer, progress, concurrency=opts.concurrency, policy=opts.retry,
                       max_cost=opts.max_cost)
         status = asyncio.run(ex.execute())
+    spent = ex.spent
+    if plan.conversations and status == "completed":  # each turn one call, stored before the next
+        from helmbench.run.conversation.runner import run_conversations
+
+        status, spent = run_conversations(plan, db, opts, console, live, judge, spent=spent)
     if judge is None or status == "interrupted":
-        return status, ex.spent, None
+        return status, spent, None
     from helmbench.run.judge_run import combine_status, run_judge
 
-    judge_status, spent, outcome = run_judge(plan, db, opts, console, live, judge, spent=ex.spent)
+    judge_status, spent, outcome = run_judge(plan, db, opts, console, live, judge, spent=spent)
     return combine_status(status, judge_status), spent, outcome

@@ -12,6 +12,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = REPO / "tests" / "lint" / "base"
+MODEL = "test/model-a"
+USER_MODEL = "test/user-model"
 SCRIPTED = "scenarios/P1/B1/S1--late-planning/conversation.md"
 SIMULATED = "scenarios/P1/B1/S3--pushback/conversation.md"
 
@@ -88,7 +90,8 @@ def conversation_tree(dest: Path, *, user_model: str | None = "test/user-model")
     for name, text in S3_FILES.items():
         (s3 / name).write_text(text, encoding="utf-8")
     (dest / SIMULATED).write_text(SIMULATED_TEXT, encoding="utf-8")
+    models = "marking_model: test/judge\n"
     if user_model:
-        with open(dest / "models.yml", "a", encoding="utf-8") as f:
-            f.write(f"user_model:\n  id: {user_model}\n  temperature: 0.9\n")
+        models += f"user_model:\n  id: {user_model}\n  temperature: 0.9\n"
+    (dest / "models.yml").write_text(models + f"models:\n  - id: {MODEL}\n    temperature: 0\n", encoding="utf-8")
     return dest
