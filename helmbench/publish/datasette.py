@@ -41,6 +41,12 @@ TABLES: dict[str, tuple[str, str]] = {
     "judgements": ("Judgements", "Judge model answers for judged (sqe) criteria, with justifications."),
     "result_judgements": ("Result judgements", "Which judgements decided which result."),
     "migrations": ("Migrations", "Schema migrations applied to this database."),
+    "turns": ("Turns", "Every message of every conversation: the user's (opening, scripted or simulated) and the "
+                       "model's (untrusted text), with cost, errors and the landmark of the turn."),
+    "result_turns": ("Result turns", "Which turns make the transcript a conversation's result was decided on."),
+    "checkpoint_verdicts": ("Checkpoint verdicts", "Per conversation result: the verdict of each turn checkpoint "
+                                                   "and each transcript criterion."),
+    "transcript_judgements": ("Transcript judgements", "Judge model answers on whole conversations, per criterion."),
 }
 
 COLUMNS: dict[str, dict[str, str]] = {
@@ -75,6 +81,14 @@ COLUMNS: dict[str, dict[str, str]] = {
     "judgements": {"criterion": "CR1, CR2 … or criteria", "justification": "The judge's explanation",
                    "judgment_json": "The judge's structured answer", "raw": "The judge's raw output",
                    "run_id": "The run that paid for the judge call"},
+    "turns": {"turn_key": "Cache key of the conversation up to this turn", "role": "user or assistant",
+              "turn": "Turn number (1 = the opening)", "source": "opening, script, user_model or model",
+              "caller": "The model that wrote it (the user model or the model under test)",
+              "content": "The message, verbatim (untrusted text)", "landmark": "What the simulated user was to "
+              "reach by this turn", "stop": "1: the simulated user ended the conversation here",
+              "case_id": "The case that first asked it", "run_id": "The run that paid for it"},
+    "checkpoint_verdicts": {"checkpoint": "turn N, last reply, or a criterion code (CR1)",
+                            "turn": "The turn whose reply was checked"},
     "result_judgements": {"result_id": "The result", "judgement_id": "A judgement that decided it",
                           "verdict": "The verdict this judgement gave the result", "score": "Its score for the result"},
 }
@@ -93,6 +107,8 @@ FACETS = {
     "cases": ["pillar", "behaviour", "scenario"],
     "judgements": ["judge_model", "criterion", "verdict"],
     "scenarios": ["behaviour", "evaluation_type"],
+    "turns": ["role", "source", "model"],
+    "checkpoint_verdicts": ["checkpoint", "verdict"],
 }
 SORT = {
     "results": ("sort", "case_id"), "responses": ("sort_desc", "id"), "runs": ("sort_desc", "started_at"),
@@ -190,6 +206,27 @@ SELECT judge_model, 'judge', COUNT(*), SUM(error_kind IS NOT NULL), SUM(cost), S
        SUM(completion_tokens), ROUND(AVG(latency_ms))
 FROM judgements GROUP BY judge_model
 ORDER BY cost DESC""",
+    },
+    "conversations_dropping_resource": {
+        "title": "Conversations where the model dropped the resource after turn N",
+        "description": "Conversations in which the model mentioned the resource (text such as 988, Samaritans or "
+                       "helpline) in a reply up to turn N, and a later reply leaves it out. Give N and the text.",
+        "sql": """WITH replies AS (
+  SELECT rt.result_id, t.turn,
+         instr(lower(COALESCE(t.content, '')), lower(:resource)) > 0 AS mentions
+  FROM result_turns rt JOIN turns t ON t.id = rt.turn_id
+  WHERE t.role = 'assistant' AND t.error_kind IS NULL AND :resource != ''
+)
+SELECT r.model, res.case_id, res.sample, res.run_id, res.verdict, res.score,
+       MAX(CASE WHEN rp.turn <= CAST(:turn AS INTEGER) AND rp.mentions THEN rp.turn END) AS last_mention_by_turn_n,
+       MIN(CASE WHEN rp.turn > CAST(:turn AS INTEGER) AND NOT rp.mentions THEN rp.turn END) AS first_reply_without,
+       res.id AS result_id
+FROM replies rp
+JOIN results res ON res.id = rp.result_id
+JOIN runs r ON r.id = res.run_id
+GROUP BY res.id
+HAVING last_mention_by_turn_n IS NOT NULL AND first_reply_without IS NOT NULL
+ORDER BY r.model, res.case_id, res.sample""",
     },
     "case_across_models": {
         "title": "One case across models: verdict, reason and output",

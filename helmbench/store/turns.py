@@ -10,7 +10,8 @@ never overwritten and an error is replaced in place by a later success.
 Tables (migration 4):
 - `turns`: one row per user or assistant message. `source` says who wrote it: `opening` (the
   composed turn 1), `script`, `user_model` (the simulated user, with its call's cost) or
-  `model` (the model under test). `stop` marks the simulated user's message that ended it.
+  `model` (the model under test). `landmark` is the landmark the simulated user was to reach by
+  that turn, shown beside its message; `stop` marks the message that ended the conversation.
 - `result_turns`: which turns make the transcript a result was decided on (a transcript is
   read through its result, since an edited conversation shares its first turns with the old one).
 - `checkpoint_verdicts`: per result of a conversation case, the verdict of each checkpoint
@@ -45,6 +46,7 @@ CREATE TABLE turns (
   reasoning TEXT,
   parsed_json TEXT,
   finish_reason TEXT,
+  landmark TEXT,
   stop INTEGER NOT NULL DEFAULT 0,
   latency_ms INTEGER,
   prompt_tokens INTEGER,
@@ -111,7 +113,7 @@ def apply(db: sqlite_utils.Database) -> None:
 
 TURN_COLUMNS = (
     "turn_key", "role", "model", "settings_hash", "sample", "turn", "case_id", "request_hash", "run_id", "source",
-    "caller", "content", "reasoning", "parsed_json", "finish_reason", "stop", "latency_ms", "prompt_tokens",
+    "caller", "content", "reasoning", "parsed_json", "finish_reason", "landmark", "stop", "latency_ms", "prompt_tokens",
     "completion_tokens", "cost", "provider", "model_version", "generation_id", "attempts", "error_kind",
     "error_message", "created_at",
 )
@@ -211,3 +213,25 @@ def checkpoint_verdicts(db: sqlite_utils.Database, result_id: int) -> list[dict]
     cur = db.execute("SELECT * FROM checkpoint_verdicts WHERE result_id = ? ORDER BY turn IS NULL, turn, checkpoint",
                      [result_id])
     return _rows(cur)
+
+
+def conversation_details(conn, run_ids: list[int]) -> dict[int, tuple[list[dict], list[dict]]]:
+    """{result_id: (transcript, checkpoint verdicts)} of the conversation results of `run_ids`,
+    in two queries (a site shows every result of the latest runs)."""
+    out: dict[int, tuple[list[dict], list[dict]]] = {}
+    if not run_ids or not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'result_turns'").fetchone():
+        return out  # a database from before conversations
+    marks = ",".join("?" * len(run_ids))
+    cur = conn.execute(
+        f"""SELECT rt.result_id, t.turn, t.role, t.source, t.caller, t.content, t.landmark, t.stop, t.finish_reason,
+                   t.error_kind, t.error_message, t.cost
+            FROM result_turns rt JOIN turns t ON t.id = rt.turn_id JOIN results res ON res.id = rt.result_id
+            WHERE res.run_id IN ({marks}) ORDER BY rt.result_id, t.turn, t.role = 'assistant'""", run_ids)
+    for row in _rows(cur):
+        out.setdefault(row.pop("result_id"), ([], []))[0].append(row)
+    cur = conn.execute(
+        f"""SELECT cv.* FROM checkpoint_verdicts cv JOIN results res ON res.id = cv.result_id
+            WHERE res.run_id IN ({marks}) ORDER BY cv.result_id, cv.turn IS NULL, cv.turn, cv.checkpoint""", run_ids)
+    for row in _rows(cur):
+        out.setdefault(row.pop("result_id"), ([], []))[1].append(row)
+    return out

@@ -165,7 +165,9 @@ class ConversationRunner:
                                 created_at=now())
                     self.writer.add(TurnWrite(user))  # costs nothing: committed with the next paid turn
             elif user is None or user.get("error_kind"):
-                user = await self.simulated_user(case, transcript, turn, dict(row, role="user"), label)
+                landmark = "\n\n".join(lm["text"] for lm in conv["landmarks"] if lm["turn"] == turn) or None
+                user = await self.simulated_user(case, transcript, turn, dict(row, role="user", landmark=landmark),
+                                                 label)
                 if user is None:
                     return  # stopped before it was sent
             used.append((key, "user"))
