@@ -30,6 +30,10 @@ def dry_run(report: RunReport, out: Console) -> None:
                   f"{sum(m.est_input_tokens for m in plan.models):,}")
     out.print(table)
     out.print(Text("Input tokens are estimated as characters ÷ 4; output tokens and cost are estimated below."))
+    if plan.conversations:
+        out.print(Text(f"Conversations, counted apart: {len(plan.conversations)} case(s) asked turn by turn; up to "
+                       f"{plan.new_turns:,} model turn(s) not stored yet across the models (each re-sends the "
+                       "transcript so far), plus the simulated user's messages and the transcript judgements."))
     from helmbench.run.judge_run import render_dry_run
 
     render_dry_run(report.judge, out)
