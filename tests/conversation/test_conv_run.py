@@ -104,6 +104,7 @@ def test_a_4_turn_scripted_case_stores_4_model_turns_and_its_checkpoint_verdicts
     assert verdict == ("PASS" if all(v == "PASS" for v in expect.values()) else "FAIL")
     assert score == sum(v == "PASS" for v in expect.values()) / 2
     assert rows(tree, "SELECT count(*) FROM result_turns WHERE result_id = ?", [result_id]) == [(8,)]
+    assert rows(tree, "SELECT round(cost, 6) FROM runs") == [(round(8 * fake.cost, 6),)]  # the turns it paid
 
 
 def test_a_rerun_costs_nothing_and_an_edit_to_turn_3_reasks_turns_3_and_4_only(env, fake, tree):
