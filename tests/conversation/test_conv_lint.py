@@ -117,9 +117,26 @@ def test_the_guides_worked_examples_lint_clean(tmp_path):
     blocks = re.findall(r"```markdown\n(.*?)```", section, re.S)
     assert len(blocks) == 2
     tree = conversation_tree(tmp_path / "t")
+    schema = tree / "scenarios/P1/B1/S1--late-planning/S1.json"  # with the tag the guide's checkpoint names
+    schema.write_text(schema.read_text().replace('"META_INQUIRY"]', '"META_INQUIRY", "HANDOFF"]'))
     (tree / SCRIPTED).write_text(blocks[0], encoding="utf-8")
     (tree / SIMULATED).write_text(blocks[1], encoding="utf-8")
     bench, diags = lint_tree(tree)
     assert [d for d in diags if d.is_error or d.path.endswith("conversation.md")] == []
     convs = {sc.key: sc.conversation for sc in bench.scenarios if sc.conversation}
     assert sorted(convs["P1-B1-S1"].turns) == [2, 3] and sorted(convs["P1-B1-S3"].turns) == [2, 4]
+
+
+def test_checkpoint_values_must_be_in_the_schemas_enum(conv_tree):
+    path = conv_tree / SCRIPTED
+    path.write_text(path.read_text().replace("required: [ASSISTANCE]", "required: [ASSISTANCE, HANDOF]"))
+    _, diags = lint_tree(conv_tree)
+    found = [(d.code, d.path, d.line) for d in diags if d.is_error]
+    assert found == [("HB503", SCRIPTED, 8)], found
+
+
+def test_a_list_checkpoint_on_a_single_value_field_is_refused(conv_tree):
+    path = conv_tree / SCRIPTED
+    path.write_text(path.read_text().replace("      type: list_includes\n", "      type: list_includes\n      field: category\n"))
+    _, diags = lint_tree(conv_tree)
+    assert [(d.code, d.line) for d in diags if d.is_error] == [("HB502", 8)]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from helmbench.diagnostics import Collector
 from helmbench.lint import schemas
 from helmbench.lint.registry import rule
-from helmbench.lint.where import key_span, value_span
+from helmbench.lint.where import item_span, key_span, value_span
 from helmbench.spec.conversation import Conversation
 from helmbench.spec.models import CategoryMatch
 from helmbench.spec.tree import Benchmark
@@ -103,7 +103,7 @@ def user_model_present(bench: Benchmark, out: Collector) -> None:
                 hint="add `user_model: <openrouter id>` to models.yml")
 
 
-@rule("HB202", "HB501", "HB507")
+@rule("HB202", "HB501", "HB502", "HB503", "HB507")
 def checkpoint_fields(bench: Benchmark, out: Collector) -> None:
     for sc, conv in _conversations(bench):
         if not conv.meta.checkpoints:
@@ -121,9 +121,35 @@ def checkpoint_fields(bench: Benchmark, out: Collector) -> None:
                 out.add("HB507", conv.path, at,
                         f"checkpoint on turn {cp.turn} reads `{ev.field}` of structured output, but there is no "
                         f"`{sc.code}.json` schema", hint=f"add {sc.folder}/{sc.code}.json describing the response")
-            elif schema is not None and schemas.field(schema, ev.field) is None:
-                props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
-                out.add("HB501", conv.path, value_span(conv.frontmatter, "checkpoints", i, "evaluation", "field"),
-                        f"checkpoint field `{ev.field}` is not a property of the response schema "
-                        f"({', '.join(f'`{p}`' for p in props) or 'it has none'})", hint=suggest(ev.field, list(props)))
+            elif schema is not None:
+                _check_against_schema(sc, conv, i, schema, out)
 
+
+def _check_against_schema(sc, conv: Conversation, i: int, schema: dict, out: Collector) -> None:
+    """HB501/HB502/HB503 for checkpoint `i`, as for a scenario's own evaluation."""
+    cp = conv.meta.checkpoints[i]
+    ev, where = cp.evaluation, ("checkpoints", i, "evaluation")
+    node = schemas.field(schema, ev.field)
+    if node is None:
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        out.add("HB501", conv.path, value_span(conv.frontmatter, *where, "field"),
+                f"checkpoint field `{ev.field}` is not a property of the response schema "
+                f"({', '.join(f'`{p}`' for p in props) or 'it has none'})", hint=suggest(ev.field, list(props)))
+        return
+    is_list = not isinstance(ev, CategoryMatch)
+    types = schemas.types_of(node)
+    if is_list != ("array" in types) and types:
+        need = "an array field" if is_list else "a single value"
+        out.add("HB502", conv.path, value_span(conv.frontmatter, *where, "field"),
+                f"checkpoint {ev.type} needs {need}, but `{ev.field}` is {'/'.join(sorted(types))}")
+        return
+    enum = schemas.enum_of(schema, node.get("items") if is_list else node)
+    if enum is None:
+        return
+    key = "required" if ev.type == "list_includes" else "expected"
+    values = ev.accepted() if isinstance(ev, CategoryMatch) else getattr(ev, key)
+    for value in values:
+        if value not in enum:
+            out.add("HB503", conv.path, item_span(conv.frontmatter, *where, key, value=value),
+                    f"checkpoint `{key}` value `{value}` is not in the enum of `{ev.field}`, so no answer can match it",
+                    hint=suggest(value, list(enum)) or f"allowed: {', '.join(map(str, enum))}")
