@@ -211,3 +211,28 @@ def test_kill_9_mid_conversation_then_a_rerun_sends_exactly_the_missing_turns(en
     assert len(fake.requests_for(MODEL)) == 12 - stored  # exactly the missing turns
     assert rows(tree, "SELECT count(*), count(DISTINCT turn_key || role) FROM turns WHERE role = 'assistant'") == [(12, 12)]
     assert rows(tree, "SELECT count(*) FROM results WHERE verdict = 'ERROR'") == [(0,)]
+
+
+def test_a_transcript_criterion_gives_partial_credit_from_its_scores_map(env, fake, tree):
+    fake.judge_answers = {"CR1": "PARTIAL"}
+    compile_(tree)
+    run(tree, "P1-B1-S3")
+    assert rows(tree, "SELECT verdict, score FROM results") == [("FAIL", 0.5)]
+    assert rows(tree, "SELECT checkpoint, verdict, score FROM checkpoint_verdicts") == [("CR1", "FAIL", 0.5)]
+    # the score enters the existing formula: base severity 8, difficulty 2 → cost 8 × 0.8 × 0.5 of 8
+    from helmbench.score.leaderboard import build_leaderboard
+
+    board = build_leaderboard(tree / "build/results.db", None, bootstrap=0, seed=0)
+    (row,) = board.rows  # one behaviour with one scored case: the run score is that case's
+    assert abs(row.summary.score - (1 - 8 * 0.8 * 0.5 / 8)) < 1e-9
+
+
+def test_conversations_progress_in_parallel_within_the_concurrency_limit(env, fake, tree):
+    compile_(tree)
+    fake.latency = 0.2
+    run(tree, "P1-B1-S1", concurrency=1)
+    assert fake.model_peak[MODEL] == 1
+    fake.reset_counts()
+    (tree / "build/results.db").unlink()
+    run(tree, "P1-B1-S1", concurrency=4)
+    assert fake.model_peak[MODEL] == 2  # both conversations at once, turn by turn
