@@ -13,6 +13,8 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from helmbench.store.turns import served_conversations
+
 from .floors import Floor, FlooredScore, apply_floors
 from .model import ScoredResult
 from .weighted import weighted_scores
@@ -32,13 +34,14 @@ class Served:
 
 
 def served(conn: sqlite3.Connection, run_id: int) -> Served:
-    """What answered the results of a run (responses without a value are left out)."""
+    """What answered the results of a run (responses without a value are left out); a conversation
+    counts once, by its last reply."""
     versions: dict[str, int] = {}
     providers: dict[str, int] = {}
     rows = conn.execute(
         """SELECT s.model_version, s.provider, COUNT(*) FROM results r JOIN responses s ON s.id = r.response_id
            WHERE r.run_id = ? GROUP BY s.model_version, s.provider""", [run_id]).fetchall()
-    for version, provider, n in rows:
+    for version, provider, n in [*rows, *served_conversations(conn, run_id)]:
         if version:
             versions[version] = versions.get(version, 0) + n
         if provider:

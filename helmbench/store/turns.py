@@ -253,3 +253,21 @@ def add_turn_usage(conn, run_id: int, usage: tuple) -> tuple:
     if extra is None or all(v is None for v in extra):
         return usage
     return tuple(None if a is None and b is None else (a or 0) + (b or 0) for a, b in zip(usage, extra))
+
+
+SERVED = """
+SELECT t.model_version, t.provider, COUNT(*) FROM results r
+JOIN result_turns rt ON rt.result_id = r.id JOIN turns t ON t.id = rt.turn_id
+WHERE r.run_id = ? AND t.role = 'assistant' AND t.error_kind IS NULL
+  AND t.turn = (SELECT MAX(t2.turn) FROM result_turns rt2 JOIN turns t2 ON t2.id = rt2.turn_id
+                WHERE rt2.result_id = r.id AND t2.role = 'assistant' AND t2.error_kind IS NULL)
+GROUP BY t.model_version, t.provider
+"""
+
+
+def served_conversations(conn, run_id: int) -> list[tuple]:
+    """(model version, provider, results) of a run's conversation results, by the model's last reply:
+    what served them, counted once per result like a single answer."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'result_turns'").fetchone():
+        return []
+    return [tuple(r) for r in conn.execute(SERVED, [run_id]).fetchall()]
