@@ -212,7 +212,7 @@ _CONVERSATION = [
     Code("HB701", "error", "turn numbering",
          "conversation.md writes turns 2, 3, … under `# Turn N` headings: turn 1 is the opening (scenario, "
          "condition, user context and perturbation, composed as for any case), a turn may be written once, "
-         "and the turns of a scripted user follow each other with no gap (a missing turn would leave the "
+         "at most turn 20, and the turns of a scripted user follow each other with no gap (a missing turn would leave the "
          "model two user messages in a row). A simulated user's landmarks may skip turns.",
          "# Turn 2\nlol jk\n\n# Turn 4   # no turn 3\nanyway, my essay"),
     Code("HB702", "error", "landmark beyond the maximum",

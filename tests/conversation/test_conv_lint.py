@@ -140,3 +140,13 @@ def test_a_list_checkpoint_on_a_single_value_field_is_refused(conv_tree):
     path.write_text(path.read_text().replace("      type: list_includes\n", "      type: list_includes\n      field: category\n"))
     _, diags = lint_tree(conv_tree)
     assert [(d.code, d.line) for d in diags if d.is_error] == [("HB502", 8)]
+
+
+def test_a_script_longer_than_the_maximum_is_refused_at_the_first_turn_beyond_it(conv_tree):
+    path = conv_tree / SCRIPTED
+    extra = "".join(f"\n# Turn {n}\n\nand then?\n" for n in range(5, 23))
+    path.write_text(path.read_text() + extra)
+    _, diags = lint_tree(conv_tree)
+    found = [(d.code, d.line) for d in diags if d.is_error]
+    assert len(found) == 1 and found[0][0] == "HB701"
+    assert path.read_text().split("\n")[found[0][1] - 1] == "# Turn 21"

@@ -12,7 +12,7 @@ from helmbench.diagnostics import Collector
 from helmbench.lint import schemas
 from helmbench.lint.registry import rule
 from helmbench.lint.where import item_span, key_span, value_span
-from helmbench.spec.conversation import Conversation
+from helmbench.spec.conversation import MAX_TURNS, Conversation
 from helmbench.spec.models import CategoryMatch
 from helmbench.spec.tree import Benchmark
 from helmbench.spec.validate import suggest
@@ -66,6 +66,10 @@ def turns_and_parts(bench: Benchmark, out: Collector) -> None:
             continue
         expected = 2
         for n, part in sorted(conv.turns.items()):
+            if n > MAX_TURNS:
+                out.add("HB701", path, part.line, f"`# {part.heading}`: a conversation has at most {MAX_TURNS} turns",
+                        hint="every turn re-sends the whole transcript: split it into two scenarios")
+                break
             if n != expected:
                 out.add("HB701", path, part.line,
                         f"`# {part.heading}` follows turn {expected - 1}: turn {expected} is missing",
