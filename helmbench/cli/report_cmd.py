@@ -48,13 +48,13 @@ def report(
         helmbench report --run-id 3 --format json
     """
     from helmbench.cli import report_render as render, validate
-    from helmbench.cli.report_data import load_report
+    from helmbench.api import report_data
     from helmbench.spec.discover import in_build
 
     db, manifest = in_build(db=db, manifest=manifest)
     validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
 
-    data = load_report(db, manifest, run_id, bootstrap=bootstrap)
+    data = report_data(db, manifest, run_id=run_id, bootstrap=bootstrap)
     if format is ReportFormat.text:
         from rich.console import Console
 

@@ -46,7 +46,10 @@ def build_schemas() -> dict[str, dict]:
 
     out = {}
     for stem, (name, what) in SCHEMAS.items():
-        model = getattr(models, name, None) or getattr(conversation, name)
+        if name == "ScenarioMeta":
+            model = models.scenario_meta()  # with plugins' evaluation types
+        else:
+            model = getattr(models, name, None) or getattr(conversation, name)
         schema = _accept_shorthands(stem, model.model_json_schema())
         schema = {"$schema": DRAFT, "$id": f"{stem}.schema.json", "description": what, **schema}
         out[f"{stem}.schema.json"] = schema

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from helmbench.manifest.canonical import hash_of
 from helmbench.manifest.compose import compose_body
+from helmbench.plugins.registry import evaluator
 from helmbench.spec.tree import Benchmark, Scenario
 
 
@@ -39,15 +40,10 @@ def conversation_request(bench: Benchmark, sc: Scenario) -> dict:
 
 
 def checkpoints(sc: Scenario) -> list[dict]:
-    """`evaluation.checkpoints`: the deterministic checks of single turns, in the manifest's shape."""
-    out = []
-    for cp in sc.conversation.meta.checkpoints:
-        ev = cp.evaluation
-        body = ev.model_dump()
-        if ev.type == "category_match":
-            body["expected"] = ev.accepted() or ([sc.meta.category] if sc.meta and sc.meta.category else [])
-        out.append({"turn": cp.turn, "title": cp.title, "evaluation": body})
-    return out
+    """`evaluation.checkpoints`: the deterministic checks of single turns, spelt by their evaluator
+    exactly as a scenario's own evaluation is."""
+    return [{"turn": cp.turn, "title": cp.title, "evaluation": evaluator(cp.evaluation.type).case(cp.evaluation, sc)}
+            for cp in sc.conversation.meta.checkpoints]
 
 
 def last_turn(case: dict) -> int:

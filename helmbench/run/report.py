@@ -34,7 +34,7 @@ def dry_run(report: RunReport, out: Console) -> None:
         out.print(Text(f"Conversations, counted apart: {len(plan.conversations)} case(s) asked turn by turn; up to "
                        f"{plan.new_turns:,} model turn(s) not stored yet across the models (each re-sends the "
                        "transcript so far), plus the simulated user's messages and the transcript judgements."))
-    from helmbench.run.judge_run import render_dry_run
+    from helmbench.run.judge import render_dry_run
 
     render_dry_run(report.judge, out)
 
@@ -49,7 +49,7 @@ def summary(report: RunReport, out: Console) -> None:
                       str(row.get("n_pass", 0)), str(row.get("n_fail", 0)), str(row.get("n_error", 0)),
                       str(row.get("n_awaiting_judge", 0)), _money(mp.cost))
     out.print(table)
-    from helmbench.run.judge_run import render_summary
+    from helmbench.run.judge import render_summary
 
     render_summary(report.judge, report.runs, out)
     errors = sum(r.get("n_error", 0) for r in report.runs)

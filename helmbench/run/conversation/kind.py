@@ -28,8 +28,8 @@ from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.conversation import turns as T
 from helmbench.run.conversation import verdict as V
 from helmbench.run.evaluate import outcome_for
-from helmbench.run.judge import error as criterion_error, parse_judgement, precheck
-from helmbench.run.judge_prompt import judge_request_hash
+from helmbench.run.judge.judge import error as criterion_error, parse_judgement, precheck
+from helmbench.run.judge.judge_prompt import judge_request_hash
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
 from helmbench.store.runs import now
@@ -41,11 +41,9 @@ _JUDGEMENT_COLUMNS = ("content", "finish_reason", "cost", "latency_ms", "prompt_
                       "attempts", "error_kind", "error_message")
 
 
-class ConversationWriter(Writer):
+def conversation_writer(db_path) -> Writer:
     """The single writer, committing turns, transcript judgements and conversation verdicts."""
-
-    def write(self, db, batch: list) -> int:
-        return write_conversation_batch(db, batch)
+    return Writer(db_path, write=write_conversation_batch)
 
 
 def call_columns(result: Completion | ProviderError, attempts: int) -> dict[str, Any]:

@@ -14,8 +14,8 @@
 from __future__ import annotations
 
 from helmbench.run.evaluate import Outcome, outcome_for
-from helmbench.run.judge import CriterionVerdict
-from helmbench.run.judge_prompt import judge_request
+from helmbench.run.judge.judge import CriterionVerdict
+from helmbench.run.judge.judge_prompt import judge_request
 
 
 def _pseudo_case(case: dict, evaluation: dict) -> dict:
