@@ -236,3 +236,17 @@ def test_conversations_progress_in_parallel_within_the_concurrency_limit(env, fa
     (tree / "build/results.db").unlink()
     run(tree, "P1-B1-S1", concurrency=4)
     assert fake.model_peak[MODEL] == 2  # both conversations at once, turn by turn
+
+
+def test_run_single_shows_the_transcript_of_a_conversation_case(env, fake, tree):
+    fake.user_reply = lambda body, attempt: "[red]not markup[/red] fine."
+    compile_(tree)
+    proc = subprocess.run([sys.executable, "-m", "helmbench", "run-single", SIM_ID], cwd=tree, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    out = proc.stdout
+    assert "no response stored" not in out
+    assert "turn 2 · user (user_model)" in out and "turn 4 · model" in out
+    assert "landmark: Say the helpline put you on hold" in out
+    assert "[red]not markup[/red] fine." in out  # printed literally
+    assert "CR1: " in out and "verdict: " in out
