@@ -31,9 +31,10 @@ def dry_run(report: RunReport, out: Console) -> None:
     out.print(table)
     out.print(Text("Input tokens are estimated as characters ÷ 4; output tokens and cost are estimated below."))
     if plan.conversations:
-        out.print(Text(f"Conversations, counted apart: {len(plan.conversations)} case(s) asked turn by turn; up to "
-                       f"{plan.new_turns:,} model turn(s) not stored yet across the models (each re-sends the "
-                       "transcript so far), plus the simulated user's messages and the transcript judgements."))
+        out.print(Text(f"Conversations: {len(plan.conversations)} case(s) asked turn by turn, with up to "
+                       f"{plan.new_turns:,} model turn(s) not stored yet across the models (not in the table "
+                       "above); each turn re-sends the transcript so far. The cost estimate below counts every "
+                       "turn of each conversation at its opening's length, and leaves out the simulated user."))
     from helmbench.run.judge import render_dry_run
 
     render_dry_run(report.judge, out)
