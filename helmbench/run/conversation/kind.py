@@ -102,6 +102,7 @@ class ConversationTurns:
         self.concurrency = max(1, concurrency)
         self.writer: Writer | None = None  # one per round: the engine closes (commits) it when the round ends
         self.states: list[Conversation] = []
+        self._round: dict[Hashable, list[Conversation]] = {}
         self._lanes = {mp.id: AdaptiveLimiter(mp.entry.concurrency or self.concurrency, name=mp.id)
                        for mp in plan.models}
         for case in plan.conversations:
@@ -132,6 +133,15 @@ class ConversationTurns:
     def going(self) -> int:
         return sum(s.pending is not None for s in self.states)
 
+    def next_round(self, writer: Writer) -> None:
+        """Fix this round's jobs before it starts: a call that becomes due during the round (the next
+        turn of a conversation whose reply just arrived) waits for the next one, after the commit."""
+        self.writer = writer
+        self._round: dict[Hashable, list[Conversation]] = {}
+        for s in self.states:
+            if s.pending is not None:
+                self._round.setdefault(self.lane_of(s), []).append(s)
+
     # --- the engine's interface -----------------------------------------------------------------
 
     def lanes(self) -> dict[Hashable, AdaptiveLimiter]:
@@ -145,7 +155,7 @@ class ConversationTurns:
         return state.mp.id
 
     def jobs(self, lane: Hashable) -> Iterator[Conversation]:
-        return iter([s for s in self.states if s.pending is not None and self.lane_of(s) == lane])
+        return iter(self._round.get(lane, []))
 
     def key(self, state: Conversation) -> Hashable:
         return id(state)

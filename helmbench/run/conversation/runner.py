@@ -24,6 +24,7 @@ def run_conversations(plan, db, judge, *, opts, budget: Budget, progress, provid
         kind.start(writer)  # settles what is stored (a verdict from stored turns costs nothing)
         with progress(plan.new_turns, kind.what) as bar:
             while kind.going and status == "completed":
+                kind.next_round(writer)
                 status = run_phase(kind, provider=provider, writer=writer, progress=bar, policy=opts.retry,
                                    budget=budget)
                 writer = kind.writer = conversation_writer(opts.db)
