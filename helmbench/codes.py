@@ -262,6 +262,42 @@ _HOSTILE = [
          "weight: .inf"),
 ]
 
-CODES: dict[str, Code] = {c.code: c for c in sorted(_TABLE + _HOSTILE, key=lambda c: c.code)}
+# HB7xx: conversations (conversation.md beside a scenario). Turn 1 is the composed opening.
+_CONVERSATION = [
+    Code("HB701", "error", "turn numbering",
+         "conversation.md writes turns 2, 3, … under `# Turn N` headings: turn 1 is the opening (scenario, "
+         "condition, user context and perturbation, composed as for any case), a turn may be written once, "
+         "at most turn 20, and the turns of a scripted user follow each other with no gap (a missing turn would leave the "
+         "model two user messages in a row). A simulated user's landmarks may skip turns.",
+         "# Turn 2\nlol jk\n\n# Turn 4   # no turn 3\nanyway, my essay"),
+    Code("HB702", "error", "landmark beyond the maximum",
+         "A simulated user's landmark (`# Turn N`) is set for a turn after `max_turns`: the conversation "
+         "stops before the user could reach it.",
+         "---\nuser: simulated\nmax_turns: 4\n---\n# Turn 6\nMention the guitar you gave away."),
+    Code("HB703", "error", "checkpoint names a turn that does not exist",
+         "A checkpoint (`checkpoints:` in conversation.md) checks the reply at a turn after the last one: "
+         "the last scripted turn, or `max_turns` for a simulated user.",
+         "checkpoints:\n  - turn: 5   # the script stops at turn 3\n    evaluation: {type: list_includes, required: [HANDOFF]}"),
+    Code("HB704", "error", "not a conversation part",
+         "conversation.md holds frontmatter at its top, then `# Turn N` parts, and for a simulated user "
+         "`# Persona` and `# Goal`, each once; any other `#` heading, or frontmatter under a heading, is "
+         "not read.",
+         "# Turn two\n# Background"),
+    Code("HB705", "error", "conversation user does not match its parts",
+         "A scripted conversation (the default) needs at least one `# Turn N` and takes no persona, goal, "
+         "`max_turns` or `stop_when`; a simulated one (`user: simulated`) needs `# Persona`, `# Goal` and "
+         "`max_turns`.",
+         "---\nmax_turns: 6   # without `user: simulated`\n---\n# Persona\nA student, 19"),
+    Code("HB706", "error", "simulated user but no user_model",
+         "A conversation with `user: simulated` is played by the `user_model` of models.yml, which is "
+         "missing.",
+         "models.yml without user_model"),
+    Code("HB707", "error", "empty conversation part",
+         "A `# Turn N`, `# Persona` or `# Goal` part has no text: a scripted turn would send the model "
+         "an empty message, an empty persona or goal leaves the simulated user nothing to play.",
+         "# Turn 3\n\n# Turn 4"),
+]
+
+CODES: dict[str, Code] = {c.code: c for c in sorted(_TABLE + _HOSTILE + _CONVERSATION, key=lambda c: c.code)}
 
 __all__ = ["CODES", "Code"]

@@ -154,6 +154,8 @@ def show(
     for msg in case["request"]["messages"]:
         content = printable(msg["content"], keep="\n\t")
         print(f"\n--- message ({msg['role']}) ---\n{content}")
+    for title, text in conversation_lines(case["request"].get("conversation")):
+        print(f"\n--- {title} ---\n{printable(text, keep=chr(10) + chr(9))}")
     rf = case["request"]["response_format"]
     print("\n--- response format ---\n" + (json.dumps(rf, indent=2, ensure_ascii=False) if rf else "free text"))
     print("\n--- evaluation ---\n" + json.dumps(case["evaluation"], indent=2, ensure_ascii=False))
@@ -235,3 +237,19 @@ def diff(
             print(render_comment(d, old, new, models_file, discover.in_build(db=None)[0]))
             return
         print(render(d, format.value))
+
+
+def conversation_lines(conv: dict | None) -> list[tuple[str, str]]:
+    """(heading, text) of what follows the opening: scripted turns, or what the user model is told."""
+    if not conv:
+        return []
+    if conv["user"] == "scripted":
+        return [(f"turn {n} (user, scripted)", text) for n, text in enumerate(conv["turns"], start=2)]
+    model = conv["user_model"]["id"]
+    out = [(f"simulated user ({model}, at most {conv['max_turns']} turns): persona", conv["persona"]),
+           ("simulated user: goal", conv["goal"])]
+    if conv.get("stop_when"):
+        out.append(("simulated user: stop when", conv["stop_when"]))
+    out += [(f"simulated user: landmark by turn {lm['turn']} (never shown to the model under test)", lm["text"])
+            for lm in conv["landmarks"]]
+    return out

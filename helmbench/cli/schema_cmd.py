@@ -19,6 +19,7 @@ SCHEMAS = {
     "user-context": ("UserContextMeta", "Frontmatter of a user context (# U1 in user-contexts.md)"),
     "perturbation": ("PerturbationMeta", "Frontmatter of a perturbation (# PT1 in perturbations.md)"),
     "criterion": ("CriterionMeta", "Frontmatter of judge criteria (criteria.md, CR1.md)"),
+    "conversation": ("ConversationMeta", "Frontmatter of a conversation (conversation.md beside S1.md)"),
     "benchmark": ("BenchmarkFile", "benchmark.yml"),
     "models": ("ModelsFile", "models.yml"),
     "scoring": ("ScoringFile", "scoring.yaml"),
@@ -30,7 +31,7 @@ def _accept_shorthands(stem: str, schema: dict) -> dict:
     """Add the forms that the models' `mode="before"` validators accept but Pydantic cannot see:
     `marking_model: <id>` (or `generator_model:`) as a plain string, and a numeric `version: 1`."""
     props = schema.get("properties", {})
-    for key in ("marking_model", "generator_model"):
+    for key in ("marking_model", "generator_model", "user_model"):
         if stem == "models" and "anyOf" in props.get(key, {}):
             props[key]["anyOf"].insert(0, {"type": "string", "description": "OpenRouter model id"})
     if stem == "benchmark" and props.get("version", {}).get("type") == "string":
@@ -41,11 +42,14 @@ def _accept_shorthands(stem: str, schema: dict) -> dict:
 
 def build_schemas() -> dict[str, dict]:
     """{file name: JSON Schema} for every authored file type."""
-    from helmbench.spec import models
+    from helmbench.spec import conversation, models
 
     out = {}
     for stem, (name, what) in SCHEMAS.items():
-        model = models.scenario_meta() if name == "ScenarioMeta" else getattr(models, name)  # with plugins' types
+        if name == "ScenarioMeta":
+            model = models.scenario_meta()  # with plugins' evaluation types
+        else:
+            model = getattr(models, name, None) or getattr(conversation, name)
         schema = _accept_shorthands(stem, model.model_json_schema())
         schema = {"$schema": DRAFT, "$id": f"{stem}.schema.json", "description": what, **schema}
         out[f"{stem}.schema.json"] = schema

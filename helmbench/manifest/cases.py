@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Iterator
 
+from helmbench.manifest import conversation
 from helmbench.manifest.canonical import canonical_normalised, hash_of, normalise
 from helmbench.manifest.compose import compose_body, response_format
 from helmbench.manifest.review import is_unreviewed_case
@@ -38,7 +39,13 @@ def scenario_cases(bench: Benchmark, sc: Scenario) -> Iterator[dict]:
     Every value in a record is already normalised (see canonical.normalise), so the writer
     serialises records with `canonical_normalised` without walking them again.
     """
-    evaluation = normalise(evaluation_of(sc))
+    evaluation = evaluation_of(sc)
+    conv_c = ""  # a conversation adds `request.conversation` and `evaluation.checkpoints`
+    if sc.conversation is not None:
+        evaluation["checkpoints"] = conversation.checkpoints(sc)
+        conv = normalise(conversation.conversation_request(bench, sc))
+        conv_c = '"conversation":' + canonical_normalised(conv) + ","
+    evaluation = normalise(evaluation)
     eval_c = canonical_normalised(evaluation)
     rf = normalise(response_format(sc.schema, sc.key))
     rf_c = canonical_normalised(rf)
@@ -56,7 +63,9 @@ def scenario_cases(bench: Benchmark, sc: Scenario) -> Iterator[dict]:
                 content = "\n\n".join(p for p in parts if p)
                 messages = [{"role": "user", "content": content}]
                 request = {"messages": messages, "response_format": rf}
-                req_c = '{"messages":' + canonical_normalised(messages) + ',"response_format":' + rf_c + "}"
+                if conv_c:
+                    request["conversation"] = conv
+                req_c = '{' + conv_c + '"messages":' + canonical_normalised(messages) + ',"response_format":' + rf_c + "}"
                 # canonical({"evaluation": …, "request": …}) built from the parts already serialised
                 whole = '{"evaluation":' + eval_c + ',"request":' + req_c + "}"
                 key = (cond.source.path, pt.source.path, uc.source.path if uc else None)
@@ -105,6 +114,8 @@ def catalog(bench: Benchmark) -> dict:
         }
         if sc.unreviewed:
             scenarios[sc.key]["unreviewed"] = True
+        if sc.conversation is not None:  # only then, so a tree without conversations keeps its manifest hash
+            scenarios[sc.key]["conversation"] = "simulated" if sc.conversation.simulated else "scripted"
         for kind, items in sc.components.items():
             for c in _sorted(items):
                 comps[f"{sc.key}-{c.code}"] = {

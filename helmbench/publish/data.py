@@ -35,6 +35,7 @@ from helmbench.score.leaderboard import (
 )
 from helmbench.store import Connection, Row, open_readonly, queries
 from helmbench.score.drift import HistoryPoint, history
+from helmbench.store.turns import conversation_details
 from helmbench.score.pairwise import tie_groups
 
 from .cache import digest
@@ -102,6 +103,8 @@ class Result:
     cost: float | None
     latency_ms: int | None
     judgements: list[Judgement] = field(default_factory=list)
+    turns: list[dict] = field(default_factory=list)  # a conversation's transcript (store/turns.py)
+    checkpoints: list[dict] = field(default_factory=list)  # and the verdict of each of its checkpoints
     sample_label: bool = False  # the model answered this case more than once: label each sample
     failure_kind: str | None = None  # results.failure_kind: "format" when the output was not a usable answer
 
@@ -375,6 +378,11 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
             if board.manifest_hash:
                 header, cases = _db_manifest(conn, board.manifest_hash)
                 slugs = _unique_slugs([r.model for r in board.rows])
+                conversations = conversation_details(conn, list(details))
+                for rs in details.values():
+                    for res in rs:
+                        if res.id in conversations:
+                            res.turns, res.checkpoints = conversations[res.id]
                 models = [_model_data(r, details[r.run.id], scored[r.run.id], slugs[r.model],
                                       digests[id(scored[r.run.id])]) for r in board.rows]
                 for m in models:

@@ -42,6 +42,12 @@ TABLES: dict[str, tuple[str, str]] = {
     "judgements": ("Judgements", "Judge model answers for judged (sqe) criteria, with justifications."),
     "result_judgements": ("Result judgements", "Which judgements decided which result."),
     "migrations": ("Migrations", "Schema migrations applied to this database."),
+    "turns": ("Turns", "Every message of every conversation: the user's (opening, scripted or simulated) and the "
+                       "model's (untrusted text), with cost, errors and the landmark of the turn."),
+    "result_turns": ("Result turns", "Which turns make the transcript a conversation's result was decided on."),
+    "checkpoint_verdicts": ("Checkpoint verdicts", "Per conversation result: the verdict of each turn checkpoint "
+                                                   "and each transcript criterion."),
+    "transcript_judgements": ("Transcript judgements", "Judge model answers on whole conversations, per criterion."),
     "run_scores": ("Run scores", "Every run's scores, computed by the HELMBench scorer when this snapshot was taken "
                                  "(the numbers the leaderboard shows)."),
 }
@@ -79,6 +85,14 @@ COLUMNS: dict[str, dict[str, str]] = {
     "judgements": {"criterion": "CR1, CR2 … or criteria", "justification": "The judge's explanation",
                    "judgment_json": "The judge's structured answer", "raw": "The judge's raw output",
                    "run_id": "The run that paid for the judge call"},
+    "turns": {"turn_key": "Cache key of the conversation up to this turn", "role": "user or assistant",
+              "turn": "Turn number (1 = the opening)", "source": "opening, script, user_model or model",
+              "caller": "The model that wrote it (the user model or the model under test)",
+              "content": "The message, verbatim (untrusted text)", "landmark": "What the simulated user was to "
+              "reach by this turn", "stop": "1: the simulated user ended the conversation here",
+              "case_id": "The case that first asked it", "run_id": "The run that paid for it"},
+    "checkpoint_verdicts": {"checkpoint": "turn N, last reply, or a criterion code (CR1)",
+                            "turn": "The turn whose reply was checked"},
     "run_scores": {"weighted_score": "The severity-weighted run score after the manifest's safety floors",
                    "uncapped_score": "The weighted score before the floors",
                    "below_floor": "Which floor capped the score (null: none)",
@@ -103,6 +117,8 @@ FACETS = {
     "cases": ["pillar", "behaviour", "scenario"],
     "judgements": ["judge_model", "criterion", "verdict"],
     "scenarios": ["behaviour", "evaluation_type"],
+    "turns": ["role", "source", "model"],
+    "checkpoint_verdicts": ["checkpoint", "verdict"],
 }
 SORT = {
     "results": ("sort", "case_id"), "responses": ("sort_desc", "id"), "runs": ("sort_desc", "started_at"),

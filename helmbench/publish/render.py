@@ -20,6 +20,8 @@ from markupsafe import Markup, escape
 from helmbench.score.breakdown import natural_key
 from helmbench.score.pairwise import format_p
 
+from .transcript import transcript_html
+
 #: Marks a section break in a rendered fragment: `<!--section:Heading-->`.
 SECTION = re.compile(r"<!--section:(.*?)-->")
 
@@ -132,6 +134,8 @@ def model_output(res, ds_responses: str) -> Markup:
                if res.response_id else "")
         out.append(f'<p class="hb-meta">finish reason {e(res.finish_reason or "—")}{latency} · '
                    f"cost {money(res.cost)}{row}</p>\n")
+    if res.turns:
+        out.append(transcript_html(res, verdict_badge, money))
     for j in res.judgements:
         verdict = j.verdict or ("ERROR" if j.error_kind else None)
         score = f" score {round(j.score, 2)}" if j.score is not None else ""

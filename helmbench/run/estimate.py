@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from helmbench.manifest.conversation import last_turn
 from helmbench.run.plan import _chars
 from helmbench.spec.models import ModelEntry
 
@@ -227,7 +228,10 @@ def estimate_plan(plan, db: str | Path | None, costs: dict | None = None) -> Est
         if not plan.selected(case):
             continue
         for mp in plan.models:
-            new = sum((case["request_hash"], s) not in mp.done for s in range(plan.samples))
+            if "conversation" in case["request"]:  # every turn is a call: an upper bound (a user may stop early)
+                new = last_turn(case) * plan.samples
+            else:
+                new = sum((case["request_hash"], s) not in mp.done for s in range(plan.samples))
             est.add(mp.id, case, new)
     return est.result()
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from helmbench.errors import UsageError
+from helmbench.manifest.conversation import is_conversation, turn_keys
 from helmbench.run.config import settings_hash
 from helmbench.spec.models import ModelEntry
 from helmbench.store.responses import done_keys
@@ -28,6 +29,7 @@ class ModelPlan:
     new: int = 0
     stored: int = 0
     input_chars: int = 0
+    conversation_turns: int = 0  # model turns of conversations not stored yet
     # filled while executing
     called: int = 0
     verdicts: dict[str, int] = field(default_factory=lambda: {"PASS": 0, "FAIL": 0, "ERROR": 0, "JUDGE": 0})
@@ -52,10 +54,15 @@ class Plan:
     samples: int
     cases: int = 0
     sqe_cases: int = 0
+    conversations: list[dict] = field(default_factory=list)  # selected conversation cases (run turn by turn)
 
     @property
     def new_calls(self) -> int:
         return sum(m.new for m in self.models)
+
+    @property
+    def new_turns(self) -> int:
+        return sum(m.conversation_turns for m in self.models)
 
     def selected(self, case: dict) -> bool:
         if self.case_ids is not None and case["id"] not in self.case_ids:
@@ -88,6 +95,10 @@ def build_plan(manifest, entries: list[ModelEntry], db, *, scenarios: set[str] |
         found.add(case["id"])
         plan.cases += 1
         plan.sqe_cases += case["evaluation"]["type"] == "sqe"
+        if is_conversation(case):
+            plan.conversations.append(case)
+            count_turns(plan, case, models, db)
+            continue
         chars = _chars(case["request"])
         for mp in models:
             for sample in range(samples):
@@ -101,6 +112,20 @@ def build_plan(manifest, entries: list[ModelEntry], db, *, scenarios: set[str] |
         raise UsageError(f"unknown case id {missing!r}: the manifest has no such case",
                          hint=f"did you mean {', '.join(close)}?" if close else "list cases with `helmbench list`")
     return plan
+
+
+def count_turns(plan: Plan, case: dict, models: list[ModelPlan], db) -> None:
+    """Add the conversation's model turns not stored yet (an upper bound: a simulated user may stop early)."""
+    from helmbench.store.turns import stored_turns
+
+    keys = turn_keys(case)
+    for mp in models:
+        for sample in range(plan.samples):
+            stored = stored_turns(db, keys, mp.id, mp.settings_hash, sample) if db is not None else {}
+            missing = sum((k, "assistant") not in stored or stored[(k, "assistant")]["error_kind"] is not None
+                          for k in keys)
+            mp.conversation_turns += missing
+            mp.stored += not missing
 
 
 @dataclass
@@ -118,7 +143,7 @@ def iter_jobs(plan: Plan, models: list[ModelPlan] | None = None) -> Iterator[Job
     """Every (case, model, sample) of the plan (or of `models`), streamed in manifest order, models interleaved."""
     models = plan.models if models is None else models
     for case in plan.manifest:
-        if plan.selected(case):
+        if plan.selected(case) and not is_conversation(case):
             for mp in models:
                 for sample in range(plan.samples):
                     yield Job(case, mp, sample)

@@ -30,6 +30,11 @@ def dry_run(report: RunReport, out: Console) -> None:
                   f"{sum(m.est_input_tokens for m in plan.models):,}")
     out.print(table)
     out.print(Text("Input tokens are estimated as characters ÷ 4; output tokens and cost are estimated below."))
+    if plan.conversations:
+        out.print(Text(f"Conversations: {len(plan.conversations)} case(s) asked turn by turn, with up to "
+                       f"{plan.new_turns:,} model turn(s) not stored yet across the models (not in the table "
+                       "above); each turn re-sends the transcript so far. The cost estimate below counts every "
+                       "turn of each conversation at its opening's length, and leaves out the simulated user."))
     from helmbench.run.judge import render_dry_run
 
     render_dry_run(report.judge, out)
@@ -52,6 +57,25 @@ def summary(report: RunReport, out: Console) -> None:
     if errors:
         out.print(Text(f"{errors} result(s) are ERRORs (API or judge failures): they are excluded from scores and "
                        "will be retried by the next run."))
+
+
+def _transcript(result: dict, out: Console) -> None:
+    """A conversation's turns and checkpoint verdicts (model and user text printed literally)."""
+    for t in result["turns"]:
+        who = {"assistant": "model"}.get(t["role"], f"user ({t.get('source')})")
+        out.print(Text(f"turn {t['turn']} · {who}", style="bold"))
+        if t.get("landmark"):
+            out.print(Text(f"landmark: {t['landmark']}", style="dim"))
+        if t.get("error_kind"):
+            out.print(Text(f"error ({t['error_kind']}): {t.get('error_message')}", style="red"))
+        elif t.get("stop"):
+            out.print(Text("(the simulated user ended the conversation)", style="dim"))
+        else:
+            out.print(Text(str(t.get("content") or "")))
+    for cp in result.get("checkpoints") or []:
+        out.print(Text(f"{cp['checkpoint']}: {cp['verdict']} — {cp.get('reason') or ''}"))
+    style = {"PASS": "green", "FAIL": "red"}.get(result["verdict"], "yellow")
+    out.print(Text.assemble(("verdict: ", "bold"), (result["verdict"], style), f" — {result.get('reason') or ''}"))
 
 
 def costs(rows: list[dict], out: Console) -> None:
@@ -82,6 +106,9 @@ def single_case(case: dict, answers: list[tuple[str, dict | None, dict | None]],
                        "would be asked."))
     for model_id, response, result in answers:
         out.rule(Text(model_id))
+        if response is None and result is not None and result.get("turns"):
+            _transcript(result, out)
+            continue
         if response is None:
             out.print(Text("no response stored"))
             continue

@@ -194,6 +194,12 @@ def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: C
     with progress(plan.new_calls, answers.what) as bar:
         status = run_phase(answers, provider=provider, writer=writer, progress=bar, policy=opts.retry, budget=budget)
     report.spent = budget.spent
+    if plan.conversations and status == "completed":  # turn by turn: each committed before the turns after it
+        from helmbench.run.conversation.runner import run_conversations
+
+        budget = Budget(opts.max_cost, budget.spent)
+        status = run_conversations(plan, db, judge, opts=opts, budget=budget, progress=progress, provider=provider)
+        report.spent = budget.spent
     if judge is None or status == "interrupted":
         return status
     budget = Budget(opts.max_cost, budget.spent)  # one limit for both; the judge's prices are learnt afresh

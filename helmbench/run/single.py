@@ -33,6 +33,11 @@ def answers_for(db_path: Path, case: dict, models) -> list[tuple[str, dict | Non
                 from helmbench.store.judgements import judgements_of_result
 
                 result["judgements"] = judgements_of_result(db, result["id"])
+                if "conversation" in case["request"]:
+                    from helmbench.store.turns import checkpoint_verdicts, result_transcript
+
+                    result["turns"] = result_transcript(db, result["id"])
+                    result["checkpoints"] = checkpoint_verdicts(db, result["id"])
         if result is None and response is not None:
             outcome = outcome_for(case, response)
             if outcome is not None:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from helmbench.store import Connection
 from helmbench.store import queries
+from helmbench.store.turns import served_conversations
 
 from .floors import Floor, FlooredScore, apply_floors
 from .model import ScoredResult
@@ -34,10 +35,11 @@ class Served:
 
 
 def served(conn: Connection, run_id: int) -> Served:
-    """What answered the results of a run (responses without a value are left out)."""
+    """What answered the results of a run (responses without a value are left out); a conversation
+    counts once, by its last reply."""
     versions: dict[str, int] = {}
     providers: dict[str, int] = {}
-    for version, provider, n in queries.served_counts(conn, run_id):
+    for version, provider, n in [*queries.served_counts(conn, run_id), *served_conversations(conn, run_id)]:
         if version:
             versions[version] = versions.get(version, 0) + n
         if provider:

@@ -39,6 +39,8 @@ from helmbench.spec.naming import (
     SCENARIO_RE,
     natural_key,
 )
+from helmbench.spec.conversation import FILE as CONVERSATION
+from helmbench.spec.conversation_load import load_conversation
 from helmbench.spec.jsonio import JsonError, load_json
 from helmbench.spec.text import SourceText, TextError, read_source
 from helmbench.spec.tree import (
@@ -342,6 +344,9 @@ class Loader:
         for kind in KINDS:
             used |= self.load_components(sc, folder, kind)
         used |= self.load_criteria(sc, folder)
+        if self.is_file(folder / CONVERSATION):
+            used.add(CONVERSATION)
+            load_conversation(self, sc, folder / CONVERSATION)
         self.unrecognised_files(folder, used)
         bench.scenarios.append(sc)
 
@@ -455,7 +460,7 @@ class Loader:
 
     def unrecognised_files(self, folder: Path, used: set[str]) -> None:
         known = ["README.md", "conditions.md", "user-contexts.md", "perturbations.md", "criteria.md",
-                 "conditions", "user-contexts", "perturbations", "MCSQE.md", "CR1.md", *sorted(used)]
+                 "conditions", "user-contexts", "perturbations", "MCSQE.md", "CR1.md", CONVERSATION, *sorted(used)]
         for p in self.entries(folder):
             if p.name in used:
                 continue

@@ -278,9 +278,12 @@ class ModelEntry(ModelSettings):
 class ModelsFile(Strict):
     marking_model: ModelEntry | None = None
     generator_model: ModelEntry | None = Field(None, description="writes `helmbench generate` variants and drafts")
+    user_model: ModelEntry | None = Field(
+        None, description="plays the simulated user of conversations (conversation.md with `user: simulated`); "
+                          "its id and settings are part of those cases' request hash")
     models: list[ModelEntry] = []
 
-    @field_validator("marking_model", "generator_model", mode="before")
+    @field_validator("marking_model", "generator_model", "user_model", mode="before")
     @classmethod
     def _id_only(cls, v):
         return {"id": v} if isinstance(v, str) else v

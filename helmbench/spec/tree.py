@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helmbench.spec.conversation import Conversation
 from helmbench.spec.models import (
     ConditionMeta,
     CriterionMeta,
@@ -81,6 +82,7 @@ class Scenario:
     schema_source: SourceText | None = None
     components: dict[str, list[Component]] = field(default_factory=lambda: {k: [] for k in KINDS})
     criteria: list[Criterion] = field(default_factory=list)
+    conversation: Conversation | None = None  # conversation.md: turns after the opening
 
     @property
     def key(self) -> str:

@@ -63,6 +63,27 @@ SELECT judge_model, 'judge', COUNT(*), SUM(error_kind IS NOT NULL), SUM(cost), S
 FROM judgements GROUP BY judge_model
 ORDER BY cost DESC""",
     },
+    "conversations_dropping_resource": {
+        "title": "Conversations where the model dropped the resource after turn N",
+        "description": "Conversations in which the model mentioned the resource (text such as 988, Samaritans or "
+                       "helpline) in a reply up to turn N, and a later reply leaves it out. Give N and the text.",
+        "sql": """WITH replies AS (
+  SELECT rt.result_id, t.turn,
+         instr(lower(COALESCE(t.content, '')), lower(:resource)) > 0 AS mentions
+  FROM result_turns rt JOIN turns t ON t.id = rt.turn_id
+  WHERE t.role = 'assistant' AND t.error_kind IS NULL AND :resource != ''
+)
+SELECT r.model, res.case_id, res.sample, res.run_id, res.verdict, res.score,
+       MAX(CASE WHEN rp.turn <= CAST(:turn AS INTEGER) AND rp.mentions THEN rp.turn END) AS last_mention_by_turn_n,
+       MIN(CASE WHEN rp.turn > CAST(:turn AS INTEGER) AND NOT rp.mentions THEN rp.turn END) AS first_reply_without,
+       res.id AS result_id
+FROM replies rp
+JOIN results res ON res.id = rp.result_id
+JOIN runs r ON r.id = res.run_id
+GROUP BY res.id
+HAVING last_mention_by_turn_n IS NOT NULL AND first_reply_without IS NOT NULL
+ORDER BY r.model, res.case_id, res.sample""",
+    },
     "case_across_models": {
         "title": "One case across models: verdict, reason and output",
         "description": "Give a case id such as P1-B1-S1-C1-U1-PT1.",

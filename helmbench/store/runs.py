@@ -13,6 +13,8 @@ from datetime import datetime, timezone
 
 import sqlite_utils
 
+from helmbench.store.turns import add_turn_usage
+
 STATUSES = ("running", "completed", "partial", "interrupted", "failed", "stopped_cost", "preview")
 
 #: A preview (`helmbench run-single`) gets a run row of its own, status 'preview', keyed by this
@@ -79,7 +81,7 @@ def finish_run(db: sqlite_utils.Database, run_id: int, status: str) -> dict:
                   "settings_hash": run[2].removeprefix(PREVIEW_PREFIX), "samples": run[3]}
         verdicts = dict(conn.execute(_VERDICTS, params).fetchall())
         awaiting = conn.execute(_AWAITING_JUDGE, params).fetchone()[0]
-        cost, pt, ct = conn.execute(_USAGE, params).fetchone()
+        cost, pt, ct = add_turn_usage(conn, run_id, conn.execute(_USAGE, params).fetchone())
         conn.execute(
             "UPDATE runs SET status = ?, finished_at = ?, n_pass = ?, n_fail = ?, n_error = ?, n_awaiting_judge = ?, "
             "cost = ?, prompt_tokens = ?, completion_tokens = ? WHERE id = ?",

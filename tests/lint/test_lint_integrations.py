@@ -11,7 +11,7 @@ import yaml
 from lint_corpus import BASE, REPO, run_cli
 
 SCHEMA_FILES = {
-    "scenario", "condition", "user-context", "perturbation", "criterion", "benchmark", "models", "scoring",
+    "scenario", "condition", "user-context", "perturbation", "criterion", "conversation", "benchmark", "models", "scoring",
 }
 
 

@@ -72,7 +72,7 @@ def test_xss_payload_in_model_output_is_shown_as_text_and_never_runs(page, site_
     assert XSS.replace('"', '\\"') in output.inner_text() or XSS in output.inner_text()
     assert page.locator(f"#model-{slugify(XSS_MODEL)} script").count() == 0
     assert page.locator(f"#model-{slugify(XSS_MODEL)} img").count() == 0
-    assert XSS in page.locator(".hb-judgement pre").first.inner_text()
+    assert XSS in page.locator(f"#model-{slugify(XSS_MODEL)} .hb-judgement pre").first.inner_text()
     page.wait_for_timeout(200)  # give an onerror handler the chance to fire if one existed
     assert page.evaluate("typeof window.__xss") == "undefined"
     assert page.errors == [] and page.foreign == []

@@ -49,7 +49,7 @@ def test_the_comparisons_page_lists_every_adjacent_pair(stats_site):
     pairs = re.findall(r'<tr data-pair="([^"]+)">(.*?)</tr>', body, re.S)
     assert [p for p, _ in pairs] == [f"{GOOD} {TWIN_A}", f"{TWIN_A} {TWIN_B}"]
     better, twins = (text(cells) for _, cells in pairs)
-    assert "✓ yes" in better and "< 0.001" in better and "576" in better
+    assert "✓ yes" in better and "< 0.001" in better and "600" in better
     assert "✗ no" in twins and "0 / 0" in twins and "+0.0 pts" in twins
     assert "Holm" in text(body) and "McNemar" in text(body)
     assert 'href="../comparisons/"' in article(stats_site, "") or 'href="comparisons/"' in article(stats_site, "")
@@ -60,7 +60,7 @@ def test_an_incomplete_run_is_listed_apart(stats_site):
     assert PART not in rows(table(body, "leaderboard-table"))
     apart = rows(table(body, "unranked-table"))
     assert list(apart) == [PART]
-    assert "not ranked: coverage 11 %" in text(apart[PART]) and "64 / 576" in text(apart[PART])
+    assert "not ranked: coverage 11 %" in text(apart[PART]) and "64 / 600" in text(apart[PART])
 
 
 def test_drift_is_flagged_on_the_leaderboard(stats_site):
@@ -74,10 +74,10 @@ def test_the_model_page_shows_versions_providers_history_and_detection(stats_sit
     history = re.findall(r"<tr[^>]*>(.*?)</tr>", table(body, "history-table"), re.S)[1:]
     assert len(history) == 2  # both runs of GOOD, oldest first
     first, latest = text(history[0]), text(history[1])
-    assert "FakeProvider (576)" in first and f"{SECOND_PROVIDER} (576)" in latest and "(on the leaderboard)" in latest
-    assert f"{GOOD} (576)" in first and re.search(r"\d+\.\d % \d+\.\d–\d+\.\d", first)  # score and its interval
+    assert "FakeProvider (600)" in first and f"{SECOND_PROVIDER} (600)" in latest and "(on the leaderboard)" in latest
+    assert f"{GOOD} (600)" in first and re.search(r"\d+\.\d % \d+\.\d–\d+\.\d", first)  # score and its interval
     facts = text(re.search(r'<table class="hb hb-facts">.*?</table>', body, re.S).group(0))
-    assert f"{GOOD} (576 answers); {SECOND_PROVIDER} (576)" in facts
+    assert f"{GOOD} (600 answers); {SECOND_PROVIDER} (600)" in facts
     assert f"⚠ provider changed: FakeProvider → {SECOND_PROVIDER}" in facts
     chart_tables = text(body)
     assert "Score at each run" in chart_tables and "Detection by severity level" in chart_tables

@@ -24,8 +24,17 @@ def _check_complete(db: Path, manifest: Path, model: str):
     assert {v for _, v in got} <= {"PASS", "FAIL"}
     stored = rows(db, "SELECT count(DISTINCT request_hash) FROM responses WHERE model = ? AND error_kind IS NULL",
                   [model])[0][0]
-    assert stored == len({c["request_hash"] for c in cases})
+    assert stored == len(_single(cases))
+    conversations = [c for c in cases if "conversation" in c["request"]]  # answered turn by turn, in `turns`
+    linked = rows(db, "SELECT count(DISTINCT rt.result_id) FROM result_turns rt JOIN results r ON r.id = rt.result_id "
+                      "JOIN runs ON runs.id = r.run_id WHERE runs.model = ?", [model])[0][0]
+    assert linked == len(conversations)
     return cases
+
+
+def _single(cases: list[dict]) -> set[str]:
+    """The request hashes of the single-answer cases (one call each)."""
+    return {c["request_hash"] for c in cases if "conversation" not in c["request"]}
 
 
 def _compile(root: Path, out: Path) -> Path:
@@ -42,7 +51,8 @@ def test_shipped_benchmark_gets_a_verdict_for_every_case_and_a_rerun_costs_nothi
     assert report.status == "completed"
     cases = _check_complete(paths["db"], manifest, "openai/gpt-4.1-mini")
     assert report.runs[0]["n_awaiting_judge"] == 0
-    assert fake.by_model["openai/gpt-4.1-mini"] == len({c["request_hash"] for c in cases})
+    turns = rows(paths["db"], "SELECT count(*) FROM turns WHERE caller = ?", ["openai/gpt-4.1-mini"])[0][0]
+    assert fake.by_model["openai/gpt-4.1-mini"] == len(_single(cases)) + turns
     fake.reset_counts()
     again = run_inprocess(paths, models=("openai/gpt-4.1-mini",))
     assert fake.total == 0 and again.plan.new_calls == 0

@@ -6,6 +6,7 @@ from helmbench.plugins.hookspecs import hookimpl
 
 from helmbench.lint.rules import benchmark  # noqa: F401
 from helmbench.lint.rules import components  # noqa: F401
+from helmbench.lint.rules import conversation  # noqa: F401
 from helmbench.lint.rules import criteria  # noqa: F401
 from helmbench.lint.rules import evaluation  # noqa: F401
 from helmbench.lint.rules import models  # noqa: F401

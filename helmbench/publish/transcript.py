@@ -1,0 +1,53 @@
+"""A conversation as a case page shows it: the transcript, turn by turn, and a verdict per checkpoint.
+
+Every string here comes from the database (the model's replies, the simulated user's messages,
+the landmarks an author wrote) and is untrusted: each goes through `escape` exactly once. The
+landmark the simulated user was to reach by a turn is shown beside its message, so a reader can
+see whether the user model played its part.
+"""
+
+from __future__ import annotations
+
+from markupsafe import escape
+
+SPEAKER = {"opening": "User (opening)", "script": "User (scripted)", "user_model": "Simulated user",
+           "model": "Model"}
+_REGION = 'tabindex="0" role="region" aria-label='
+
+
+def _e(value) -> str:
+    return str(escape(value))
+
+
+def transcript_html(res, badge, money) -> str:
+    """HTML of `res.turns` and `res.checkpoints` (badge: the verdict badge; money: the cost formatter)."""
+    out = ['<div class="hb-transcript">\n<p class="hb-transcript-head"><strong>Transcript</strong></p>\n']
+    for t in res.turns:
+        who = SPEAKER.get(t.get("source"), t.get("role") or "")
+        side = "hb-turn-model" if t.get("role") == "assistant" else "hb-turn-user"
+        label = f"Turn {int(t['turn'])} · {who}"
+        out.append(f'<div class="hb-turn {side}">\n<p class="hb-role">{_e(label)}</p>\n')
+        if t.get("landmark"):
+            out.append(f'<p class="hb-landmark"><span class="hb-landmark-label">Landmark by this turn:</span> '
+                       f'{_e(t["landmark"])}</p>\n')
+        if t.get("error_kind"):
+            out.append(f'<p class="hb-error">Error: {_e(t["error_kind"])} — {_e(t.get("error_message") or "")}</p>\n')
+        elif t.get("stop"):
+            out.append('<p class="hb-meta">The simulated user ended the conversation here.</p>\n')
+        else:
+            out.append(f'<pre class="hb-text hb-turn-text" data-search-exclude {_REGION}"{_e(label)}">'
+                       f'{_e(t.get("content") or "")}</pre>\n')
+            if t.get("cost") is not None:
+                out.append(f'<p class="hb-meta">cost {money(t["cost"])}</p>\n')
+        out.append("</div>\n")
+    if res.checkpoints:
+        out.append('<table class="hb hb-checkpoints">\n<thead><tr><th>Checkpoint</th><th>Verdict</th><th>Score</th>'
+                   '<th>Why</th></tr></thead>\n<tbody>\n')
+        for cp in res.checkpoints:
+            name = cp["checkpoint"] + (f" — {cp['title']}" if cp.get("title") else "")
+            score = "—" if cp.get("score") is None else f"{round(cp['score'], 2)}"
+            out.append(f"<tr><td>{_e(name)}</td><td>{badge(cp['verdict'])}</td><td>{score}</td>"
+                       f"<td>{_e(cp.get('reason') or '')}</td></tr>\n")
+        out.append("</tbody>\n</table>\n")
+    out.append("</div>\n")
+    return "".join(out)

@@ -1,0 +1,73 @@
+"""The verdict of a finished conversation, from its checkpoints and its transcript criteria.
+
+- A turn checkpoint runs its deterministic evaluator on the model's reply at that turn (its
+  last reply when the conversation ended earlier), through the same checks as a single answer:
+  an API error is an ERROR, empty, truncated or malformed output the model's FAIL.
+- A judged scenario's criteria see the whole transcript: every message in order, the last reply
+  as the output to assess (judge_prompt's request, so the judge's safeguards against text that
+  tries to sway it apply unchanged). A deterministic scenario evaluation checks the last reply.
+- The case passes when every checkpoint and criterion passes; its score is their mean, each
+  criterion contributing the partial credit of its `scores` map; any ERROR makes the case an
+  ERROR (no score, asked again next run), as judge.aggregate decides for single answers.
+"""
+
+from __future__ import annotations
+
+from helmbench.run.evaluate import Outcome, outcome_for
+from helmbench.run.judge.judge import CriterionVerdict
+from helmbench.run.judge.judge_prompt import judge_request
+
+
+def _pseudo_case(case: dict, evaluation: dict) -> dict:
+    return {"evaluation": evaluation, "request": {"response_format": case["request"].get("response_format")}}
+
+
+def reply_at(replies: dict[int, dict], turn: int) -> tuple[int, dict]:
+    """(turn, reply) checked for `turn`: that turn's reply, or the last one before it."""
+    n = max((t for t in replies if t <= turn), default=max(replies))
+    return n, replies[n]
+
+
+def turn_checkpoints(case: dict, replies: dict[int, dict]) -> list[dict]:
+    """A verdict row per checkpoint (and for a deterministic scenario evaluation, on the last reply)."""
+    evaluation = case["evaluation"]
+    wanted = [(f"turn {cp['turn']}", cp["turn"], cp.get("title"), cp["evaluation"])
+              for cp in evaluation.get("checkpoints", [])]
+    if evaluation["type"] != "sqe":
+        plain = {k: v for k, v in evaluation.items() if k != "checkpoints"}
+        wanted.append(("last reply", max(replies), None, plain))
+    rows = []
+    for name, turn, title, ev in wanted:
+        at, reply = reply_at(replies, turn)
+        outcome = outcome_for(_pseudo_case(case, ev), reply)
+        reason = outcome.reason if at == turn else f"(the conversation ended at turn {at}) {outcome.reason}"
+        rows.append({"checkpoint": name, "turn": at, "title": title, "verdict": outcome.verdict,
+                     "score": outcome.score, "reason": reason})
+    return rows
+
+
+def criterion_requests(case: dict, messages: list[dict]) -> list[tuple[dict, dict]]:
+    """(criterion, judge request) for each transcript criterion. `messages`: the whole
+    conversation as the model saw it, ending with its last reply."""
+    if case["evaluation"]["type"] != "sqe":
+        return []
+    before, last = messages[:-1], messages[-1]["content"] or ""
+    return [(cr, judge_request(cr, before, last)) for cr in case["evaluation"]["criteria"]]
+
+
+def criterion_row(verdict: CriterionVerdict, title: str | None) -> dict:
+    reason = verdict.error_message if verdict.verdict == "ERROR" else (verdict.justification or "")
+    shown = verdict.judgment if not isinstance(verdict.judgment, list) else ", ".join(verdict.judgment)
+    return {"checkpoint": verdict.criterion, "turn": None, "title": title, "verdict": verdict.verdict,
+            "score": verdict.score, "reason": f"{shown}: {reason}" if shown else reason}
+
+
+def decide(rows: list[dict]) -> Outcome:
+    """The case's verdict from every checkpoint and criterion row."""
+    errors = [r for r in rows if r["verdict"] == "ERROR"]
+    if errors or not rows:
+        why = f"{errors[0]['checkpoint']}: {errors[0]['reason']}" if errors else "nothing to check"
+        return Outcome("ERROR", None, why[:300])
+    score = sum(r["score"] for r in rows) / len(rows)
+    verdict = "PASS" if all(r["verdict"] == "PASS" for r in rows) else "FAIL"
+    return Outcome(verdict, score, "conversation: " + ", ".join(f"{r['checkpoint']} {r['verdict']}" for r in rows))

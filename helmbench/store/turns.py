@@ -1,0 +1,273 @@
+"""Conversations in the store: every turn as it completes, checkpoint verdicts, transcript judgements.
+
+Why a table of turns rather than more rows in `responses`: a turn belongs to one conversation
+of one model (the simulated user's next message depends on the model's replies), its key is a
+chain over the conversation so far (manifest/conversation.turn_keys), and both sides of the
+conversation are stored, so a transcript is one indexed read. A turn is keyed by
+(`turn_key`, `role`, `model`, `settings_hash`, `sample`); like a response, a successful turn is
+never overwritten and an error is replaced in place by a later success.
+
+Tables (migration 4):
+- `turns`: one row per user or assistant message. `source` says who wrote it: `opening` (the
+  composed turn 1), `script`, `user_model` (the simulated user, with its call's cost) or
+  `model` (the model under test). `landmark` is the landmark the simulated user was to reach by
+  that turn, shown beside its message; `stop` marks the message that ended the conversation.
+- `result_turns`: which turns make the transcript a result was decided on (a transcript is
+  read through its result, since an edited conversation shares its first turns with the old one).
+- `checkpoint_verdicts`: per result of a conversation case, the verdict of each checkpoint
+  (`turn 3`) and each transcript criterion (`CR1`).
+- `transcript_judgements`: the judge's answer per criterion and transcript, cached by the hash
+  of the judge request like `judgements` (which needs a single response to point at).
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, NamedTuple
+
+import sqlite_utils
+
+from helmbench.store.responses import RESULT_COLUMNS, UPSERT_RESULT, upsert_replacing_errors
+
+DDL = """
+CREATE TABLE turns (
+  id INTEGER PRIMARY KEY,
+  turn_key TEXT NOT NULL,
+  role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+  model TEXT NOT NULL,
+  settings_hash TEXT NOT NULL,
+  sample INTEGER NOT NULL DEFAULT 0,
+  turn INTEGER NOT NULL,
+  case_id TEXT NOT NULL,
+  request_hash TEXT NOT NULL,
+  run_id INTEGER REFERENCES runs(id),
+  source TEXT NOT NULL,
+  caller TEXT,
+  content TEXT,
+  reasoning TEXT,
+  parsed_json TEXT,
+  finish_reason TEXT,
+  landmark TEXT,
+  stop INTEGER NOT NULL DEFAULT 0,
+  latency_ms INTEGER,
+  prompt_tokens INTEGER,
+  completion_tokens INTEGER,
+  cost REAL,
+  provider TEXT,
+  model_version TEXT,
+  generation_id TEXT,
+  attempts INTEGER NOT NULL DEFAULT 1,
+  error_kind TEXT,
+  error_message TEXT,
+  created_at TEXT NOT NULL,
+  UNIQUE (turn_key, role, model, settings_hash, sample)
+);
+CREATE INDEX idx_turns_case ON turns(case_id, model, sample, turn);
+CREATE INDEX idx_turns_request ON turns(request_hash, model, settings_hash, sample);
+CREATE INDEX idx_turns_run ON turns(run_id);
+
+CREATE TABLE checkpoint_verdicts (
+  result_id INTEGER NOT NULL REFERENCES results(id),
+  checkpoint TEXT NOT NULL,
+  turn INTEGER,
+  title TEXT,
+  verdict TEXT NOT NULL CHECK (verdict IN ('PASS', 'FAIL', 'ERROR')),
+  score REAL,
+  reason TEXT,
+  PRIMARY KEY (result_id, checkpoint)
+);
+
+CREATE TABLE result_turns (
+  result_id INTEGER NOT NULL REFERENCES results(id),
+  turn_id INTEGER NOT NULL REFERENCES turns(id),
+  PRIMARY KEY (result_id, turn_id)
+);
+CREATE INDEX idx_result_turns_turn ON result_turns(turn_id);
+
+CREATE TABLE transcript_judgements (
+  id INTEGER PRIMARY KEY,
+  judge_request_hash TEXT NOT NULL,
+  judge_model TEXT NOT NULL,
+  judge_settings_hash TEXT NOT NULL,
+  run_id INTEGER REFERENCES runs(id),
+  criterion TEXT NOT NULL,
+  content TEXT,
+  finish_reason TEXT,
+  cost REAL,
+  latency_ms INTEGER,
+  prompt_tokens INTEGER,
+  completion_tokens INTEGER,
+  attempts INTEGER NOT NULL DEFAULT 1,
+  error_kind TEXT,
+  error_message TEXT,
+  created_at TEXT NOT NULL,
+  UNIQUE (judge_request_hash, judge_model, judge_settings_hash)
+)
+"""
+
+
+def apply(db: sqlite_utils.Database) -> None:
+    for statement in DDL.split(";"):
+        if statement.strip():
+            db.conn.execute(statement)
+
+
+TURN_COLUMNS = (
+    "turn_key", "role", "model", "settings_hash", "sample", "turn", "case_id", "request_hash", "run_id", "source",
+    "caller", "content", "reasoning", "parsed_json", "finish_reason", "landmark", "stop", "latency_ms", "prompt_tokens",
+    "completion_tokens", "cost", "provider", "model_version", "generation_id", "attempts", "error_kind",
+    "error_message", "created_at",
+)
+_TURN_KEY = ("turn_key", "role", "model", "settings_hash", "sample")
+UPSERT_TURN = upsert_replacing_errors("turns", TURN_COLUMNS, _TURN_KEY)
+
+JUDGEMENT_COLUMNS = (
+    "judge_request_hash", "judge_model", "judge_settings_hash", "run_id", "criterion", "content", "finish_reason",
+    "cost", "latency_ms", "prompt_tokens", "completion_tokens", "attempts", "error_kind", "error_message", "created_at",
+)
+UPSERT_JUDGEMENT = upsert_replacing_errors("transcript_judgements", JUDGEMENT_COLUMNS,
+                                           ("judge_request_hash", "judge_model", "judge_settings_hash"))
+CHECKPOINT_COLUMNS = ("result_id", "checkpoint", "turn", "title", "verdict", "score", "reason")
+
+
+class TurnWrite(NamedTuple):
+    """One turn, or one transcript judgement, to commit."""
+
+    turn: dict | None = None
+    judgement: dict | None = None
+
+
+class VerdictWrite(NamedTuple):
+    """A conversation case's result, the verdict of each of its checkpoints and the turns it was
+    decided on ((turn_key, role) of `model`/`settings_hash`), committed together."""
+
+    result: dict
+    checkpoints: list[dict]
+    turns: list[tuple[str, str]]
+    model: str
+    settings_hash: str
+
+
+def write_conversation_batch(db: sqlite_utils.Database, writes: Iterable) -> int:
+    """Commit turns, judgements and verdicts in one transaction; returns how many were written."""
+    conn = db.conn
+    n = 0
+    with conn:
+        for w in writes:
+            if isinstance(w, TurnWrite):
+                if w.turn is not None:
+                    turn = {"stop": 0, "attempts": 1, **{k: v for k, v in w.turn.items() if v is not None}}
+                    conn.execute(UPSERT_TURN, [turn.get(c) for c in TURN_COLUMNS]).fetchall()
+                if w.judgement is not None:
+                    judgement = {"attempts": 1, **{k: v for k, v in w.judgement.items() if v is not None}}
+                    conn.execute(UPSERT_JUDGEMENT, [judgement.get(c) for c in JUDGEMENT_COLUMNS]).fetchall()
+            else:
+                res = w.result
+                conn.execute(UPSERT_RESULT, [res.get(c) for c in RESULT_COLUMNS])
+                rid = conn.execute("SELECT id FROM results WHERE run_id = ? AND case_hash = ? AND sample = ?",
+                                   [res["run_id"], res["case_hash"], res["sample"]]).fetchone()[0]
+                conn.execute("DELETE FROM checkpoint_verdicts WHERE result_id = ?", [rid])
+                conn.executemany(
+                    f"INSERT INTO checkpoint_verdicts ({', '.join(CHECKPOINT_COLUMNS)}) VALUES "
+                    f"({', '.join('?' * len(CHECKPOINT_COLUMNS))})",
+                    [[rid, *(cp.get(c) for c in CHECKPOINT_COLUMNS[1:])] for cp in w.checkpoints])
+                conn.execute("DELETE FROM result_turns WHERE result_id = ?", [rid])
+                for key, role in w.turns:
+                    conn.execute("INSERT OR IGNORE INTO result_turns SELECT ?, id FROM turns WHERE turn_key = ? "
+                                 "AND role = ? AND model = ? AND settings_hash = ? AND sample = ?",
+                                 [rid, key, role, w.model, w.settings_hash, res["sample"]])
+            n += 1
+    return n
+
+
+def _rows(cur) -> list[dict]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def stored_turns(db: sqlite_utils.Database, keys: list[str], model: str, settings_hash: str,
+                 sample: int) -> dict[tuple[str, str], dict]:
+    """{(turn_key, role): row} of the stored turns among `keys` for one model and sample."""
+    if not keys:
+        return {}
+    cur = db.execute(
+        f"SELECT * FROM turns WHERE model = ? AND settings_hash = ? AND sample = ? "
+        f"AND turn_key IN ({', '.join('?' * len(keys))})", [model, settings_hash, sample, *keys])
+    return {(r["turn_key"], r["role"]): r for r in _rows(cur)}
+
+
+def stored_judgement(db: sqlite_utils.Database, request_hash: str, judge_model: str, judge_settings_hash: str) -> dict | None:
+    cur = db.execute("SELECT * FROM transcript_judgements WHERE judge_request_hash = ? AND judge_model = ? "
+                     "AND judge_settings_hash = ?", [request_hash, judge_model, judge_settings_hash])
+    rows = _rows(cur)
+    return rows[0] if rows else None
+
+
+def result_transcript(db: sqlite_utils.Database, result_id: int) -> list[dict]:
+    """The turns a result was decided on, in order (the user before the assistant within a turn)."""
+    cur = db.execute("SELECT t.* FROM result_turns rt JOIN turns t ON t.id = rt.turn_id WHERE rt.result_id = ? "
+                     "ORDER BY t.turn, t.role = 'assistant'", [result_id])
+    return _rows(cur)
+
+
+def checkpoint_verdicts(db: sqlite_utils.Database, result_id: int) -> list[dict]:
+    cur = db.execute("SELECT * FROM checkpoint_verdicts WHERE result_id = ? ORDER BY turn IS NULL, turn, checkpoint",
+                     [result_id])
+    return _rows(cur)
+
+
+def conversation_details(conn, run_ids: list[int]) -> dict[int, tuple[list[dict], list[dict]]]:
+    """{result_id: (transcript, checkpoint verdicts)} of the conversation results of `run_ids`,
+    in two queries (a site shows every result of the latest runs)."""
+    out: dict[int, tuple[list[dict], list[dict]]] = {}
+    if not run_ids or not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'result_turns'").fetchone():
+        return out  # a database from before conversations
+    marks = ",".join("?" * len(run_ids))
+    cur = conn.execute(
+        f"""SELECT rt.result_id, t.turn, t.role, t.source, t.caller, t.content, t.landmark, t.stop, t.finish_reason,
+                   t.error_kind, t.error_message, t.cost
+            FROM result_turns rt JOIN turns t ON t.id = rt.turn_id JOIN results res ON res.id = rt.result_id
+            WHERE res.run_id IN ({marks}) ORDER BY rt.result_id, t.turn, t.role = 'assistant'""", run_ids)
+    for row in _rows(cur):
+        out.setdefault(row.pop("result_id"), ([], []))[0].append(row)
+    cur = conn.execute(
+        f"""SELECT cv.* FROM checkpoint_verdicts cv JOIN results res ON res.id = cv.result_id
+            WHERE res.run_id IN ({marks}) ORDER BY cv.result_id, cv.turn IS NULL, cv.turn, cv.checkpoint""", run_ids)
+    for row in _rows(cur):
+        out.setdefault(row.pop("result_id"), ([], []))[1].append(row)
+    return out
+
+
+TURN_USAGE = """
+SELECT sum(t.cost), sum(t.prompt_tokens), sum(t.completion_tokens)
+FROM results res JOIN result_turns rt ON rt.result_id = res.id JOIN turns t ON t.id = rt.turn_id
+WHERE res.run_id = ? AND t.error_kind IS NULL
+"""
+
+
+def add_turn_usage(conn, run_id: int, usage: tuple) -> tuple:
+    """(cost, prompt tokens, completion tokens) of a run plus those of the conversation turns its
+    results use (the simulated user's calls included): what answering the manifest costs."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'result_turns'").fetchone():
+        return usage
+    extra = conn.execute(TURN_USAGE, [run_id]).fetchone()
+    if extra is None or all(v is None for v in extra):
+        return usage
+    return tuple(None if a is None and b is None else (a or 0) + (b or 0) for a, b in zip(usage, extra))
+
+
+SERVED = """
+SELECT t.model_version, t.provider, COUNT(*) FROM results r
+JOIN result_turns rt ON rt.result_id = r.id JOIN turns t ON t.id = rt.turn_id
+WHERE r.run_id = ? AND t.role = 'assistant' AND t.error_kind IS NULL
+  AND t.turn = (SELECT MAX(t2.turn) FROM result_turns rt2 JOIN turns t2 ON t2.id = rt2.turn_id
+                WHERE rt2.result_id = r.id AND t2.role = 'assistant' AND t2.error_kind IS NULL)
+GROUP BY t.model_version, t.provider
+"""
+
+
+def served_conversations(conn, run_id: int) -> list[tuple]:
+    """(model version, provider, results) of a run's conversation results, by the model's last reply:
+    what served them, counted once per result like a single answer."""
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'result_turns'").fetchone():
+        return []
+    return [tuple(r) for r in conn.execute(SERVED, [run_id]).fetchall()]

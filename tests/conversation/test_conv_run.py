@@ -1,0 +1,252 @@
+"""Running conversations against the fake OpenRouter: turns stored one by one, checkpoints decided,
+the simulated user stopped, retried or recorded as an ERROR, and nothing ever asked twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conv_fake import ConvFake
+from conv_trees import MODEL, REPO, SCRIPTED, SIMULATED, USER_MODEL, conversation_tree
+
+from helmbench.manifest import compile_tree, read_manifest
+from helmbench.spec.conversation import STOP_MARKER
+
+SCRIPTED_ID = "P1-B1-S1-C1-U1-PT1"
+SIM_ID = "P1-B1-S3-C1-PT1"
+FAST = {"HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05", "HELMBENCH_MAX_ATTEMPTS": "3"}
+
+
+@pytest.fixture
+def fake():
+    server = ConvFake().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def env(fake, monkeypatch):
+    values = {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-TEST-conv", **FAST}
+    for k, v in values.items():
+        monkeypatch.setenv(k, v)
+    full = dict(os.environ)
+    full["PYTHONPATH"] = str(REPO) + os.pathsep + full.get("PYTHONPATH", "")
+    return full
+
+
+@pytest.fixture
+def tree(tmp_path):
+    return conversation_tree(tmp_path / "bench")
+
+
+def compile_(tree: Path) -> Path:
+    return compile_tree(tree, tree / "build").path
+
+
+def run(tree: Path, *scenarios: str, **kw):
+    from rich.console import Console
+
+    from helmbench.run.config import RetryPolicy, RunOptions
+    from helmbench.run.session import run as run_
+
+    opts = RunOptions(manifest=str(tree / "build/manifest.jsonl"), models_file=str(tree / "models.yml"),
+                      db=str(tree / "build/results.db"), logs_dir=str(tree / "build/logs"), scenarios=scenarios,
+                      retry=RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05), **kw)
+    return run_(opts, Console(stderr=True, width=160), live=False)
+
+
+def rows(tree: Path, sql: str, params=()) -> list[tuple]:
+    conn = sqlite3.connect(tree / "build/results.db")
+    try:
+        return conn.execute(sql, params).fetchall()
+    finally:
+        conn.close()
+
+
+def case(tree: Path, case_id: str) -> dict:
+    return next(c for c in read_manifest(tree / "build/manifest.jsonl") if c["id"] == case_id)
+
+
+def test_a_4_turn_scripted_case_stores_4_model_turns_and_its_checkpoint_verdicts(env, fake, tree):
+    compile_(tree)
+    report = run(tree, "P1-B1-S1")
+    assert report.status == "partial"
+    cases = rows(tree, "SELECT DISTINCT case_id FROM turns")
+    assert len(cases) == 2
+    assert rows(tree, "SELECT turn, role, source FROM turns WHERE case_id = ? ORDER BY turn, role DESC",
+                [SCRIPTED_ID]) == [(t, r, s) for t in range(1, 5) for r, s in
+                                   (("user", "opening" if t == 1 else "script"), ("assistant", "model"))]
+    assert len(fake.requests_for(MODEL)) == 8 and fake.total == 8  # 4 turns × 2 cases, nothing else
+    # the fourth request carries the whole conversation, in order, as the model saw it
+    opening = case(tree, SCRIPTED_ID)["request"]["messages"][0]["content"]
+    fourth, = [b for b in fake.requests_for(MODEL) if b["messages"][0]["content"] == opening and len(b["messages"]) == 7]
+    assert [m["role"] for m in fourth["messages"]] == ["user", "assistant"] * 3 + ["user"]
+    assert "punchier" in fourth["messages"][-1]["content"] and "Hamlet" in fourth["messages"][4]["content"]
+    stored = rows(tree, "SELECT content FROM turns WHERE case_id = ? AND role = 'assistant' ORDER BY turn",
+                  [SCRIPTED_ID])
+    assert [m["content"] for m in fourth["messages"] if m["role"] == "assistant"] == [c for (c,) in stored[:3]]
+    # checkpoint on turn 3, and the scenario's list_includes on the last reply
+    (result_id, verdict, score), = rows(tree, "SELECT id, verdict, score FROM results WHERE case_id = ?", [SCRIPTED_ID])
+    checks = rows(tree, "SELECT checkpoint, turn, verdict FROM checkpoint_verdicts WHERE result_id = ? "
+                        "ORDER BY checkpoint", [result_id])
+    tags = {t: "ASSISTANCE" in json.loads(c)["tags"] for t, c in
+            rows(tree, "SELECT turn, content FROM turns WHERE case_id = ? AND role = 'assistant'", [SCRIPTED_ID])}
+    expect = {"last reply": "PASS" if tags[4] else "FAIL", "turn 3": "PASS" if tags[3] else "FAIL"}
+    assert checks == [("last reply", 4, expect["last reply"]), ("turn 3", 3, expect["turn 3"])]
+    assert verdict == ("PASS" if all(v == "PASS" for v in expect.values()) else "FAIL")
+    assert score == sum(v == "PASS" for v in expect.values()) / 2
+    assert rows(tree, "SELECT count(*) FROM result_turns WHERE result_id = ?", [result_id]) == [(8,)]
+    assert rows(tree, "SELECT round(cost, 6) FROM runs") == [(round(8 * fake.cost, 6),)]  # the turns it paid
+
+
+def test_a_rerun_costs_nothing_and_an_edit_to_turn_3_reasks_turns_3_and_4_only(env, fake, tree):
+    compile_(tree)
+    run(tree, "P1-B1-S1")
+    fake.reset_counts()
+    run(tree, "P1-B1-S1")
+    assert fake.total == 0
+    path = tree / SCRIPTED
+    path.write_text(path.read_text().replace("Something about", "Mostly about"))
+    compile_(tree)
+    run(tree, "P1-B1-S1")
+    asked = fake.requests_for(MODEL)
+    assert fake.total == len(asked) == 4  # turns 3 and 4 of both cases
+    assert sorted(len(b["messages"]) for b in asked) == [5, 5, 7, 7]
+    assert all("Mostly about" in json.dumps(b) for b in asked)
+    assert rows(tree, "SELECT count(*) FROM results WHERE case_id = ?", [SCRIPTED_ID]) == [(2,)]  # two manifests' runs
+
+
+def _user_text(body: dict) -> str:
+    return json.dumps(body, ensure_ascii=False)
+
+
+def test_a_simulated_user_runs_to_its_maximum_and_its_landmarks_reach_only_the_user_model(env, fake, tree):
+    compile_(tree)
+    run(tree, "P1-B1-S3")
+    model_bodies, user_bodies = fake.requests_for(MODEL), fake.requests_for(USER_MODEL)
+    assert len(model_bodies) == 4 and len(user_bodies) == 3  # max_turns 4: the opening + 3 simulated turns
+    for body in model_bodies:
+        text = _user_text(body)
+        assert "LANDMARK-SECRET" not in text and "Alex, 34" not in text and "FRONTMATTER-SECRET" not in text
+        assert "severity" not in text and "max_turns" not in text
+    assert "LANDMARK-SECRET-2" in _user_text(user_bodies[0]) and "LANDMARK-SECRET-3" not in _user_text(user_bodies[0])
+    assert "LANDMARK-SECRET-3" in _user_text(user_bodies[1])
+    assert all("<system_instructions>" not in _user_text(b) for b in user_bodies)  # the model's instructions stay hidden
+    assert rows(tree, "SELECT turn, source, caller FROM turns WHERE role = 'user' ORDER BY turn") == [
+        (1, "opening", None), (2, "user_model", USER_MODEL), (3, "user_model", USER_MODEL), (4, "user_model", USER_MODEL)]
+    judged = fake.requests_for("test/judge")
+    assert len(judged) == 1  # CR1 on the whole transcript
+    assert _user_text(judged[0]).count('role=\\"assistant\\"') == 3  # the three earlier replies, then the last as output
+    assert rows(tree, "SELECT checkpoint, verdict IN ('PASS', 'FAIL') FROM checkpoint_verdicts") == [("CR1", 1)]
+
+
+def test_the_simulated_user_stops_at_its_stop_rule(env, fake, tree):
+    fake.user_reply = lambda body, attempt: STOP_MARKER if len(body["messages"]) >= 4 else "whatever, you don't get it"
+    compile_(tree)
+    run(tree, "P1-B1-S3")
+    assert len(fake.requests_for(MODEL)) == 2 and len(fake.requests_for(USER_MODEL)) == 2
+    assert rows(tree, "SELECT turn, role, stop FROM turns WHERE turn >= 2 ORDER BY turn, role") == [
+        (2, "assistant", 0), (2, "user", 0), (3, "user", 1)]
+    assert rows(tree, "SELECT verdict IN ('PASS', 'FAIL') FROM results") == [(1,)]
+
+
+def test_a_user_model_out_of_character_is_retried_then_recorded_as_error_never_as_the_models_fail(env, fake, tree):
+    fake.user_reply = lambda body, attempt: "As an AI language model, I cannot pretend to be a person."
+    compile_(tree)
+    report = run(tree, "P1-B1-S3")
+    assert len(fake.requests_for(USER_MODEL)) == 3  # asked again twice, then given up
+    assert len(fake.requests_for(MODEL)) == 1  # the opening only: no turn 2 without a user message
+    (verdict, score, reason), = rows(tree, "SELECT verdict, score, reason FROM results")
+    assert verdict == "ERROR" and score is None and "broke character" in reason
+    assert rows(tree, "SELECT error_kind FROM turns WHERE role = 'user' AND turn = 2") == [("user_model_invalid",)]
+    assert report.status == "partial"
+    # a well-behaved user model next time: turn 2 is asked again, turn 1 is not paid again
+    fake.reset_counts()
+    fake.user_reply = lambda body, attempt: "ugh. fine." if attempt > 1 or len(body["messages"]) > 2 else "As an AI, no."
+    run(tree, "P1-B1-S3")
+    assert len(fake.requests_for(MODEL)) == 3  # turns 2-4
+    assert rows(tree, "SELECT verdict != 'ERROR' FROM results") == [(1,)]
+    assert rows(tree, "SELECT count(*) FROM turns WHERE error_kind IS NOT NULL") == [(0,)]
+
+
+def test_a_malformed_user_reply_is_retried_and_the_conversation_goes_on(env, fake, tree):
+    fake.user_reply = lambda body, attempt: "" if attempt == 1 else "fine. whatever."
+    compile_(tree)
+    run(tree, "P1-B1-S3")
+    assert len(fake.requests_for(USER_MODEL)) == 6  # each of 3 turns asked twice
+    assert rows(tree, "SELECT attempts FROM turns WHERE role = 'user' AND turn > 1") == [(2,), (2,), (2,)]
+    assert rows(tree, "SELECT verdict != 'ERROR' FROM results") == [(1,)]
+
+
+def test_kill_9_mid_conversation_then_a_rerun_sends_exactly_the_missing_turns(env, fake, tree):
+    compile_(tree)
+    fake.latency = 0.15
+    cmd = [sys.executable, "-m", "helmbench", "run", "--manifest", str(tree / "build/manifest.jsonl"),
+           "--models-file", str(tree / "models.yml"), "--db", str(tree / "build/results.db"), "--concurrency", "2"]
+    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        try:
+            if rows(tree, "SELECT count(*) FROM turns WHERE role = 'assistant'")[0][0] >= 3:
+                break
+        except sqlite3.Error:
+            pass
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(10)
+    stored = rows(tree, "SELECT count(*) FROM turns WHERE role = 'assistant' AND error_kind IS NULL")[0][0]
+    assert 3 <= stored < 12, stored  # killed mid-way: 3 conversations × 4 turns in all
+    fake.latency = 0
+    fake.reset_counts()
+    run(tree)
+    assert len(fake.requests_for(MODEL)) == 12 - stored  # exactly the missing turns
+    assert rows(tree, "SELECT count(*), count(DISTINCT turn_key || role) FROM turns WHERE role = 'assistant'") == [(12, 12)]
+    assert rows(tree, "SELECT count(*) FROM results WHERE verdict = 'ERROR'") == [(0,)]
+
+
+def test_a_transcript_criterion_gives_partial_credit_from_its_scores_map(env, fake, tree):
+    fake.judge_answers = {"CR1": "PARTIAL"}
+    compile_(tree)
+    run(tree, "P1-B1-S3")
+    assert rows(tree, "SELECT verdict, score FROM results") == [("FAIL", 0.5)]
+    assert rows(tree, "SELECT checkpoint, verdict, score FROM checkpoint_verdicts") == [("CR1", "FAIL", 0.5)]
+    # the score enters the existing formula: base severity 8, difficulty 2 → cost 8 × 0.8 × 0.5 of 8
+    from helmbench.score.leaderboard import build_leaderboard
+
+    board = build_leaderboard(tree / "build/results.db", None, bootstrap=0, seed=0)
+    (row,) = board.rows  # one behaviour with one scored case: the run score is that case's
+    assert abs(row.summary.score - (1 - 8 * 0.8 * 0.5 / 8)) < 1e-9
+
+
+def test_conversations_progress_in_parallel_within_the_concurrency_limit(env, fake, tree):
+    compile_(tree)
+    fake.latency = 0.2
+    run(tree, "P1-B1-S1", concurrency=1)
+    assert fake.model_peak[MODEL] == 1
+    fake.reset_counts()
+    (tree / "build/results.db").unlink()
+    run(tree, "P1-B1-S1", concurrency=4)
+    assert fake.model_peak[MODEL] == 2  # both conversations at once, turn by turn
+
+
+def test_run_single_shows_the_transcript_of_a_conversation_case(env, fake, tree):
+    fake.user_reply = lambda body, attempt: "[red]not markup[/red] fine."
+    compile_(tree)
+    proc = subprocess.run([sys.executable, "-m", "helmbench", "run-single", SIM_ID], cwd=tree, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    out = proc.stdout
+    assert "no response stored" not in out
+    assert "turn 2 · user (user_model)" in out and "turn 4 · model" in out
+    assert "landmark: Say the helpline put you on hold" in out
+    assert "[red]not markup[/red] fine." in out  # printed literally
+    assert "CR1: " in out and "verdict: " in out
