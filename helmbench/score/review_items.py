@@ -12,6 +12,7 @@ import json
 from dataclasses import dataclass, field
 
 from helmbench.run.judge import decide
+from helmbench.run.judge_prompt import response_field
 from helmbench.store.reviews import all_reviews, item_hash, judged_rows, latest_judged_manifest
 
 
@@ -65,7 +66,8 @@ def judged_items(db, manifest_hash: str | None = None) -> tuple[str | None, dict
         if item is None:
             item = items[h] = JudgedItem(h, row["case_id"], row["scenario"], messages, row["content"], criterion,
                                          judged_at=row["judged_at"])
-        judgment = json.loads(row["judgment_json"]) if row["judgment_json"] else None
+        stored = json.loads(row["judgment_json"]) if row["judgment_json"] else {}
+        judgment = stored.get(response_field(criterion)) if isinstance(stored, dict) else None
         item.judges.setdefault(row["judge_model"], (judgment, row["verdict"]))
         item.models.add(row["model"])
         if row["judged_at"] and (item.judged_at is None or row["judged_at"] > item.judged_at):

@@ -86,6 +86,10 @@ def latest_judged_manifest(db) -> str | None:
     return row[0] if row else None
 
 
+def manifest_has_runs(db, manifest_hash: str) -> bool:
+    return _conn(db).execute("SELECT 1 FROM runs WHERE manifest_hash = ? LIMIT 1", [manifest_hash]).fetchone() is not None
+
+
 def all_reviews(db) -> list[dict]:
     """Every review, oldest first (stale ones included: the caller decides what is current)."""
     return _dicts(_conn(db).execute(f"SELECT {', '.join(REVIEW_COLUMNS)} FROM reviews ORDER BY created_at, id"))
