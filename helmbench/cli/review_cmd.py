@@ -106,3 +106,144 @@ def _manifest_hash(conn, manifest: Path | None) -> str | None:
     if wanted and manifest_has_runs(conn, wanted):
         return wanted
     return None
+
+
+class FileFormat(str, Enum):
+    csv = "csv"
+    jsonl = "jsonl"
+
+
+review_app = typer.Typer(name="review", invoke_without_command=True, no_args_is_help=False,
+                         rich_markup_mode="markdown")
+app.add_typer(review_app)
+
+
+@review_app.callback()
+def review(
+    ctx: typer.Context,
+    db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest",
+                                            help="Whose judged items (default build/manifest.jsonl, else the latest judged runs)."),
+    sample: Optional[int] = typer.Option(None, "--sample", min=1,
+                                         help="Review this many items, stratified by scenario and judge verdict (default: all)."),
+    seed: int = typer.Option(0, "--seed", help="Which sample: the same seed gives every reviewer the same items."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback unless you mean otherwise)."),
+    port: int = typer.Option(8002, "--port", "-p", min=0, max=65535, help="Port (0: any free one)."),
+) -> None:
+    """Serve the blind review page on http://127.0.0.1:8002 (Ctrl-C stops it).
+
+    One judged item at a time: the exact messages the model was sent, its reply, and the
+    criterion's text and options. The model, the judge's verdict and other reviewers' verdicts
+    are hidden; the order is random per reviewer; the sample is stratified by scenario and judge
+    verdict. Verdicts are stored in results.db, keyed by what the judge saw.
+
+    Examples:
+
+        helmbench review
+
+        helmbench review --sample 60 --port 8010
+
+        helmbench review export --format csv --out ana.csv
+
+        helmbench review import ben.jsonl
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from helmbench.cli import validate
+    from helmbench.publish.review.app import LOOPBACK
+    from helmbench.publish.review.serve import bind, prepare, serve
+    from helmbench.spec.discover import in_build
+    from helmbench.store import open_readonly
+
+    db, manifest = in_build(db=db, manifest=manifest)
+    validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
+    conn = open_readonly(db)
+    try:
+        wanted = _manifest_hash(conn, manifest)
+    finally:
+        conn.close()
+    validate.db_to_write(db)
+    prepared = prepare(db, wanted, size=sample, seed=seed, host=host)
+    sock = bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    typer.echo(f"reviewing {len(prepared.app.sample)} of {len(prepared.app.items)} judged item(s) of manifest "
+               f"{prepared.manifest_hash}: http://{shown}:{sock.getsockname()[1]}/  (Ctrl-C stops)", err=True)
+    if host not in LOOPBACK:
+        typer.echo(f"warning: listening on {host}, not loopback: anyone who can reach it sees the items", err=True)
+    serve(prepared.app, sock)
+
+
+@review_app.command("export")
+def review_export(
+    db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db)."),
+    format: FileFormat = typer.Option(FileFormat.csv, "--format", "-f", help="csv or jsonl."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here (default: standard output)."),
+) -> None:
+    """Write every stored review (stale ones included) as CSV or JSONL, to pool with other machines.
+
+    Examples:
+
+        helmbench review export --out ana.csv
+
+        helmbench review export --format jsonl > ana.jsonl
+    """
+    import sys
+
+    from helmbench.cli import validate
+    from helmbench.spec.discover import in_build
+    from helmbench.store import open_readonly
+    from helmbench.store.review_files import export_rows, write
+    from helmbench.store.reviews import all_reviews
+
+    (db,) = in_build(db=db)
+    validate.db_to_read(db)
+    if out is not None:
+        validate.output_file(out, "--out")
+    conn = open_readonly(db)
+    try:
+        rows = export_rows(all_reviews(conn))
+    finally:
+        conn.close()
+    if out is None:
+        write(rows, format.value, sys.stdout)
+    else:
+        tmp = out.with_name(out.name + ".tmp")
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            write(rows, format.value, f)
+        tmp.replace(out)
+        typer.echo(f"{len(rows)} review(s) written to {out}", err=True)
+
+
+@review_app.command("import")
+def review_import(
+    file: Path = typer.Argument(..., help="A .csv or .jsonl file written by `helmbench review export`."),
+    db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db)."),
+) -> None:
+    """Add the reviews of another machine's export; a file with any bad row imports nothing and names the lines.
+
+    A review already here (same item, same reviewer) is replaced only by a newer one.
+
+    Examples:
+
+        helmbench review import ben.csv
+
+        helmbench review import cleo.jsonl --db build/results.db
+    """
+    from helmbench.cli import validate
+    from helmbench.score.review_items import judged_items
+    from helmbench.spec.discover import in_build
+    from helmbench.store import open_db
+    from helmbench.store.review_files import read
+    from helmbench.store.reviews import import_reviews
+
+    (db,) = in_build(db=db)
+    validate.input_file(file, "FILE", what="review file")
+    validate.db_to_write(db)
+    database = open_db(db)
+    try:
+        _, items = judged_items(database)
+        rows = read(file, {h: i.options for h, i in items.items()})
+        added, other = import_reviews(database, rows)
+    finally:
+        database.conn.close()
+    typer.echo(f"{len(rows)} review(s) read from {file}: {added} added, {other} already here (kept the newer)")

@@ -12,13 +12,12 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:  # `tests.fakes` must import however pytest was started
     sys.path.insert(0, str(REPO))
 
-from tests.fakes.openrouter import FakeOpenRouter  # noqa: E402
-from tests.review.review_pipeline import build, copy_of  # noqa: E402
+from tests.review.review_pipeline import XssFake, build, copy_of  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def fake_server():
-    server = FakeOpenRouter().start()
+    server = XssFake().start()
     yield server
     server.stop()
 
