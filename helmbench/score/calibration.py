@@ -243,6 +243,17 @@ def calibrate(items: dict[str, JudgedItem], reviews: Reviews, threshold: Thresho
 def load_calibration(db, manifest_hash: str | None = None, threshold: Threshold | None = None) -> CalibrationReport:
     """The calibration of every judged criterion of the manifest (default: the latest judged one)."""
     from helmbench.score.review_items import judged_items, split_reviews
+    from helmbench.store.reviews import declared_calibration
 
     manifest_hash, items = judged_items(db, manifest_hash)
-    return calibrate(items, split_reviews(db, items), threshold or Threshold(), manifest_hash)
+    threshold = threshold or Threshold.from_mapping(declared_calibration(db, manifest_hash))
+    return calibrate(items, split_reviews(db, items), threshold, manifest_hash)
+
+
+def uncalibrated_scenarios(report: CalibrationReport) -> dict[str, list[Calibration]]:
+    """Judged scenarios with at least one uncalibrated criterion → those criteria (`report --calibrated-only`)."""
+    out: dict[str, list[Calibration]] = {}
+    for c in report.criteria:
+        if c.n_items and not c.calibrated:
+            out.setdefault(c.scenario, []).append(c)
+    return out

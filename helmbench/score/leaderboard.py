@@ -436,6 +436,15 @@ def _manifest_meta(conn: sqlite3.Connection, manifest_hash: str | None) -> tuple
     return row[0], row[1], row[2]
 
 
+def _cases_in(conn: sqlite3.Connection, manifest_hash: str | None, scenarios: frozenset[str]) -> int:
+    if manifest_hash is None:
+        return 0
+    codes = sorted(scenarios)
+    return conn.execute(f"""SELECT COUNT(*) FROM manifest_cases mc JOIN cases c ON c.hash = mc.case_hash
+                            WHERE mc.manifest_hash = ? AND c.scenario IN ({_placeholders(codes)})""",
+                        [manifest_hash, *codes]).fetchone()[0]
+
+
 def manifest_floors(conn: sqlite3.Connection, manifest_hash: str | None) -> tuple[Floor, ...]:
     """The safety floors a manifest's catalog declares (benchmark.yml `floors:`), or ()."""
     import json
@@ -526,7 +535,8 @@ def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | 
                       bootstrap: int = 1000, seed: int = 0, statuses: Sequence[str] = FINISHED_STATUSES,
                       load_results: Callable[[sqlite3.Connection, RunInfo], list[ScoredResult]] | None = None,
                       summarise_fn: Callable[..., RunSummary] = summarise,
-                      groups_fn: Callable[..., TieGroups] = tie_groups) -> Leaderboard:
+                      groups_fn: Callable[..., TieGroups] = tie_groups,
+                      exclude_scenarios: frozenset[str] = frozenset()) -> Leaderboard:
     """The ranked leaderboard of a manifest (see the module docstring for every choice).
 
     `db` is a path (opened read-only; FileNotFoundError if absent) or an open connection.
@@ -535,6 +545,8 @@ def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | 
     result row anyway (the site does), so that the rows are read once; `summarise_fn` (same
     signature as `summarise`) lets a caller reuse summaries it already has (the site caches them);
     `groups_fn` (same signature as `pairwise.tie_groups`) likewise for the paired comparisons.
+    `exclude_scenarios`: scenarios left out of every number and of the expected case count
+    (`report --calibrated-only` leaves out the judged scenarios whose judge is uncalibrated).
     """
     conn, owned = _connection(db)
     try:
@@ -544,6 +556,9 @@ def build_leaderboard(db: str | Path | sqlite3.Connection, manifest_hash: str | 
         runs = latest_runs(conn, chosen, statuses) if chosen else []
         results = {run.id: (load_results(conn, run) if load_results else scored_results(conn, run.id))
                    for run in runs}
+        if exclude_scenarios:
+            n_cases -= _cases_in(conn, chosen, exclude_scenarios)
+            results = {k: [r for r in rs if r.scenario not in exclude_scenarios] for k, rs in results.items()}
         rows = [leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, seed=seed, summarise_fn=summarise_fn,
                                 results=results[run.id], statuses=statuses, floors=floors)
                 for run in runs]

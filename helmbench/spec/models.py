@@ -160,12 +160,24 @@ class Floor(Strict):
                                                         "can get, in [0, 1], not above `minimum`")]
 
 
+class CalibrationThreshold(Strict):
+    """When a judged criterion counts as calibrated: its judge agrees with clinicians' blind reviews enough.
+
+    Below it, every number that rests on that criterion is shown with an "uncalibrated" badge.
+    """
+
+    min_kappa: Annotated[float, Field(ge=-1, le=1, description="the lowest judge–clinician Cohen's κ, in [-1, 1]")] = 0.6
+    min_n: Annotated[int, Field(ge=1, le=1_000_000, description="the fewest reviewed items (with a clinicians' consensus)")] = 30
+
+
 class BenchmarkFile(Strict):
     name: str
     version: str
     description: str | None = None
     pillars: dict[str, Pillar] = {}
     floors: list[Floor] = Field([], description="safety floors that cap the composite score")
+    calibration: CalibrationThreshold | None = Field(None, description="when a judged criterion counts as calibrated "
+                                                                       "(helmbench agreement); default κ ≥ 0.6, n ≥ 30")
 
     _v = field_validator("version", mode="before")(lambda cls, v: _as_text(v))
 

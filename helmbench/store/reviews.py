@@ -90,8 +90,25 @@ def manifest_has_runs(db, manifest_hash: str) -> bool:
     return _conn(db).execute("SELECT 1 FROM runs WHERE manifest_hash = ? LIMIT 1", [manifest_hash]).fetchone() is not None
 
 
+def declared_calibration(db, manifest_hash: str | None) -> dict | None:
+    """benchmark.yml's `calibration:` as the manifest's catalog carries it, or None."""
+    if manifest_hash is None:
+        return None
+    row = _conn(db).execute("SELECT header_json FROM manifests WHERE hash = ?", [manifest_hash]).fetchone()
+    if row is None or not row[0]:
+        return None
+    return (json.loads(row[0]).get("catalog") or {}).get("calibration")
+
+
+def _has_reviews(conn: sqlite3.Connection) -> bool:
+    """False for a database opened read-only before migration 4 (a reader must not migrate it)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'reviews'").fetchone() is not None
+
+
 def all_reviews(db) -> list[dict]:
     """Every review, oldest first (stale ones included: the caller decides what is current)."""
+    if not _has_reviews(_conn(db)):
+        return []
     return _dicts(_conn(db).execute(f"SELECT {', '.join(REVIEW_COLUMNS)} FROM reviews ORDER BY created_at, id"))
 
 
