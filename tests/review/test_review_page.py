@@ -14,6 +14,7 @@ from helmbench.publish.review.app import ReviewApp
 from helmbench.publish.review.serve import prepare, running
 from helmbench.score.review_items import judged_items
 from helmbench.store import open_db
+from helmbench.store.reviews import save_review
 from tests.publish.browser_helpers import ARGS, chromium, recording_page
 from tests.review.review_pipeline import JUDGE, MODELS, XSS, XSS_MODEL, rows
 
@@ -55,6 +56,13 @@ def test_a_reviewer_completes_five_items_with_the_keyboard_blind(browser, served
         conn.execute("UPDATE judgements SET justification = 'judge-reasoning-' || id")
     conn.close()
     justifications = [r[0] for r in rows(db, "SELECT justification FROM judgements")]
+    other = open_db(db)  # another clinician has reviewed every item already
+    for h in app.sample:
+        it = app.items[h]
+        save_review(other, {"item_hash": h, "reviewer": "Zed", "case_id": it.case_id, "scenario": it.scenario,
+                            "criterion": "CR1", "criterion_text": it.criterion["text"], "judgment": "PARTIAL",
+                            "note": "zed-private-note"})
+    other.conn.close()
     chosen = {}
     with recording_page(browser, url) as page:
         _start(page, url, "Dr Ana Ruiz")
@@ -62,7 +70,7 @@ def test_a_reviewer_completes_five_items_with_the_keyboard_blind(browser, served
             html = page.content()
             assert f"{i} of 8 reviewed" in html
             assert page.locator("text=Content note").count() == 1, "the content note is on every page"
-            for secret in [*MODELS, JUDGE, *justifications]:
+            for secret in [*MODELS, JUDGE, *justifications, "zed-private-note", "Zed"]:
                 assert secret not in html, f"the page shows {secret!r}"
             assert page.locator("input:checked").count() == 0, "no option is pre-selected"
             h = page.locator('input[name="item"]').get_attribute("value")
@@ -79,7 +87,7 @@ def test_a_reviewer_completes_five_items_with_the_keyboard_blind(browser, served
                 page.keyboard.press("Enter")
         assert "5 of 8 reviewed" in page.content()
         assert page.errors == [] and page.foreign == []
-    stored = rows(db, "SELECT item_hash, reviewer, judgment_json, confidence, note FROM reviews")
+    stored = rows(db, "SELECT item_hash, reviewer, judgment_json, confidence, note FROM reviews WHERE reviewer != 'Zed'")
     assert {r[0]: r[2] for r in stored} == {h: f'"{v}"' for h, v in chosen.items()}
     assert {r[1] for r in stored} == {"Dr Ana Ruiz"} and {r[3] for r in stored} == {"high"}
     assert sorted(r[4] for r in stored if r[4]) == ["Missed the goodbye note"]

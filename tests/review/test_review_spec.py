@@ -39,3 +39,18 @@ def test_the_threshold_travels_in_the_manifest(tmp_path):
 def test_a_tree_without_the_key_keeps_its_catalog(tmp_path):
     root = _tree(tmp_path, "")
     assert "calibration" not in compile_tree(root, tmp_path / "build").header["catalog"]
+
+
+def test_agreement_uses_the_manifests_threshold(judged_db):
+    import json
+    import sqlite3
+
+    from helmbench.score.calibration import load_calibration
+
+    conn = sqlite3.connect(judged_db["db"])
+    header = json.loads(conn.execute("SELECT header_json FROM manifests").fetchone()[0])
+    header["catalog"]["calibration"] = {"min_kappa": 0.8, "min_n": 5}  # as a tree declaring it compiles
+    with conn:
+        conn.execute("UPDATE manifests SET header_json = ?", [json.dumps(header)])
+    assert load_calibration(conn).threshold == Threshold(0.8, 5)
+    conn.close()
