@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+import signal
+import subprocess
+import sys
+import time
 
+import httpx
 import pytest
 from typer.testing import CliRunner
 
@@ -94,3 +100,24 @@ def test_an_unknown_file_type_is_a_usage_error(judged_db, tmp_path):
     f.write_text("x")
     r = CliRunner().invoke(app, ["review", "import", str(f), "--db", str(judged_db["db"])])
     assert r.exit_code == 2 and ".xlsx" in r.output
+
+
+def test_the_review_command_serves_on_loopback_until_ctrl_c(judged_db):
+
+    proc = subprocess.Popen([sys.executable, "-m", "helmbench", "review", "--db", str(judged_db["db"]), "--port", "0",
+                             "--sample", "4"], stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        m = re.search(r"reviewing 4 of 24 judged item\(s\) of manifest sha256:\w+: (http://127\.0\.0\.1:\d+/)", line)
+        assert m, line
+        for _ in range(100):
+            try:
+                page = httpx.get(m.group(1), timeout=2)
+                break
+            except httpx.ConnectError:
+                time.sleep(0.05)
+        assert page.status_code == 200 and "Who is reviewing?" in page.text
+        assert "default-src 'none'" in page.headers["content-security-policy"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(20) in (0, 130)
