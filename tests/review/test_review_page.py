@@ -180,3 +180,21 @@ def test_another_host_name_and_bad_verdicts_are_refused(served):
                                     "x-csrftoken": token}).status_code == 413
     assert rows(db, "SELECT count(*) FROM reviews")[0][0] == 0
     assert Path(db).exists()
+
+
+def test_the_review_pages_pass_wcag_aa(browser, served):
+    from axe_playwright_python.sync_playwright import Axe
+
+    tags = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]
+    url = served["url"]
+    axe = Axe()
+    with recording_page(browser, url) as page:
+        for step in ("name", "item"):
+            if step == "item":
+                _start(page, url, "Fay")
+            else:
+                page.goto(url + "/")
+            found = axe.run(page, options={"runOnly": {"type": "tag", "values": tags}, "resultTypes": ["violations"]})
+            bad = [f"{v['id']}: {v['help']} {v['nodes'][0]['target']}" for v in found.response["violations"]
+                   if v["impact"] in ("serious", "critical")]
+            assert bad == [], step
