@@ -31,7 +31,11 @@ def _accept_shorthands(stem: str, schema: dict) -> dict:
     `marking_model: <id>` as a plain string, and a numeric `version: 1`."""
     props = schema.get("properties", {})
     if stem == "models" and "anyOf" in props.get("marking_model", {}):
-        props["marking_model"]["anyOf"].insert(0, {"type": "string", "description": "OpenRouter model id"})
+        model_id = {"type": "string", "description": "OpenRouter model id"}
+        for variant in props["marking_model"]["anyOf"]:  # an ensemble's entries may be ids too
+            if variant.get("type") == "array" and "items" in variant:
+                variant["items"] = {"anyOf": [model_id, variant["items"]]}
+        props["marking_model"]["anyOf"].insert(0, model_id)
     if stem == "benchmark" and props.get("version", {}).get("type") == "string":
         props["version"] = {k: v for k, v in props["version"].items() if k != "type"}
         props["version"]["type"] = ["string", "number"]

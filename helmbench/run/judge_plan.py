@@ -41,7 +41,11 @@ def judge_for(models_file: str | Path, plan: Plan) -> JudgeModel | None:
     """The judge of this invocation; a clear error, before anything is sent, if sqe cases have none."""
     from helmbench.run.selection import load_models_file
 
-    entry = load_models_file(Path(models_file)).marking_model
+    judges = load_models_file(Path(models_file)).judges
+    if len(judges) > 1:  # the ensemble is wired into the judge phase once it sits on the phase engine
+        raise HelmbenchError(f"{models_file} lists {len(judges)} marking models; this version judges with one",
+                             exit_code=2, hint="keep one `marking_model` for now")
+    entry = judges[0] if judges else None
     if entry is None:
         if plan.sqe_cases:
             raise HelmbenchError(

@@ -224,13 +224,23 @@ class ModelEntry(ModelSettings):
 
 
 class ModelsFile(Strict):
-    marking_model: ModelEntry | None = None
+    marking_model: ModelEntry | Annotated[list[ModelEntry], Field(min_length=1, max_length=15)] | None = Field(
+        None, description="the judge of sqe scenarios; a list is an ensemble: majority vote, a tie is a FAIL")
     models: list[ModelEntry] = []
 
     @field_validator("marking_model", mode="before")
     @classmethod
     def _id_only(cls, v):
+        if isinstance(v, list):
+            return [{"id": e} if isinstance(e, str) else e for e in v]
         return {"id": v} if isinstance(v, str) else v
+
+    @property
+    def judges(self) -> list[ModelEntry]:
+        """The marking model(s): one, several (an ensemble), or none."""
+        if self.marking_model is None:
+            return []
+        return list(self.marking_model) if isinstance(self.marking_model, list) else [self.marking_model]
 
 
 __all__ = [
