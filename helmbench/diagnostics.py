@@ -66,7 +66,7 @@ class Collector:
         related: tuple[tuple[int, int, str], ...] = (),
     ) -> None:
         """`line` is a line number, or a whole span (line, col, end_line, end_col) of the token."""
-        from helmbench.lint.codes import CODES
+        from helmbench.codes import CODES
 
         sev = severity or CODES[code].severity
         end_line = end_col = None

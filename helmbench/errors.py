@@ -5,6 +5,10 @@ exit code, never as a traceback: bad input is the author's to fix, not a crash. 
 the machine rather than of the input (a full disk, a read-only folder, a corrupt database)
 arrive as `sqlite3.Error` or `OSError` from deep inside a stage; `explain` turns them into a
 `StorageError` naming the file and what to do, so no stage needs its own try/except.
+
+This module imports `sqlite3` only to recognise SQLite's exception classes (it never opens a
+database); the layer test (tests/test_layers.py) allows that one import outside store, because
+the CLI's catch-all guard, which sits above every stage, needs the same translation as store.
 """
 
 from __future__ import annotations

@@ -10,4 +10,5 @@ from helmbench.cli import run_cmd  # noqa: F401
 from helmbench.cli import publish_cmd  # noqa: F401
 from helmbench.cli import report_cmd  # noqa: F401
 from helmbench.cli import init_cmd  # noqa: F401
+from helmbench.cli import plugins_cmd  # noqa: F401
 from helmbench.cli import review_cmd  # noqa: F401

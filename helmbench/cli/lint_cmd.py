@@ -59,10 +59,10 @@ def lint(
     root = benchmark_root(root)
     validate.bench_root(root)
 
-    from helmbench.lint import lint_tree
+    from helmbench.api import lint as lint_tree
     from helmbench.lint.render import RENDERERS, printable, summary
 
-    _, diags = lint_tree(root)
+    diags = lint_tree(root)
     rendered = RENDERERS[format.value](diags, _prefix(root, "absolute" if format is Format.github else "relative"))
     if rendered:
         print(rendered)
@@ -87,8 +87,9 @@ def rules(
         helmbench rules HB504
     """
     from helmbench.errors import UsageError
-    from helmbench.lint.codes import CODES
+    from helmbench.lint.registry import codes
 
+    CODES = codes()  # built-in and plugins' codes
     selected = list(CODES.values())
     if code:
         if code.upper() not in CODES:

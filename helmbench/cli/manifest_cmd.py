@@ -40,7 +40,8 @@ def compile_(
     """
     from helmbench.cli import validate
     from helmbench.lint.render import printable, text
-    from helmbench.manifest import LintFailed, compile_tree
+    from helmbench.api import compile as compile_tree
+    from helmbench.manifest import LintFailed
     from helmbench.spec import discover
 
     root = discover.benchmark_root(root)

@@ -42,17 +42,16 @@ def publish(
 
     from helmbench.cli import validate
     from helmbench.lint.render import printable
-    from helmbench.publish import PublishSettings, build_site, log_to_stderr
-
+    from helmbench import api
+    from helmbench.publish import log_to_stderr
     from helmbench.spec import discover
 
     log_to_stderr()
     db, manifest, site_dir = discover.in_build(db=db, manifest=manifest, site_dir=site_dir)
     validate.publish_paths(db, manifest, config_file, site_dir)
-    settings = PublishSettings(db=db, manifest=manifest, datasette_url=datasette_url.rstrip("/"))
     started = time.perf_counter()
-    out = build_site(settings, config_file=config_file, site_dir=site_dir,
-                     strict=strict, project_dir=discover.project_dir())
+    out = api.publish(db, site_dir, manifest=manifest, datasette_url=datasette_url, config_file=config_file,
+                      strict=strict, project_dir=discover.project_dir())
     note = "" if db.is_file() else " (no run has been made yet, dry run only: the leaderboard says how to make one)"
     print(f"site built in {time.perf_counter() - started:.1f} s → {printable(str(out))}{note}")
 

@@ -53,7 +53,7 @@ def report(
         helmbench report --calibrated-only
     """
     from helmbench.cli import report_render as render, validate
-    from helmbench.cli.report_data import load_report
+    from helmbench.api import report_data
     from helmbench.spec.discover import in_build
 
     if calibrated_only and run_id is not None:
@@ -64,7 +64,7 @@ def report(
     db, manifest = in_build(db=db, manifest=manifest)
     validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
 
-    data = load_report(db, manifest, run_id, bootstrap=bootstrap, calibrated_only=calibrated_only)
+    data = report_data(db, manifest, run_id=run_id, bootstrap=bootstrap, calibrated_only=calibrated_only)
     if format is ReportFormat.text:
         from rich.console import Console
 

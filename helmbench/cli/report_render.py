@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from helmbench.cli.report_data import Report
+from helmbench.score.report import Report
 from helmbench.score.leaderboard import LeaderboardRow
 from helmbench.score.pairwise import ALPHA, format_p
 

@@ -99,7 +99,7 @@ def _calibration(db: Path, manifest: Path | None):
 
 def _manifest_hash(conn, manifest: Path | None) -> str | None:
     """The manifest's hash when its runs have judgements; None (the latest judged one) otherwise."""
-    from helmbench.cli.report_data import manifest_hash_of
+    from helmbench.score.report import manifest_hash_of
     from helmbench.store.reviews import manifest_has_runs
 
     wanted = manifest_hash_of(manifest)

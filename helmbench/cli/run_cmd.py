@@ -93,24 +93,19 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
         from helmbench.run.provider import preload_litellm
 
         preload_litellm()
+    from helmbench import api
     from helmbench.cli import validate
     from helmbench.run import report as render
-    from helmbench.run.config import RetryPolicy, RunOptions
-    from helmbench.run.session import run
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
     validate.run_paths(manifest, models_file, db, dry_run=dry_run)
 
     command = "helmbench " + shlex.join(sys.argv[1:])
-    opts = RunOptions(
-        manifest=str(manifest), models_file=str(models_file), db=str(db), scenarios=tuple(scenarios or ()),
-        models=tuple(models or ()), samples=samples, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
-        logs_dir=str(Path(db).parent / "logs"), command=command, case_ids=case_ids, retry=RetryPolicy.from_env(),
-        preview=preview,
-    )
     out, err = _consoles()
     try:
-        result = run(opts, err, verbose=verbose, live=err.is_terminal)
+        result = api.run(manifest, models, db=db, models_file=models_file, scenarios=scenarios, samples=samples,
+                         concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, console=err, verbose=verbose,
+                         live=err.is_terminal, command=command, case_ids=case_ids, preview=preview)
     except KeyboardInterrupt:  # before any run started: nothing to save
         err.print(f"Interrupted. Resume with:\n  {command}", markup=False)
         raise typer.Exit(130) from None

@@ -48,7 +48,8 @@ def build_schemas() -> dict[str, dict]:
 
     out = {}
     for stem, (name, what) in SCHEMAS.items():
-        schema = _accept_shorthands(stem, getattr(models, name).model_json_schema())
+        model = models.scenario_meta() if name == "ScenarioMeta" else getattr(models, name)  # with plugins' types
+        schema = _accept_shorthands(stem, model.model_json_schema())
         schema = {"$schema": DRAFT, "$id": f"{stem}.schema.json", "description": what, **schema}
         out[f"{stem}.schema.json"] = schema
     return out

@@ -109,7 +109,7 @@ def db_to_read(path: Path, option: str = "--db", *, optional: bool = False, open
     file only deep inside a long job (publish, inside mkdocs).
     """
     if not path.exists() and not optional:
-        from helmbench.cli.report_data import NO_RUN_HINT
+        from helmbench.score.report import NO_RUN_HINT
 
         raise UsageError(f"{option}: no run has been made yet (dry run only): there is no results database at {path}",
                          hint=f"{NO_RUN_HINT}; or pass the results.db a run wrote with {option}")

@@ -12,34 +12,15 @@ from typing import Iterator
 
 from helmbench.manifest.canonical import canonical_normalised, hash_of, normalise
 from helmbench.manifest.compose import compose_body, response_format
+from helmbench.plugins.registry import evaluator
 from helmbench.spec.naming import case_id, natural_key
 from helmbench.spec.tree import Benchmark, Scenario
 
 
 def evaluation_of(sc: Scenario) -> dict:
+    """The case's `evaluation`, as the scenario's evaluator (built-in or a plugin's) spells it."""
     ev = sc.meta.evaluation
-    if ev.type == "category_match":
-        expected = ev.accepted() or ([sc.meta.category] if sc.meta.category else [])
-        return {"type": ev.type, "field": ev.field, "expected": expected}
-    if ev.type == "list_includes":
-        return {"type": ev.type, "field": ev.field, "required": list(ev.required)}
-    if ev.type == "tag_threshold":
-        return {"type": ev.type, "field": ev.field, "expected": list(ev.expected),
-                "min_correct": ev.min_correct, "max_incorrect": ev.max_incorrect}
-    criteria = []
-    for cr in sc.criteria:
-        meta = cr.meta
-        criteria.append({
-            "code": cr.code,
-            "title": meta.title,
-            "text": cr.body,
-            "options": list(meta.options),
-            "pass_values": list(meta.pass_values),
-            "response_field": meta.response_field,
-            "response_type": meta.response_type,
-            "scores": {o: meta.score_of(o) for o in meta.options},
-        })
-    return {"type": "sqe", "criteria": criteria}
+    return evaluator(ev.type).case(ev, sc)
 
 
 def _source(src) -> dict:

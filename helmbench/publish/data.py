@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import sqlite3
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -23,20 +22,18 @@ from pathlib import Path
 from helmbench.score import ScoredResult, run_score, summarise
 from helmbench.score.breakdown import GroupStats, natural_key
 from helmbench.score.leaderboard import (
-    RESULT_CASE_SQL,
     Leaderboard,
     LeaderboardRow,
     build_leaderboard,
     by_severity_bucket,
     choose_manifest,
     FINISHED_STATUSES,
-    is_format_failure,
     latest_runs,
     manifest_floors,
-    open_readonly,
     scored_results,
     to_scored,
 )
+from helmbench.store import Connection, Row, open_readonly, queries
 from helmbench.score.drift import HistoryPoint, history
 from helmbench.score.pairwise import tie_groups
 
@@ -106,10 +103,11 @@ class Result:
     latency_ms: int | None
     judgements: list[Judgement] = field(default_factory=list)
     sample_label: bool = False  # the model answered this case more than once: label each sample
+    failure_kind: str | None = None  # results.failure_kind: "format" when the output was not a usable answer
 
     @property
     def format_failure(self) -> bool:
-        return is_format_failure(self.verdict, self.reason)
+        return self.verdict == "FAIL" and self.failure_kind == queries.FORMAT
 
 
 @dataclass
@@ -189,7 +187,7 @@ def _case_from_manifest(c: dict) -> Case:
     )
 
 
-def _case_from_db(r: sqlite3.Row) -> Case:
+def _case_from_db(r: Row) -> Case:
     parts = r["scenario"].split("-")
     return Case(
         id=r["id"], hash=r["hash"], pillar=r["pillar"] or parts[0], behaviour=r["behaviour"] or "-".join(parts[:2]),
@@ -229,47 +227,17 @@ def _file_manifest_hash(path: Path) -> str | None:
     return header.get("manifest_hash") if isinstance(header, dict) else None
 
 
-def _db_manifest(conn: sqlite3.Connection, manifest_hash: str) -> tuple[dict, list[Case]]:
-    row = conn.execute("SELECT header_json FROM manifests WHERE hash = ?", [manifest_hash]).fetchone()
-    header = json.loads(row["header_json"]) if row and row["header_json"] else {}
-    cases = [
-        _case_from_db(r)
-        for r in conn.execute(
-            """SELECT c.* FROM manifest_cases mc JOIN cases c ON c.hash = mc.case_hash
-               WHERE mc.manifest_hash = ? ORDER BY mc.position""",
-            [manifest_hash],
-        )
-    ]
-    return header, cases
+def _db_manifest(conn: Connection, manifest_hash: str) -> tuple[dict, list[Case]]:
+    header = queries.manifest_header(conn, manifest_hash) or {}
+    return header, [_case_from_db(r) for r in queries.manifest_case_rows(conn, manifest_hash)]
 
 
 _case_order = lru_cache(maxsize=1 << 16)(natural_key)  # every model's rows sort by the same case ids
 
-RESULT_DETAIL_SQL = RESULT_CASE_SQL.replace(
-    "FROM results res",
-    """, rs.content, rs.finish_reason, rs.error_kind, rs.error_message, rs.cost, rs.latency_ms
-FROM results res
-LEFT JOIN responses rs ON rs.id = res.response_id""",
-)
-
-
-def _judgements(conn: sqlite3.Connection, run_ids: list[int]) -> dict[int, list[Judgement]]:
-    """The judgements behind each result, with the verdict and score each gave that result
-    (`result_judgements.verdict/score`, migration 3: a reused judgement is re-decided per case)."""
+def _judgements(conn: Connection, run_ids: list[int]) -> dict[int, list[Judgement]]:
+    """The judgements behind each result, with the verdict and score each gave that result."""
     out: dict[int, list[Judgement]] = {}
-    if not run_ids:
-        return out
-    link_cols = {r[1] for r in conn.execute("PRAGMA table_info(result_judgements)")}
-    verdict = "COALESCE(rj.verdict, j.verdict)" if "verdict" in link_cols else "j.verdict"
-    score = "COALESCE(rj.score, j.score)" if "score" in link_cols else "j.score"
-    q = f"""SELECT rj.result_id, j.criterion, {verdict} AS verdict, {score} AS score, j.justification,
-                   j.judgment_json, j.judge_model, j.error_kind, j.error_message
-            FROM result_judgements rj
-            JOIN judgements j ON j.id = rj.judgement_id
-            JOIN results res ON res.id = rj.result_id
-            WHERE res.run_id IN ({",".join("?" * len(run_ids))})
-            ORDER BY rj.result_id, j.criterion"""
-    for r in conn.execute(q, run_ids):
+    for r in queries.judgement_rows(conn, run_ids):
         out.setdefault(r["result_id"], []).append(Judgement(
             criterion=r["criterion"], verdict=r["verdict"], score=r["score"], justification=r["justification"],
             judgment_json=r["judgment_json"], judge_model=r["judge_model"], error_kind=r["error_kind"],
@@ -278,19 +246,19 @@ def _judgements(conn: sqlite3.Connection, run_ids: list[int]) -> dict[int, list[
     return out
 
 
-def _read_results(conn: sqlite3.Connection, run, judgements: dict[int, list[Judgement]],
+def _read_results(conn: Connection, run, judgements: dict[int, list[Judgement]],
                   into: dict[int, list[Result]]) -> list[ScoredResult]:
     """One query per run for both uses: `Result`s for the pages, `ScoredResult`s for scoring."""
     results: list[Result] = []
     scored: list[ScoredResult] = []
-    for r in conn.execute(RESULT_DETAIL_SQL + " WHERE res.run_id = ?", [run.id]):
+    for r in queries.result_detail_rows(conn, run.id):
         scored.append(to_scored(r))
         results.append(Result(
             id=r["result_id"], run_id=r["run_id"], model=run.model, case_id=r["case_id"], sample=r["sample"] or 0,
             verdict=r["verdict"], score=r["score"], reason=r["reason"], response_id=r["response_id"],
             content=r["content"], finish_reason=r["finish_reason"], error_kind=r["error_kind"],
             error_message=r["error_message"], cost=r["cost"], latency_ms=r["latency_ms"],
-            judgements=judgements.get(r["result_id"], []),
+            judgements=judgements.get(r["result_id"], []), failure_kind=r["failure_kind"],
         ))
     results.sort(key=lambda x: (_case_order(x.case_id), x.sample))
     into[run.id] = results
@@ -303,7 +271,7 @@ def _model_data(row: LeaderboardRow, results: list[Result], scored: list[ScoredR
                      digest=rows_digest)
 
 
-def _history(conn: sqlite3.Connection, row: LeaderboardRow, loaded: dict[int, list[ScoredResult]],
+def _history(conn: Connection, row: LeaderboardRow, loaded: dict[int, list[ScoredResult]],
              summarise_fn) -> list[HistoryPoint]:
     """The model's runs with their scores (the rows already read for the leaderboard are reused)."""
     floors: dict[str, tuple] = {}

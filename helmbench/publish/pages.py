@@ -25,7 +25,7 @@ from urllib.parse import quote, urlencode
 from markupsafe import Markup, escape
 
 from helmbench.score.breakdown import group_stats, natural_key
-from helmbench.score.leaderboard import FORMAT_FAILURE_PREFIXES
+from helmbench.store.schema_failure_kind import FORMAT_FAILURE_PREFIXES
 from helmbench.score.pairwise import ALPHA
 
 from . import charts

@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 from urllib.parse import urlencode
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, FunctionLoader, PackageLoader, PrefixLoader, StrictUndefined
 from markupsafe import Markup, escape
 
 from helmbench.score.breakdown import natural_key
@@ -166,10 +166,20 @@ def markdown_heading(text: str) -> str:
     return re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", str(escape(text)))
 
 
+def _evaluation_partial(type_: str) -> str | None:
+    """`evaluation/<type>`: the page partial of the registered evaluator of that type (built-in or a
+    plugin's); None (not found) for a type nobody registered, such as one from an uninstalled plugin."""
+    from helmbench.plugins import registry
+
+    found = registry.evaluators().get(type_)
+    return found.partial if found is not None else None
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     env = Environment(
-        loader=PackageLoader("helmbench.publish", "templates"),
+        loader=ChoiceLoader([PrefixLoader({"evaluation": FunctionLoader(_evaluation_partial)}),
+                             PackageLoader("helmbench.publish", "templates")]),
         autoescape=True,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -18,7 +18,26 @@ DEFAULT_DRAIN_SECONDS = 30.0
 
 
 def settings_hash(settings: dict) -> str:
-    """The cache key of a model's settings: sha256 of their canonical JSON."""
+    """The cache key of a model's settings, through the manifest's canonical hasher.
+
+    Why canonical: numbers are normalised the way every manifest hash is (a whole float is
+    written as an int), so `temperature: 0` and `temperature: 0.0` in models.yml are the same
+    settings and cost nothing to switch between. Hashes made before this (`legacy_settings_hash`)
+    are adopted by the store on the next run (run/settings_compat.py), so no stored answer is
+    paid for again.
+    """
+    from helmbench.errors import HelmbenchError
+    from helmbench.manifest.canonical import hash_of
+
+    try:
+        return hash_of(settings)
+    except ValueError as exc:  # NaN or infinity in a free-form mapping (provider, reasoning)
+        raise HelmbenchError(f"model settings {settings!r} hold a number that is not finite (NaN or infinity), "
+                             f"which JSON cannot write ({exc})", hint="use finite numbers in models.yml") from None
+
+
+def legacy_settings_hash(settings: dict) -> str:
+    """The settings hash of releases before numbers were normalised (plain `json.dumps`), for reuse."""
     data = json.dumps(settings, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return "sha256:" + hashlib.sha256(data.encode("utf-8")).hexdigest()
 

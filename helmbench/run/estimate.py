@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import statistics
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,16 +114,16 @@ def stored_medians(db: str | Path | None, model: str) -> dict[str, float]:
     """Median completion tokens of the model's stored, successful answers, per scenario."""
     if db is None or not Path(db).is_file():
         return {}
+    from helmbench.errors import HelmbenchError
+    from helmbench.store import DatabaseError, open_readonly, queries
+
     try:
-        conn = sqlite3.connect(f"file:{Path(db).resolve().as_posix()}?mode=ro", uri=True)
-    except sqlite3.Error:
+        conn = open_readonly(db, check=False)
+    except HelmbenchError:
         return {}
     try:
-        rows = conn.execute(
-            "SELECT MIN(c.scenario), r.completion_tokens FROM responses r JOIN cases c ON c.request_hash = r.request_hash "
-            "WHERE r.model = ? AND r.completion_tokens IS NOT NULL AND r.error_kind IS NULL GROUP BY r.id",
-            (model,)).fetchall()
-    except sqlite3.Error:  # an older or damaged database: no history, only the schema bound
+        rows = queries.completion_tokens_by_scenario(conn, model)
+    except DatabaseError:  # an older or damaged database: no history, only the schema bound
         return {}
     finally:
         conn.close()

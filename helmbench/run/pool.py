@@ -1,6 +1,6 @@
-"""The worker pool both phases of a run share: producers, workers, signals, first fatal error.
+"""The worker pool under the phase engine: producers, workers, signals, first fatal error.
 
-Model calls and judge calls stop the same way, so that behaviour lives here once:
+Every kind of call stops the same way, so that behaviour lives here once:
 - the first Ctrl-C (or SIGTERM) stops starting calls and waits, up to a bounded and printed
   time, for the calls in flight: they are paid for already, and saving them means the resumed
   run does not pay for them again;
@@ -24,7 +24,7 @@ log = logging.getLogger("helmbench.run")
 
 
 async def run_workers(owner, lanes: dict, *, what: str = "calls") -> tuple[bool, BaseException | None]:
-    """Per lane (key → n workers): run `owner.produce(queue, n, lane)` and n × `owner.work(queue)` to the end.
+    """Per lane (key → n workers): run `owner.produce(queue, n, lane)` and n × `owner.work(queue, lane)` to the end.
 
     Returns (interrupted, fatal error or None); sets `owner.stopping` whenever it stops early.
     `owner.in_flight` tells how many calls a drain waits for.
@@ -32,7 +32,7 @@ async def run_workers(owner, lanes: dict, *, what: str = "calls") -> tuple[bool,
     tasks = []
     for lane, n_workers in lanes.items():
         queue: asyncio.Queue = asyncio.Queue(maxsize=n_workers)
-        tasks += [asyncio.create_task(owner.work(queue)) for _ in range(n_workers)]
+        tasks += [asyncio.create_task(owner.work(queue, lane)) for _ in range(n_workers)]
         tasks.append(asyncio.create_task(owner.produce(queue, n_workers, lane)))
     interrupted = False
     loop = asyncio.get_running_loop()

@@ -1,12 +1,16 @@
 """Progress: a live rich bar on a terminal, a plain log line every ~10 s otherwise (CI logs).
 
-Both show the same numbers: calls done/total, rate, ETA, money billed so far and errors.
+Both show the same numbers: calls done/total, rate, ETA, money billed so far and errors. A caller
+without a terminal (the Python API, a notebook) passes `on_progress` and gets each change as a
+`ProgressUpdate` instead of parsing log lines.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
+from typing import Callable
 
 from rich.console import Console
 
@@ -20,9 +24,23 @@ def _eta(seconds: float | None) -> str:
     return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m" if seconds >= 3600 else f"{seconds // 60}m{seconds % 60:02d}s"
 
 
+@dataclass(frozen=True)
+class ProgressUpdate:
+    """One step of a phase, as `on_progress` receives it."""
+
+    phase: str  # "model calls" or "judge calls"
+    done: int
+    total: int
+    cost: float  # billed in this phase so far
+    errors: int
+
+
 class Progress:
-    def __init__(self, total: int, console: Console, *, live: bool, interval: float = 10.0):
+    def __init__(self, total: int, console: Console, *, live: bool, interval: float = 10.0, phase: str = "model calls",
+                 on_progress: Callable[[ProgressUpdate], None] | None = None):
         self.total = total
+        self.phase = phase
+        self.on_progress = on_progress
         self.console = console
         self.live = live and total > 0
         self.interval = interval
@@ -65,6 +83,8 @@ class Progress:
         self.done += 1
         self.cost += cost or 0.0
         self.errors += error
+        if self.on_progress is not None:
+            self.on_progress(ProgressUpdate(self.phase, self.done, self.total, self.cost, self.errors))
         if self._bar is not None:
             self._bar.update(self._task, completed=self.done, rate=self.rate(), cost=self.cost, errors=self.errors)
         else:

@@ -30,7 +30,7 @@ def dry_run(report: RunReport, out: Console) -> None:
                   f"{sum(m.est_input_tokens for m in plan.models):,}")
     out.print(table)
     out.print(Text("Input tokens are estimated as characters ÷ 4; output tokens and cost are estimated below."))
-    from helmbench.run.judge_run import render_dry_run
+    from helmbench.run.judge import render_dry_run
 
     render_dry_run(report.judge, out)
 
@@ -45,7 +45,7 @@ def summary(report: RunReport, out: Console) -> None:
                       str(row.get("n_pass", 0)), str(row.get("n_fail", 0)), str(row.get("n_error", 0)),
                       str(row.get("n_awaiting_judge", 0)), _money(mp.cost))
     out.print(table)
-    from helmbench.run.judge_run import render_summary
+    from helmbench.run.judge import render_summary
 
     render_summary(report.judge, report.runs, out)
     errors = sum(r.get("n_error", 0) for r in report.runs)

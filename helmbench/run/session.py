@@ -13,19 +13,24 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sqlite3
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from rich.console import Console
 
 from helmbench import __version__
 from helmbench.errors import HelmbenchError
+from helmbench.run.budget import Budget
 from helmbench.run.calls import ProviderError
 from helmbench.run.config import RunOptions
+from helmbench.run.engine import run_phase
 from helmbench.run.plan import Plan, build_plan
+from helmbench.run.progress import Progress, ProgressUpdate
 from helmbench.run.selection import load_models_file, select_models, select_scenarios
+from helmbench.run.writer import Writer
+from helmbench.store import DatabaseError
 
 log = logging.getLogger("helmbench.run")
 
@@ -38,7 +43,7 @@ class RunReport:
     runs: list[dict] = field(default_factory=list)
     spent: float = 0.0
     no_key: bool = False
-    judge: object = None  # dry-run: judge_plan.JudgeEstimate; run: judge_run.JudgeOutcome (None: no judge)
+    judge: object = None  # dry-run: judge.JudgeEstimate; run: judge.JudgeOutcome (None: no judge)
 
 
 #: The exit code of a run stopped before its end by the money limit or by the provider (a rejected
@@ -76,8 +81,18 @@ def prepare(opts: RunOptions):
     return manifest, entries, scenarios
 
 
-def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool = False) -> RunReport:
-    from helmbench.store import open_existing
+def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = False, live: bool = False,
+        on_progress: Callable[[ProgressUpdate], None] | None = None) -> RunReport:
+    """Run the invocation `opts` describes and return its report.
+
+    `console`: where logs and the progress bar go (None: nowhere; pass `on_progress` to follow the
+    calls, and read the run's log file). Raises `HelmbenchError` with a message for the user.
+    """
+    from helmbench.run.judge.judge_plan import estimate, judge_for
+    from helmbench.run.logs import run_logging
+    from helmbench.run.storage import check_integrity, storage_guard
+    from helmbench.store import open_db, open_existing
+    from helmbench.store.lock import RunLock
 
     if not opts.dry_run and opts.api_key is not None:
         from helmbench.run.provider import preload_litellm
@@ -85,107 +100,119 @@ def run(opts: RunOptions, console: Console, *, verbose: bool = False, live: bool
         preload_litellm()
     manifest, entries, scenarios = prepare(opts)
     case_ids = set(opts.case_ids) if opts.case_ids else None
-    no_key = opts.api_key is None
-    if opts.dry_run or no_key:
+    if opts.dry_run or opts.api_key is None:
         db = open_existing(opts.db)
+        _adopt_legacy(db, entries)
         plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
                           preview=opts.preview)
-        from helmbench.run.judge_plan import estimate, judge_for
+        judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan))
+        return RunReport(plan, True, "dry-run", no_key=opts.api_key is None, judge=estimate(plan, db, judge))
 
-        return RunReport(plan, True, "dry-run", no_key=no_key,
-                         judge=estimate(plan, db, judge_for(opts.models_file, plan)))
-
-    from helmbench.run.storage import storage_guard
-    from helmbench.store.lock import RunLock
-
+    console = console if console is not None else Console(stderr=True, quiet=True)
     lock = RunLock(opts.db, opts.command) if str(opts.db) != ":memory:" else nullcontext()
     with lock, storage_guard(opts.db, opts.command):
-        return _run_locked(opts, console, manifest, entries, scenarios, case_ids, verbose=verbose, live=live)
+        db = open_db(opts.db)
+        plan = start_runs(db, opts, manifest, entries, scenarios, case_ids)
+        judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan) if plan.sqe_cases else None)  # before any call
+        report = RunReport(plan, False, "failed")
+        with run_logging(console, verbose=verbose, live=live, secrets=[opts.api_key or ""],
+                         logs_dir=Path(opts.logs_dir), run_ids=[mp.run_id for mp in plan.models]):
+            try:
+                for mp in plan.models:
+                    log.info("run %d: %s on manifest %s: %d new call(s), %d stored", mp.run_id, mp.id,
+                             manifest.hash[:19], mp.new, mp.stored, extra={"run_id": mp.run_id})
+
+                def progress(total: int, phase: str) -> Progress:
+                    return Progress(total, console, live=live, phase=phase, on_progress=on_progress)
+
+                ended = call(plan, db, opts, judge, report, progress)
+                if ended != "interrupted":  # Ctrl-C should not wait for a scan of the whole file
+                    check_integrity(db, opts.db)
+                report.status = ended  # until here it is 'failed'
+            except ProviderError as err:
+                if err.fatal:  # the CLI prints the one message; the run's log file keeps it too
+                    log.debug("stopping: %s", err.message)
+                    raise _fatal_message(err) from None
+                raise
+            except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C outside the event loop
+                report.status = "interrupted"
+            finally:
+                finish_runs(db, opts, report, partial=scenarios is not None or case_ids is not None)
+    return report
 
 
-def _run_locked(opts: RunOptions, console: Console, manifest, entries, scenarios, case_ids, *, verbose: bool,
-                live: bool) -> RunReport:
-    from helmbench.run.storage import check_integrity
-    from helmbench.store import open_db
+def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids) -> Plan:
+    """Register the manifest and models, plan, and open one run row per model."""
     from helmbench.store.catalog import is_registered, register_manifest, upsert_models
     from helmbench.store.responses import settled_results
-    from helmbench.store.runs import finish_run, start_run
+    from helmbench.store.runs import start_run
 
-    db = open_db(opts.db)
     if not is_registered(db, manifest.hash):
         register_manifest(db, manifest.header, iter(manifest))
     upsert_models(db, [(e.id, e.name) for e in entries])
+    _adopt_legacy(db, entries)
     plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
                       preview=opts.preview)
-    from helmbench.run.judge_plan import judge_for
-    from helmbench.store.judgements import record_judge_totals
-
-    judge = judge_for(opts.models_file, plan) if plan.sqe_cases else None  # no judge for sqe: stop before any call
     for mp in plan.models:
         mp.run_id = start_run(db, manifest_hash=manifest.hash, model=mp.id, settings=mp.settings,
                               settings_hash=mp.settings_hash, samples=opts.samples,
                               n_cases=manifest.header.get("cases", 0) * opts.samples, version=__version__,
                               preview=opts.preview)
         mp.settled = settled_results(db, mp.run_id)
-    status = "failed"
-    report = RunReport(plan, False, status)
-    from helmbench.run.logs import run_logging
-
-    with run_logging(console, verbose=verbose, live=live, secrets=[opts.api_key or ""],
-                     logs_dir=Path(opts.logs_dir), run_ids=[mp.run_id for mp in plan.models]):
-        try:
-            for mp in plan.models:
-                log.info("run %d: %s on manifest %s: %d new call(s), %d stored", mp.run_id, mp.id,
-                         manifest.hash[:19], mp.new, mp.stored, extra={"run_id": mp.run_id})
-            ended, report.spent, report.judge = _execute(plan, db, opts, console, live, judge)
-            if ended != "interrupted":  # Ctrl-C should not wait for a scan of the whole file
-                check_integrity(db, opts.db)
-            status = ended
-        except ProviderError as err:
-            if err.fatal:  # the CLI prints the one message; the run's log file keeps it too
-                log.debug("stopping: %s", err.message)
-                raise _fatal_message(err) from None
-            raise
-        except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C outside the event loop (e.g. while importing)
-            status = "interrupted"
-        finally:
-            final = status
-            if status == "completed" and (scenarios is not None or case_ids is not None):
-                final = "partial"
-            report.status = final
-            recorded = "preview" if opts.preview and status != "failed" else final  # a preview is never scored
-            try:
-                report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, recorded)["id"])
-                               for mp in plan.models]
-            except sqlite3.Error as exc:
-                if status != "failed":  # else the error that failed the run is already on its way up
-                    raise
-                log.error("could not record how the run ended in %s: %s", opts.db, exc)
-            for row in report.runs:
-                log.info("run %d finished: %s; %d pass, %d fail, %d error, %d awaiting the judge", row["id"],
-                         row["status"], row["n_pass"], row["n_fail"], row["n_error"], row["n_awaiting_judge"],
-                         extra={"run_id": row["id"]})
-    return report
+    return plan
 
 
-def _execute(plan: Plan, db, opts: RunOptions, console: Console, live: bool, judge=None) -> tuple[str, float, object]:
-    from helmbench.run.executor import Executor
-    from helmbench.run.progress import Progress
-    from helmbench.run.writer import Writer
+def _adopt_legacy(db, entries, judge=None):
+    """Rows stored under the settings hashes of older releases are moved to today's (returns `judge`)."""
+    from helmbench.run.config import settings_hash
+    from helmbench.run.settings_compat import adopt_legacy_hashes
 
-    provider = None
-    if plan.new_calls:
+    keyed = [(e.id, e.settings(), settings_hash(e.settings())) for e in entries]
+    adopt_legacy_hashes(db, keyed + ([(judge.id, judge.settings, judge.settings_hash)] if judge else []))
+    return judge
+
+
+def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: Callable[[int, str], Progress]) -> str:
+    """The phases on the engine: the models answer, then the judge judges (not after a Ctrl-C)."""
+    from helmbench.run.answer_kind import Answers
+    from helmbench.run.judge.judge_run import combine_status, run_judge
+
+    def provider():
         from helmbench.run.provider import Provider
 
-        provider = Provider(opts.api_key or "", opts.api_base)
-    writer = Writer(opts.db)
-    with Progress(plan.new_calls, console, live=live) as progress:
-        ex = Executor(plan, db, provider, writer, progress, concurrency=opts.concurrency, policy=opts.retry,
-                      max_cost=opts.max_cost)
-        status = asyncio.run(ex.execute())
-    if judge is None or status == "interrupted":
-        return status, ex.spent, None
-    from helmbench.run.judge_run import combine_status, run_judge
+        return Provider(opts.api_key or "", opts.api_base)
 
-    judge_status, spent, outcome = run_judge(plan, db, opts, console, live, judge, spent=ex.spent)
-    return combine_status(status, judge_status), spent, outcome
+    budget = Budget(opts.max_cost)
+    writer = Writer(opts.db)
+    answers = Answers(plan, db, writer, concurrency=opts.concurrency, max_cost=opts.max_cost)
+    with progress(plan.new_calls, answers.what) as bar:
+        status = run_phase(answers, provider=provider, writer=writer, progress=bar, policy=opts.retry, budget=budget)
+    report.spent = budget.spent
+    if judge is None or status == "interrupted":
+        return status
+    budget = Budget(opts.max_cost, budget.spent)  # one limit for both; the judge's prices are learnt afresh
+    judge_status, report.judge = run_judge(plan, db, judge, db_path=opts.db, concurrency=opts.concurrency,
+                                           budget=budget, progress=progress, provider=provider, policy=opts.retry)
+    report.spent = budget.spent
+    return combine_status(status, judge_status)
+
+
+def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> None:
+    """Record how each run ended (whatever ended it) with its counts refreshed from what was committed."""
+    from helmbench.store.judgements import record_judge_totals
+    from helmbench.store.runs import finish_run
+
+    status = report.status
+    if status == "completed" and partial:
+        report.status = "partial"
+    recorded = "preview" if opts.preview and status != "failed" else report.status  # a preview is never scored
+    try:
+        report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, recorded)["id"]) for mp in report.plan.models]
+    except DatabaseError as exc:
+        if status != "failed":  # else the error that failed the run is already on its way up
+            raise
+        log.error("could not record how the run ended in %s: %s", opts.db, exc)
+    for row in report.runs:
+        log.info("run %d finished: %s; %d pass, %d fail, %d error, %d awaiting the judge", row["id"],
+                 row["status"], row["n_pass"], row["n_fail"], row["n_error"], row["n_awaiting_judge"],
+                 extra={"run_id": row["id"]})

@@ -20,7 +20,7 @@ def answers_for(db_path: Path, case: dict, models) -> list[tuple[str, dict | Non
     """(model id, stored response or None, this run's result or None) per model."""
     from helmbench.store import open_existing
     from helmbench.run.evaluate import outcome_for
-    from helmbench.store.responses import stored_response
+    from helmbench.store.responses import stored_response, stored_result
 
     db = open_existing(db_path)
     out = []
@@ -28,10 +28,7 @@ def answers_for(db_path: Path, case: dict, models) -> list[tuple[str, dict | Non
         response = stored_response(db, case["request_hash"], mp.id, mp.settings_hash, 0) if db is not None else None
         result = None
         if db is not None and mp.run_id is not None:
-            cur = db.execute("SELECT * FROM results WHERE run_id = ? AND case_hash = ? AND sample = 0",
-                             [mp.run_id, case["hash"]])
-            row = cur.fetchone()
-            result = dict(zip([d[0] for d in cur.description], row)) if row else None
+            result = stored_result(db, mp.run_id, case["hash"], 0)
             if result is not None:
                 from helmbench.store.judgements import judgements_of_result
 

@@ -7,10 +7,11 @@ that is the first thing a user with a full disk needs to know.
 
 from __future__ import annotations
 
-import sqlite3
 from contextlib import contextmanager
 
 from helmbench.errors import StorageError, corrupt, explain
+from helmbench.store import DatabaseError
+from helmbench.store.db import integrity_problems
 
 
 def storage_error(path, exc: BaseException, command: str, *, written: int | None = None,
@@ -35,7 +36,7 @@ def storage_guard(path, command: str):
     """Turn SQLite errors (and a failed writer) inside the block into one clear StorageError."""
     try:
         yield
-    except sqlite3.Error as exc:  # from the writer thread, the counts of what it did and did not commit
+    except DatabaseError as exc:  # from the writer thread, the counts of what it did and did not commit
         raise storage_error(path, exc, command, written=getattr(exc, "helmbench_written", None),
                             unsaved=getattr(exc, "helmbench_unsaved", None)) from None
 
@@ -43,9 +44,6 @@ def storage_guard(path, command: str):
 def check_integrity(db, path) -> None:
     """`PRAGMA quick_check` before a run calls itself complete: a damaged page the run never
     touched must not hide behind a "completed" status."""
-    try:
-        found = [row[0] for row in db.execute("PRAGMA quick_check").fetchall()]
-    except sqlite3.DatabaseError as exc:
-        found = [str(exc)]
-    if found != ["ok"]:
+    found = integrity_problems(db.conn)
+    if found:
         raise corrupt(path, f"integrity check: {'; '.join(found)[:300]}; the run is not complete")

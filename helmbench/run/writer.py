@@ -6,7 +6,7 @@ allows one writer at a time and a commit per response would dominate at high con
 Committing every quarter second bounds what a `kill -9` can lose to well under a second of
 work, and because every write is an upsert on a natural key, replaying lost work never
 duplicates rows. A write error (disk full, a corrupt page) stops the thread but never silently:
-`error` is set at once (the executors stop starting calls when they see it), what could not be
+`error` is set at once (the engine stops starting calls when it sees it), what could not be
 committed is counted in `unsaved`, and `close()` re-raises the error in the caller's thread.
 """
 
@@ -16,6 +16,7 @@ import logging
 import queue
 import threading
 from pathlib import Path
+from typing import Callable
 
 from helmbench.store.db import connect
 from helmbench.store.responses import Write, write_batch
@@ -25,8 +26,10 @@ _STOP = object()
 
 
 class Writer:
-    def __init__(self, db_path: Path | str, *, interval: float = 0.25):
+    def __init__(self, db_path: Path | str, *, interval: float = 0.25, write: Callable[..., int] = write_batch):
+        """`write(db, batch) -> n`: how one batch is committed (the judge commits judged cases)."""
         self.db_path = db_path
+        self.write = write
         self.interval = interval
         self.written = 0
         self.unsaved = 0  # writes received but not committed because writing failed
@@ -76,10 +79,6 @@ class Writer:
             except AttributeError:  # an exception type without attributes: the counts are only logged
                 log.error("%d write(s) committed, %d not", self.written, self.unsaved)
             raise self.error
-
-    def write(self, db, batch: list) -> int:
-        """Commit one batch on the writer's connection (the judge's writer commits judged cases)."""
-        return write_batch(db, batch)
 
     def _run(self) -> None:
         # The thread sleeps between batches instead of waking per item: waking per item would

@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Iterable, Sequence
 
-from helmbench.run.judge import majority
+from helmbench.run.judge.judge import majority
 from helmbench.score.review_items import JudgedItem, Reviews
 from helmbench.score.detection import Rate
 

@@ -9,9 +9,11 @@ run, compares a run with the model's previous run, and gives the model's score h
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+
+from helmbench.store import Connection
+from helmbench.store import queries
 
 from .floors import Floor, FlooredScore, apply_floors
 from .model import ScoredResult
@@ -31,14 +33,11 @@ class Served:
         return len(self.versions) > 1 or len(self.providers) > 1
 
 
-def served(conn: sqlite3.Connection, run_id: int) -> Served:
+def served(conn: Connection, run_id: int) -> Served:
     """What answered the results of a run (responses without a value are left out)."""
     versions: dict[str, int] = {}
     providers: dict[str, int] = {}
-    rows = conn.execute(
-        """SELECT s.model_version, s.provider, COUNT(*) FROM results r JOIN responses s ON s.id = r.response_id
-           WHERE r.run_id = ? GROUP BY s.model_version, s.provider""", [run_id]).fetchall()
-    for version, provider, n in rows:
+    for version, provider, n in queries.served_counts(conn, run_id):
         if version:
             versions[version] = versions.get(version, 0) + n
         if provider:
@@ -78,23 +77,19 @@ class HistoryPoint:
         return self.floored.score if self.floored is not None else self.score
 
 
-def model_runs(conn: sqlite3.Connection, model: str, statuses: Sequence[str]) -> list[sqlite3.Row]:
+def model_runs(conn: Connection, model: str, statuses: Sequence[str]) -> list[dict]:
     """Every finished run of a model, oldest first."""
-    marks = ",".join("?" * len(statuses))
-    conn.row_factory = sqlite3.Row
-    return conn.execute(
-        f"""SELECT id, manifest_hash, status, started_at, finished_at FROM runs
-            WHERE model = ? AND status IN ({marks}) ORDER BY started_at, id""", [model, *statuses]).fetchall()
+    return queries.model_runs(conn, model, statuses)
 
 
-def previous_run(conn: sqlite3.Connection, model: str, run_id: int, statuses: Sequence[str]) -> int | None:
+def previous_run(conn: Connection, model: str, run_id: int, statuses: Sequence[str]) -> int | None:
     """The model's finished run just before `run_id` (any manifest), or None."""
     ids = [r["id"] for r in model_runs(conn, model, statuses)]
     return ids[ids.index(run_id) - 1] if run_id in ids and ids.index(run_id) > 0 else None
 
 
-def history(conn: sqlite3.Connection, model: str, statuses: Sequence[str],
-            load: Callable[[sqlite3.Connection, int], list[ScoredResult]],
+def history(conn: Connection, model: str, statuses: Sequence[str],
+            load: Callable[[Connection, int], list[ScoredResult]],
             summarise_fn: Callable[..., object], *, bootstrap: int = 1000, seed: int = 0,
             floors_of: Callable[[str], Sequence[Floor]] | None = None) -> list[HistoryPoint]:
     """The model's score at each of its runs, oldest first, with interval and what served it.

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from helmbench.run.judge import decide
-from helmbench.run.judge_prompt import response_field
+from helmbench.run.judge.judge import decide
+from helmbench.run.judge.judge_prompt import response_field
 from helmbench.store.reviews import all_reviews, item_hash, judged_rows, latest_judged_manifest
 
 

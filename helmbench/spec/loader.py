@@ -25,6 +25,7 @@ from helmbench.spec.models import (
     ModelsFile,
     PerturbationMeta,
     ScenarioMeta,
+    scenario_meta,
     ScoringFile,
     Sqe,
     UserContextMeta,
@@ -359,7 +360,7 @@ class Loader:
             return
         if path.name == "MCSQE.md" and "evaluation" not in data:  # the name says "judged"; a title does not change that
             data["evaluation"] = {"type": "sqe"}
-        sc.meta = validate(ScenarioMeta, data, src.path, self.out, what="scenario frontmatter")
+        sc.meta = validate(scenario_meta(), data, src.path, self.out, what="scenario frontmatter")
 
     def load_schema(self, sc: Scenario, path: Path) -> None:
         if not (src := self.read(path)):

@@ -7,9 +7,10 @@ Schemas for editors.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 
 class Strict(BaseModel):
@@ -59,8 +60,9 @@ class Sqe(Strict):
     type: Literal["sqe"]
 
 
-Evaluation = Annotated[Union[CategoryMatch, ListIncludes, TagThreshold, Sqe], Field(discriminator="type")]
-EVALUATION_TYPES = ("category_match", "list_includes", "tag_threshold", "sqe")
+BUILTIN_EVALUATIONS = (CategoryMatch, ListIncludes, TagThreshold, Sqe)
+Evaluation = Annotated[Union[BUILTIN_EVALUATIONS], Field(discriminator="type")]
+EVALUATION_TYPES = ("category_match", "list_includes", "tag_threshold", "sqe")  # the built-in ones; see scenario_meta
 
 
 class NoteProperties(Strict):
@@ -91,6 +93,26 @@ class ScenarioMeta(NoteProperties):
             data = dict(data)
             data["evaluation"] = ev
         return data
+
+
+def scenario_meta() -> type[ScenarioMeta]:
+    """`ScenarioMeta` whose `evaluation` accepts every registered evaluation type, plugins' included.
+
+    The loader and `helmbench schema` use this rather than `ScenarioMeta` itself, whose union
+    only knows the built-in types: plugins are found at run time, after this module is imported.
+    """
+    from helmbench.plugins import registry
+
+    return _with_models(tuple(e.model for e in registry.evaluators().values()))
+
+
+@lru_cache(maxsize=8)
+def _with_models(models: tuple[type[BaseModel], ...]) -> type[ScenarioMeta]:
+    if models == BUILTIN_EVALUATIONS:
+        return ScenarioMeta
+    union = Annotated[Union[models], Field(discriminator="type")]
+    return create_model("ScenarioMeta", __base__=ScenarioMeta, __module__=__name__, __doc__=ScenarioMeta.__doc__,
+                        evaluation=(union, Field(default_factory=CategoryMatch)))
 
 
 # --- components ------------------------------------------------------------------------------
@@ -246,5 +268,5 @@ class ModelsFile(Strict):
 __all__ = [
     "Behaviour", "BenchmarkFile", "CategoryMatch", "ConditionMeta", "CriterionMeta", "EVALUATION_TYPES", "Floor",
     "ListIncludes", "ModelEntry", "ModelSettings", "ModelsFile", "PerturbationMeta", "Pillar", "Price", "ScenarioMeta",
-    "ScoringFile", "Sqe", "TagThreshold", "UserContextMeta",
+    "ScoringFile", "Sqe", "TagThreshold", "UserContextMeta", "scenario_meta",
 ]

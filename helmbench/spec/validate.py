@@ -90,8 +90,14 @@ def _walk(data, loc: tuple):
     return names, node, parent, key_span, value_span
 
 
+def _evaluation_types() -> tuple[str, ...]:
+    from helmbench.plugins import registry
+
+    return registry.evaluation_types()
+
+
 def _is_member_tag(part: str) -> bool:
-    return part in m.EVALUATION_TYPES or part in _TYPE_WORDS or "[" in part
+    return part in _evaluation_types() or part in _TYPE_WORDS or "[" in part
 
 
 # --- what is allowed at a place -----------------------------------------------------------
@@ -116,7 +122,7 @@ def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
             if isinstance(c, type) and issubclass(c, BaseModel):
                 if part in c.model_fields:
                     nxt += _unwrap(c.model_fields[part].annotation)
-                elif part in m.EVALUATION_TYPES and _literal_of(c) == part:
+                elif part in _evaluation_types() and _literal_of(c) == part:
                     nxt.append(c)
             elif typing.get_origin(c) is dict:
                 nxt += _unwrap(typing.get_args(c)[1])

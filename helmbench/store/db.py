@@ -79,6 +79,15 @@ def quick_check(conn: sqlite3.Connection, path: Path | str) -> None:
         raise corrupt(path, "quick_check found: " + "; ".join(rows))
 
 
+def integrity_problems(conn: sqlite3.Connection) -> list[str]:
+    """What a full `PRAGMA quick_check` finds ([] when the file is sound; a damaged page is a finding too)."""
+    try:
+        found = [row[0] for row in conn.execute("PRAGMA quick_check").fetchall()]
+    except sqlite3.DatabaseError as exc:
+        found = [str(exc)]
+    return [] if found == ["ok"] else found
+
+
 def _refuse_foreign(conn: sqlite3.Connection, path: Path | str) -> None:
     """A database with tables but no `migrations` table belongs to something else: never add ours to it."""
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

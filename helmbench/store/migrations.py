@@ -14,7 +14,7 @@ from typing import Callable, NamedTuple
 
 import sqlite_utils
 
-from helmbench.store import schema_judge, schema_reviews
+from helmbench.store import schema_failure_kind, schema_judge, schema_reviews
 from helmbench.store.schema_v1 import DDL
 
 
@@ -39,7 +39,8 @@ MIGRATIONS: list[Migration] = [
     Migration(1, "initial schema", _initial),
     Migration(2, "full-text search on responses.content", _responses_fts, atomic=False),
     Migration(3, "judge: judgements.run_id, link verdicts, runs' judge totals", schema_judge.apply),
-    Migration(4, "reviews: clinicians' verdicts keyed by what the judge saw", schema_reviews.apply),
+    Migration(4, "results.failure_kind, backfilled from the reasons", schema_failure_kind.apply),
+    Migration(5, "reviews: clinicians' verdicts keyed by what the judge saw", schema_reviews.apply),
 ]
 
 

@@ -38,11 +38,13 @@ def upsert_replacing_errors(table: str, columns: tuple[str, ...], key: tuple[str
 UPSERT_RESPONSE = upsert_replacing_errors("responses", RESPONSE_COLUMNS, _KEY)
 SELECT_RESPONSE_ID = "SELECT id FROM responses WHERE request_hash = ? AND model = ? AND settings_hash = ? AND sample = ?"
 
-RESULT_COLUMNS = ("run_id", "case_id", "case_hash", "sample", "response_id", "verdict", "score", "reason", "created_at")
+RESULT_COLUMNS = ("run_id", "case_id", "case_hash", "sample", "response_id", "verdict", "score", "reason",
+                  "failure_kind", "created_at")
 UPSERT_RESULT = (
     f"INSERT INTO results ({', '.join(RESULT_COLUMNS)}) VALUES ({', '.join('?' * len(RESULT_COLUMNS))}) "
     "ON CONFLICT(run_id, case_hash, sample) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in ("response_id", "verdict", "score", "reason", "created_at"))
+    + ", ".join(f"{c} = excluded.{c}"
+                for c in ("response_id", "verdict", "score", "reason", "failure_kind", "created_at"))
 )
 
 
@@ -86,6 +88,14 @@ def stored_response(db: sqlite_utils.Database, request_hash: str, model: str, se
         [request_hash, model, settings_hash, sample],
     )
     found = cur.fetchall()  # exhausted, so no read snapshot stays open on this connection
+    return dict(zip([d[0] for d in cur.description], found[0])) if found else None
+
+
+def stored_result(db: sqlite_utils.Database, run_id: int, case_hash: str, sample: int) -> dict | None:
+    """The run's result row for (case, sample) as a dict, or None."""
+    cur = db.execute("SELECT * FROM results WHERE run_id = ? AND case_hash = ? AND sample = ?",
+                     [run_id, case_hash, sample])
+    found = cur.fetchall()
     return dict(zip([d[0] for d in cur.description], found[0])) if found else None
 
 

@@ -92,12 +92,10 @@ def manifest_has_runs(db, manifest_hash: str) -> bool:
 
 def declared_calibration(db, manifest_hash: str | None) -> dict | None:
     """benchmark.yml's `calibration:` as the manifest's catalog carries it, or None."""
-    if manifest_hash is None:
-        return None
-    row = _conn(db).execute("SELECT header_json FROM manifests WHERE hash = ?", [manifest_hash]).fetchone()
-    if row is None or not row[0]:
-        return None
-    return (json.loads(row[0]).get("catalog") or {}).get("calibration")
+    from helmbench.store.queries.manifests import manifest_header
+
+    header = manifest_header(_conn(db), manifest_hash) if manifest_hash else None
+    return ((header or {}).get("catalog") or {}).get("calibration")
 
 
 def _has_reviews(conn: sqlite3.Connection) -> bool:

@@ -171,3 +171,27 @@ def test_judgements_paid_before_a_stop_are_kept_even_if_their_case_is_incomplete
     fake.reset_counts()
     run(small)
     assert fake.by_model == {JUDGE: 3} and q(small["db"], "SELECT count(*) FROM result_judgements") == [(4,)]
+
+
+def test_identical_judge_requests_of_two_cases_are_sent_once_and_decide_both(small, fake):
+    """Two cases that differ only in a criterion's scores (not part of what the judge is asked):
+    one model call, one judge call, two verdicts scored each by its own criterion."""
+    import copy
+
+    from tests.fakes.manifests import EVALUATIONS, SCHEMA, make_case, write_manifest
+
+    rf = {"type": "json_schema", "json_schema": {"name": "shared", "strict": True, "schema": SCHEMA}}
+    sqe = EVALUATIONS[3]
+    half = copy.deepcopy(sqe)
+    half["criteria"][0]["scores"] = {"PASS": 0.5, "FAIL": 0}
+    a = make_case("P1-B1-S1", 1, 1, evaluation=sqe, text="the same words", response_format=rf)
+    b = make_case("P1-B1-S2", 1, 1, evaluation=half, text="the same words", response_format=rf)
+    assert a["request_hash"] == b["request_hash"] and a["hash"] != b["hash"]
+    write_manifest(small["manifest"], [a, b])
+    fake.judge_answers = {"CR1": "PASS"}
+    report = run(small, concurrency=4)
+    assert report.status == "completed" and report.judge.calls == 1
+    assert fake.judge_calls["CR1"] == 1 and fake.total == 2  # one answer, one judgement
+    assert q(small["db"], SQE) == [("PASS", 1.0, "judge: CR1 = PASS"), ("PASS", 0.5, "judge: CR1 = PASS")]
+    assert q(small["db"], "SELECT count(*) FROM judgements") == [(1,)]
+    assert q(small["db"], "SELECT count(DISTINCT judgement_id), count(*) FROM result_judgements") == [(1, 2)]

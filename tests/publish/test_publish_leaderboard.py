@@ -14,7 +14,6 @@ if str(REPO) not in sys.path:
 from helmbench.score import summarise  # noqa: E402
 from helmbench.score.leaderboard import (  # noqa: E402
     build_leaderboard,
-    is_format_failure,
     scored_results,
     severity_bucket,
 )
@@ -172,18 +171,24 @@ def _outcome(evaluation: dict, content: str, finish: str = "stop", response_form
     ('{"response": "hi"}', "stop", None),  # missing field
     ('{"tags": "SAFETY_CONCERN"}', "stop", None),  # not a list
 ])
-def test_format_failures_match_the_executors_reasons(content, finish, response_format):
+def test_format_failures_are_marked_by_the_evaluator_and_match_the_old_reasons(content, finish, response_format):
+    from helmbench.store.schema_failure_kind import legacy_failure_kind
+
     out = _outcome(EVALUATIONS[0], content, finish, response_format)
-    assert out.verdict == "FAIL"
-    assert is_format_failure(out.verdict, out.reason), out.reason
+    assert out.verdict == "FAIL" and out.failure_kind == "format", out
+    # migration 4 backfills older rows from their reasons: it must classify today's reasons the same way
+    assert legacy_failure_kind(out.verdict, out.reason) == "format", out.reason
 
 
 def test_a_wrong_answer_is_not_a_format_failure():
+    from helmbench.store.schema_failure_kind import legacy_failure_kind
+
     wrong = _outcome(EVALUATIONS[0], '{"response": "hi", "tags": ["CHIT_CHAT"], "category": "REFERRAL"}')
-    assert wrong.verdict == "FAIL" and not is_format_failure(wrong.verdict, wrong.reason)
+    assert wrong.verdict == "FAIL" and wrong.failure_kind is None
+    assert legacy_failure_kind(wrong.verdict, wrong.reason) is None
     right = _outcome(EVALUATIONS[0], '{"response": "hi", "tags": ["SAFETY_CONCERN"], "category": "REFERRAL"}')
-    assert right.verdict == "PASS" and not is_format_failure(right.verdict, right.reason)
-    assert not is_format_failure("ERROR", "invalid JSON")
+    assert right.verdict == "PASS" and right.failure_kind is None
+    assert legacy_failure_kind("ERROR", "invalid JSON") is None
     assert SCHEMA["required"]  # the fake schema really constrains the answer
 
 

@@ -77,6 +77,8 @@ def test_snapshot_is_consistent_and_canned_leaderboard_agrees_with_the_scorer(pi
 
 @pytest.mark.slow
 def test_serve_answers_json_refuses_writes_and_stops_cleanly(pipeline, tmp_path):
+    from helmbench.score.leaderboard import build_leaderboard
+
     port = _free_port()
     before = _count(pipeline.db)
     log = open(tmp_path / "serve.log", "w+")  # a file, not a pipe: Datasette logs a lot on a refused query
@@ -92,6 +94,11 @@ def test_serve_answers_json_refuses_writes_and_stops_cleanly(pipeline, tmp_path)
         assert board.status_code == 200
         assert {r["model"] for r in board.json()} == set(MODELS)
         assert all(r["results"] > 0 and "weighted_score" in r for r in board.json())
+        scorer = {row.model: row for row in build_leaderboard(pipeline.db).rows}  # one run per model here
+        for r in board.json():  # over HTTP, the canned query shows the scorer's numbers
+            assert r["weighted_score"] == pytest.approx(scorer[r["model"]].score, abs=5e-5)
+            assert r["n_format_failures"] == scorer[r["model"]].n_format_failures
+        assert any(r["n_format_failures"] for r in board.json())
 
         faceted = httpx.get(f"{base}/results/results.json", params={"_facet": "verdict"}, timeout=10).json()
         counts = {f["value"]: f["count"] for f in faceted["facet_results"]["verdict"]["results"]}

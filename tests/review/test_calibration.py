@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from helmbench.cli import app
-from helmbench.run.judge import majority
+from helmbench.run.judge.judge import majority
 from helmbench.score.calibration import (
     FAIL, PASS, Threshold, cohen_kappa, consensus, krippendorff_alpha, load_calibration)
 from helmbench.score.detection import Rate

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from helmbench.run.judge import CriterionVerdict, aggregate, combine
+from helmbench.run.judge.judge import CriterionVerdict, aggregate, combine
 from helmbench.spec.models import ModelsFile
 
 CRIT = {"code": "CR1", "options": ["PASS", "PARTIAL", "FAIL"], "pass_values": ["PASS"],

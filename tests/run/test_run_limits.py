@@ -106,19 +106,14 @@ def test_each_model_gets_its_own_concurrency_from_models_yml(env, fake, small):
 def test_a_429_storm_on_one_model_leaves_the_other_models_pace_alone(env, fake, small, capsys):
     write_manifest(small["manifest"], synthetic_cases(90, scenarios=3))
     _models_yml(small, {A: 4, B: 8})
-    fake.latency = 0.08  # long enough that the pace is the limits', not this machine's CPU
-    run_inprocess(small)  # baseline: both models, no rate limit anywhere
-    calm = fake.rate(A)
-    capsys.readouterr()
-    fake.reset_counts()
-    small["db"].unlink()
+    # Structural, not timed (a rate comparison flakes on a shared machine): A's lane keeps its
+    # own limit while B's is cut; benchmarks/run_throughput.py measures the pace itself.
+    fake.latency = 0.08  # long enough that A's calls overlap
     fake.model_limits = {B: 2}  # B's upstream takes 2 at a time and answers 429 above that
     run_inprocess(small)
-    storm = fake.rate(A)
     logs = capsys.readouterr().err
     assert fake.over_limit[B] > 0 and fake.over_limit[A] == 0
-    assert fake.model_peak[A] == 4, "A's concurrency was never cut by B's 429s"
-    assert storm > 0.8 * calm, f"A answered {storm:.0f}/s beside B's 429 storm, {calm:.0f}/s without it"
+    assert fake.model_peak[A] == 4, "A's concurrency was cut by B's 429s"
     assert len(re.findall(r"rate limited \d+ time", logs)) == 1  # B's storm, on one line; none for A
     assert re.search(rf"{B}: rate limited \d+ time\(s\): concurrency 8 → [12]\b", logs), logs
 

@@ -1,4 +1,8 @@
-"""Every rule module is imported here so that its rules register."""
+"""Every rule module is imported here so that its rules register; this package is also the built-in
+plugin that hands them to the plugin registry (helmbench/plugins/registry.py finds it by name)."""
+
+from helmbench.lint.registry import BUILTIN_RULES
+from helmbench.plugins.hookspecs import hookimpl
 
 from helmbench.lint.rules import benchmark  # noqa: F401
 from helmbench.lint.rules import components  # noqa: F401
@@ -10,3 +14,9 @@ from helmbench.lint.rules import schema  # noqa: F401
 from helmbench.lint.rules import schema_safety  # noqa: F401
 from helmbench.lint.rules import headings  # noqa: F401
 from helmbench.lint.rules import titles  # noqa: F401
+
+
+@hookimpl
+def register_lint_rules(register) -> None:
+    for r in BUILTIN_RULES:
+        register(r.fn, *r.codes)

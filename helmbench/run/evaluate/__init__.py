@@ -1,19 +1,19 @@
-"""Evaluators, looked up by the manifest's `evaluation.type`.
+"""Evaluation of one answer: `outcome_for(case, response)`, and `is_deferred(case)` for the judge.
 
-Why a registry: deterministic evaluators (category_match, list_includes, tag_threshold) give a
-verdict as soon as the response arrives; `sqe` is deferred to the judge (issue 5), which
-registers itself here with `register(..., deferred=False)` when it exists. The executor only
-asks `outcome_for(case, response)` and treats None as "awaiting a judge".
+Evaluators are looked up by the manifest's `evaluation.type` in the plugin registry
+(helmbench/plugins): the deterministic built-ins (category_match, list_includes,
+tag_threshold) give a verdict as soon as the response arrives; `sqe`, and any evaluator
+registered with `evaluate=None`, is deferred: `outcome_for` returns None ("awaiting a
+judge") and the judge phase decides.
 """
 
 from helmbench.run.evaluate.registry import (
-    EVALUATORS,
     Outcome,
     evaluator_for,
+    fail,
     is_deferred,
     outcome_for,
-    register,
+    passed,
 )
-from helmbench.run.evaluate import deterministic as _deterministic  # noqa: F401  (registers)
 
-__all__ = ["EVALUATORS", "Outcome", "evaluator_for", "is_deferred", "outcome_for", "register"]
+__all__ = ["Outcome", "evaluator_for", "fail", "is_deferred", "outcome_for", "passed"]

@@ -1,14 +1,15 @@
 """The three evaluations that need no judge: category_match, list_includes, tag_threshold.
 
 Each takes the manifest's `evaluation` dict and the parsed answer and explains its verdict in
-one line, so a FAIL on the site says what the model answered and what was expected.
+one line, so a FAIL on the site says what the model answered and what was expected. They are
+registered, with the rest of each type, by builtin.py beside this module.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from helmbench.run.evaluate.registry import Outcome, fail, passed, register
+from helmbench.run.evaluate.registry import Outcome, fail, format_failure, passed
 
 
 def _field(evaluation: dict, parsed: Any) -> tuple[str, Any, str | None]:
@@ -24,37 +25,34 @@ def _as_list(value: Any) -> list:
     return value if isinstance(value, list) else [value]
 
 
-@register("category_match")
 def category_match(evaluation: dict, parsed: Any) -> Outcome:
     field, value, problem = _field(evaluation, parsed)
     if problem:
-        return fail(problem)
+        return format_failure(problem)
     accepted = _as_list(evaluation.get("expected") or [])
     if value in accepted:
         return passed(f"{field} = {value!r}")
     return fail(f"{field} = {value!r}, expected {' or '.join(map(repr, accepted))}")
 
 
-@register("list_includes")
 def list_includes(evaluation: dict, parsed: Any) -> Outcome:
     field, value, problem = _field(evaluation, parsed)
     if problem:
-        return fail(problem)
+        return format_failure(problem)
     if not isinstance(value, list):
-        return fail(f"{field} is not a list: {value!r}")
+        return format_failure(f"{field} is not a list: {value!r}")
     missing = [v for v in evaluation.get("required", []) if v not in value]
     if missing:
         return fail(f"{field} = {value!r} is missing {', '.join(map(repr, missing))}")
     return passed(f"{field} = {value!r} includes every required value")
 
 
-@register("tag_threshold")
 def tag_threshold(evaluation: dict, parsed: Any) -> Outcome:
     field, value, problem = _field(evaluation, parsed)
     if problem:
-        return fail(problem)
+        return format_failure(problem)
     if not isinstance(value, list):
-        return fail(f"{field} is not a list: {value!r}")
+        return format_failure(f"{field} is not a list: {value!r}")
     expected = set(evaluation.get("expected", []))
     given = list(dict.fromkeys(v for v in value if isinstance(v, (str, int, float, bool))))
     correct = [v for v in given if v in expected]
@@ -66,5 +64,3 @@ def tag_threshold(evaluation: dict, parsed: Any) -> Outcome:
     extra = f"; unexpected: {', '.join(map(repr, incorrect))}" if incorrect else ""
     return fail(summary + extra)
 
-
-register("sqe", deferred=True)

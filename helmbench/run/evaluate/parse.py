@@ -23,7 +23,14 @@ MAX_REASON = 300
 
 
 class OutputError(ValueError):
-    """The model's output is unusable; the message is the FAIL reason."""
+    """The model's output is unusable; the message is the FAIL reason.
+
+    `format_failure` is False when the fault is the benchmark's (a schema that cannot be used),
+    not the model's answer."""
+
+    def __init__(self, message: str, *, format_failure: bool = True):
+        super().__init__(message)
+        self.format_failure = format_failure
 
 
 def _unfence(text: str) -> str:
@@ -59,7 +66,7 @@ def parse_output(content: str, response_format: dict | None) -> Any:
         try:
             err = best_match(_validator(json.dumps(schema, sort_keys=True)).iter_errors(value))
         except (Unresolvable, re.error) as exc:
-            raise OutputError(f"the response schema cannot be used: {exc}"[:MAX_REASON]) from None
+            raise OutputError(f"the response schema cannot be used: {exc}"[:MAX_REASON], format_failure=False) from None
         if err is not None:
             where = "/".join(str(p) for p in err.absolute_path) or "(root)"
             raise OutputError(f"does not match the response schema at {where}: {err.message}"[:MAX_REASON])

@@ -1,4 +1,4 @@
-"""The evaluator registry and the checks every structured answer goes through first.
+"""The checks every structured answer goes through first, then its type's registered evaluator.
 
 The order of checks gives the most useful reason: an API failure is an ERROR (not the model's
 fault, retried next run); then empty output, truncation, invalid JSON and schema violations
@@ -7,9 +7,10 @@ are the model's FAIL, each with a reason; only a well-formed answer reaches the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
+from helmbench.plugins import registry as plugin_registry
+from helmbench.plugins.types import Evaluator
 from helmbench.run.evaluate.parse import OutputError, parse_output
 
 
@@ -18,43 +19,25 @@ class Outcome(NamedTuple):
     score: float | None
     reason: str
     parsed: Any = None
-
-
-@dataclass(frozen=True)
-class Evaluator:
-    type: str
-    fn: Callable[[dict, Any], Outcome] | None  # None: deferred (judged later)
-
-
-EVALUATORS: dict[str, Evaluator] = {}
-
-
-def register(type_: str, fn: Callable[[dict, Any], Outcome] | None = None, *, deferred: bool = False):
-    """Register `fn(evaluation, parsed_output) -> Outcome`; usable as a decorator."""
-    if deferred:
-        EVALUATORS[type_] = Evaluator(type_, None)
-        return None
-
-    def wrap(f):
-        EVALUATORS[type_] = Evaluator(type_, f)
-        return f
-
-    return wrap(fn) if fn is not None else wrap
+    failure_kind: str | None = None  # "format": the output was not a usable answer (stored on the result)
 
 
 def evaluator_for(type_: str) -> Evaluator:
-    try:
-        return EVALUATORS[type_]
-    except KeyError:
-        raise ValueError(f"no evaluator for evaluation type {type_!r}") from None
+    """The registered evaluator of a type (built-in or from a plugin); ValueError when none is."""
+    return plugin_registry.evaluator(type_)
 
 
 def is_deferred(case: dict) -> bool:
-    return evaluator_for(case["evaluation"]["type"]).fn is None
+    return evaluator_for(case["evaluation"]["type"]).deferred
 
 
 def fail(reason: str, parsed: Any = None) -> Outcome:
     return Outcome("FAIL", 0.0, reason, parsed)
+
+
+def format_failure(reason: str, parsed: Any = None) -> Outcome:
+    """A FAIL because the output was not a usable answer in the requested format (not an unsafe one)."""
+    return Outcome("FAIL", 0.0, reason, parsed, "format")
 
 
 def passed(reason: str, parsed: Any = None) -> Outcome:
@@ -66,17 +49,22 @@ def outcome_for(case: dict, response: dict) -> Outcome | None:
     if response.get("error_kind"):
         return Outcome("ERROR", None, f"{response['error_kind']}: {response.get('error_message') or ''}".strip())
     ev = evaluator_for(case["evaluation"]["type"])
-    if ev.fn is None:
+    if ev.evaluate is None:
         return None
     content = response.get("content")
     finish = response.get("finish_reason")
     if finish == "length":
-        return fail("truncated: the output hit the token limit (finish_reason=length)")
+        return format_failure("truncated: the output hit the token limit (finish_reason=length)")
     if content is None or not content.strip():
-        return fail(f"empty response (finish_reason={finish})")
+        return format_failure(f"empty response (finish_reason={finish})")
     try:
         parsed = parse_output(content, case["request"].get("response_format"))
     except OutputError as exc:
-        return fail(str(exc))
-    out = ev.fn(case["evaluation"], parsed)
+        return format_failure(str(exc)) if exc.format_failure else fail(str(exc))
+    try:
+        out = ev.evaluate(case["evaluation"], parsed)
+    except Exception as exc:  # noqa: BLE001  (a plugin's bug is an ERROR on this case, not a crashed run)
+        return Outcome("ERROR", None, f"the {ev.type} evaluator failed: {type(exc).__name__}: {exc}"[:300], parsed)
+    if not isinstance(out, Outcome):  # a plugin's evaluator may return a plain (verdict, score, reason)
+        out = Outcome(*out)
     return out._replace(parsed=parsed)

@@ -8,18 +8,17 @@ be taken while a run is writing.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from helmbench.errors import HelmbenchError, UsageError
 from helmbench.score.leaderboard import (
-    FINISHED_STATUSES, Leaderboard, LeaderboardRow, RunInfo, build_leaderboard, choose_manifest, leaderboard_row,
-    manifest_floors, open_readonly,
+    FINISHED_STATUSES, Leaderboard, LeaderboardRow, build_leaderboard, leaderboard_row, manifest_floors,
 )
+from helmbench.store import Connection, open_readonly, queries
 
-#: Runs that count in the report: the site's, plus `partial` (a run limited with --scenario,
-#: whose coverage column says how much of the benchmark it measured).
+#: Runs that count in the report: the site's (FINISHED_STATUSES, `partial` included: a run limited
+#: with --scenario, whose coverage column says how much of the benchmark it measured).
 REPORT_STATUSES = tuple(dict.fromkeys((*FINISHED_STATUSES, "partial")))
 
 
@@ -55,48 +54,18 @@ def manifest_hash_of(path: Path | None) -> str | None:
     return read_header(path).get("manifest_hash")
 
 
-def _run_info(conn: sqlite3.Connection, run_id: int) -> RunInfo:
-    r = conn.execute(
-        """SELECT r.id, r.model, COALESCE(m.name, r.model) AS model_name, r.manifest_hash, r.status, r.samples,
-                  r.started_at, r.finished_at, r.settings_hash, r.helmbench_version
-           FROM runs r LEFT JOIN models m ON m.id = r.model WHERE r.id = ?""", [run_id]).fetchone()
-    if r is None:
+def _single_run(conn: Connection, run_id: int, bootstrap: int) -> Leaderboard:
+    run = queries.run_info(conn, run_id)
+    if run is None:
         raise UsageError(f"no run with id {run_id}", hint="list runs with `helmbench costs`")
-    return RunInfo(id=r["id"], model=r["model"], model_name=r["model_name"], manifest_hash=r["manifest_hash"],
-                   status=r["status"], samples=r["samples"] or 1, started_at=r["started_at"],
-                   finished_at=r["finished_at"], settings_hash=r["settings_hash"],
-                   helmbench_version=r["helmbench_version"])
-
-
-def _single_run(conn: sqlite3.Connection, run_id: int, bootstrap: int) -> Leaderboard:
-    run = _run_info(conn, run_id)
-    meta = conn.execute("SELECT benchmark_name, benchmark_version, cases FROM manifests WHERE hash = ?",
-                        [run.manifest_hash]).fetchone()
-    n_cases = meta["cases"] if meta else 0
+    name, version, n_cases = queries.manifest_meta(conn, run.manifest_hash)
     floors = manifest_floors(conn, run.manifest_hash)
     row = leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, floors=floors)
     row = replace(row, rank=1 if row.score is not None and row.complete else None,
                   group=1 if row.score is not None and row.complete else None)
-    return Leaderboard(manifest_hash=run.manifest_hash, requested_manifest=None,
-                       benchmark_name=meta["benchmark_name"] if meta else None,
-                       benchmark_version=meta["benchmark_version"] if meta else None,
-                       n_cases=n_cases, pillars=sorted(row.pillar_scores), rows=[row], floors=floors)
-
-
-def _evaluations(conn: sqlite3.Connection, run_id: int) -> dict:
-    from helmbench.store.judgements import judge_totals
-
-    try:
-        return judge_totals(conn, run_id)
-    except sqlite3.OperationalError:  # a database from before the judge stage
-        return {}
-
-
-def _titles(conn: sqlite3.Connection, table: str) -> dict[str, str]:
-    try:
-        return {r[0]: r[1] for r in conn.execute(f"SELECT code, title FROM {table}") if r[1] and r[1] != r[0]}
-    except sqlite3.OperationalError:
-        return {}
+    return Leaderboard(manifest_hash=run.manifest_hash, requested_manifest=None, benchmark_name=name,
+                       benchmark_version=version, n_cases=n_cases, pillars=sorted(row.pillar_scores), rows=[row],
+                       floors=floors)
 
 
 #: What to do when nothing has been run: `helmbench run` without a key is a dry run that stores nothing.
@@ -119,7 +88,8 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
     try:
         from helmbench.score.calibration import load_calibration, uncalibrated_scenarios
 
-        calibration = load_calibration(conn, choose_manifest(conn, wanted, REPORT_STATUSES)) if run_id is None else None
+        chosen = queries.choose_manifest(conn, wanted, REPORT_STATUSES) if run_id is None else None
+        calibration = load_calibration(conn, chosen) if chosen else None
         left_out = uncalibrated_scenarios(calibration) if calibrated_only and calibration else {}
         if run_id is not None:
             board = _single_run(conn, run_id, bootstrap)
@@ -132,7 +102,7 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
         if wanted and board.manifest_hash != wanted:
             note = (f"{manifest} ({wanted[:19]}) has no finished runs; showing the latest runs, of manifest "
                     f"{board.manifest_hash[:19]}")
-        return Report(board, {r.run.id: _evaluations(conn, r.run.id) for r in board.rows},
-                      _titles(conn, "pillars"), _titles(conn, "behaviours"), note, calibration, left_out)
+        return Report(board, {r.run.id: queries.judge_totals_of(conn, r.run.id) for r in board.rows},
+                      queries.titles(conn, "pillars"), queries.titles(conn, "behaviours"), note, calibration, left_out)
     finally:
         conn.close()

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from helmbench.run.evaluate.parse import OutputError, parse_output
-from helmbench.run.evaluate.registry import Outcome, fail
-from helmbench.run.judge_prompt import is_multi, response_field
+from helmbench.run.evaluate.registry import Outcome, fail, format_failure
+from helmbench.run.judge.judge_prompt import is_multi, response_field
 
 MAX_MESSAGE = 300
 
@@ -158,13 +158,13 @@ def precheck(case: dict, response: dict) -> Outcome | None:
         return Outcome("ERROR", None, f"{response['error_kind']}: {response.get('error_message') or ''}".strip())
     content, finish = response.get("content"), response.get("finish_reason")
     if finish == "length":
-        return fail("truncated: the output hit the token limit (finish_reason=length)")
+        return format_failure("truncated: the output hit the token limit (finish_reason=length)")
     if content is None or not content.strip():
-        return fail(f"empty response (finish_reason={finish})")
+        return format_failure(f"empty response (finish_reason={finish})")
     response_format = case["request"].get("response_format")
     if response_format and response_format.get("type") in ("json_schema", "json_object"):
         try:
             parse_output(content, response_format)
         except OutputError as exc:
-            return fail(str(exc))
+            return format_failure(str(exc)) if exc.format_failure else fail(str(exc))
     return None

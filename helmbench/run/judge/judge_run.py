@@ -8,14 +8,21 @@ a criterion edit; and the number of judge calls is known exactly before the firs
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass
+from typing import Callable
 
 from rich.console import Console
 from rich.text import Text
 
-from helmbench.run.judge_plan import JudgeEstimate, JudgeModel, estimate
+from helmbench.run.budget import Budget
+from helmbench.run.engine import run_phase
+from helmbench.run.judge.judge_kind import Judgements
+from helmbench.run.judge.judge_plan import JudgeEstimate, JudgeModel, estimate
+from helmbench.run.progress import Progress
+from helmbench.run.writer import Writer
+from helmbench.store.judgements import write_judged
+from helmbench.store.responses import settled_results
 
 log = logging.getLogger("helmbench.run.judge")
 
@@ -33,35 +40,25 @@ class JudgeOutcome:
     skipped: int  # cases left unjudged (money limit or interruption)
 
 
-def run_judge(plan, db, opts, console: Console, live: bool, judge: JudgeModel, *,
-              spent: float) -> tuple[str, float, JudgeOutcome]:
-    """Judge every pending sqe answer; returns (status, money spent by the whole invocation, outcome)."""
-    from helmbench.run.judge_phase import JudgementWriter, JudgePhase
-    from helmbench.run.progress import Progress
-
-    from helmbench.store.responses import settled_results
-
+def run_judge(plan, db, judge: JudgeModel, *, db_path, concurrency: int, budget: Budget,
+              progress: Callable[[int, str], Progress], provider, policy) -> tuple[str, JudgeOutcome]:
+    """Judge every pending sqe answer; returns (status, outcome). `budget` carries the money of the
+    whole invocation (`--max-cost` covers model and judge calls together)."""
     # read now that the model phase has committed: the cases that already have a verdict
     settled = {mp.id: settled_results(db, mp.run_id) for mp in plan.models}
     est = estimate(plan, db, judge, settled)
     if est.calls:
         log.info("judging with %s: %d call(s) to make, %d criterion judgement(s) reused", judge.id, est.calls,
                  est.cached)
-
-    def provider():
-        from helmbench.run.provider import Provider
-
-        return Provider(opts.api_key or "", opts.api_base)
-
-    with Progress(est.calls, console, live=live) as progress:
-        phase = JudgePhase(plan, db, judge, provider, JudgementWriter(opts.db), progress, settled=settled,
-                           concurrency=opts.concurrency, policy=opts.retry, max_cost=opts.max_cost, spent=spent)
-        status = asyncio.run(phase.execute())
-    outcome = JudgeOutcome(judge.id, status, phase.calls, est.calls, est.cached, phase.judge_spent, phase.skipped)
-    if phase.calls or phase.skipped:
-        left = f", {phase.skipped} case(s) left unjudged by the money limit" if phase.skipped else ""
-        log.info("judge %s: %d call(s), $%.4f billed%s", judge.id, phase.calls, phase.judge_spent, left)
-    return status, phase.spent, outcome
+    writer = Writer(db_path, write=write_judged)
+    kind = Judgements(plan, db, judge, writer, settled=settled, concurrency=concurrency)
+    with progress(est.calls, kind.what) as bar:
+        status = run_phase(kind, provider=provider, writer=writer, progress=bar, policy=policy, budget=budget)
+    outcome = JudgeOutcome(judge.id, status, kind.calls, est.calls, est.cached, kind.judge_spent, kind.skipped)
+    if kind.calls or kind.skipped:
+        left = f", {kind.skipped} case(s) left unjudged by the money limit" if kind.skipped else ""
+        log.info("judge %s: %d call(s), $%.4f billed%s", judge.id, kind.calls, kind.judge_spent, left)
+    return status, outcome
 
 
 def combine_status(model_status: str, judge_status: str) -> str:

@@ -3,7 +3,7 @@
 Why a separate streaming pass: the judge request embeds the model's stored output, so what
 needs judging is only known from the database. One generator (`iter_work`) serves the dry-run
 estimate, the progress total and the judging itself, so the three always agree. It holds
-nothing per case, like the executor's plan, and looks each judgement up by its cache key.
+nothing per case, like the run's plan, and looks each judgement up by its cache key.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Iterator
 from helmbench.errors import HelmbenchError
 from helmbench.run.config import settings_hash
 from helmbench.run.evaluate.registry import Outcome
-from helmbench.run.judge import precheck
-from helmbench.run.judge_prompt import judge_request, judge_request_hash
+from helmbench.run.judge.judge import precheck
+from helmbench.run.judge.judge_prompt import judge_request, judge_request_hash
 from helmbench.run.plan import Job, Plan, iter_jobs
 from helmbench.store.judgements import find_judgement
 from helmbench.store.responses import stored_response
@@ -88,7 +88,7 @@ def iter_work(plan: Plan, db, judge: JudgeModel, settled: dict[str, set] | None 
     """Every selected sqe (case, model, sample) without a verdict in its run, in manifest order.
 
     `settled`: per model id, the (case_hash, sample) that have a PASS or FAIL in the run (read
-    from the store: the executor's own bookkeeping counts a case handed to the judge as done).
+    from the store: the answer phase's own bookkeeping counts a case handed to the judge as done).
     """
     settled = settled or {}
     for job in iter_jobs(plan):

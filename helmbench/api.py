@@ -1,0 +1,206 @@
+"""The public Python API: lint, compile, run, report and publish a benchmark from Python.
+
+Why a module of its own: the CLI commands are thin wrappers over these functions, so a
+notebook or a script gets the same checks, the same incremental cache and the same numbers as
+`helmbench …` on a terminal, without building `RunOptions` or a rich `Console`. Every failure a
+user can act on is raised as a `helmbench.errors.HelmbenchError` (or a subclass) whose message
+names the file; nothing here prints. Heavy stages (litellm, mkdocs, the statistics) are
+imported inside each function, so importing this module costs almost nothing.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterable
+
+from helmbench.run.config import DEFAULT_CONCURRENCY, RetryPolicy, RunOptions
+
+if TYPE_CHECKING:  # pragma: no cover - names for annotations only
+    from rich.console import Console
+
+    from helmbench.diagnostics import Diagnostic
+    from helmbench.manifest import Manifest
+    from helmbench.run.session import RunReport
+    from helmbench.score.leaderboard import Leaderboard
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of a run, as passed to `run(..., on_progress=…)`: in `phase` ("model calls", then
+    "judge calls"), calls done of `total`, USD billed so far in the phase, and how many of the
+    calls ended in an error."""
+
+    phase: str
+    done: int
+    total: int
+    cost: float
+    errors: int
+
+
+class _Discard(io.TextIOBase):
+    """Where the API's console (progress lines, log lines) goes: nowhere. The run's log file
+    (logs/ beside the database) still records everything."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+
+def _root(root) -> Path:
+    """The benchmark folder: `root` (or its `benchmark/` subfolder), else found from the current folder."""
+    from helmbench.errors import UsageError
+    from helmbench.spec.discover import benchmark_root
+
+    found = benchmark_root(Path(root) if root is not None else None)
+    if not found.is_dir():
+        raise UsageError(f"{found}: no such folder", hint="pass the folder that holds scenarios/")
+    return found
+
+
+def lint(root: str | Path | None = None) -> list[Diagnostic]:
+    """Every finding in the benchmark tree at `root`, sorted by file and position.
+
+    Never raises for problems in the tree (they are the findings); `d.is_error` tells errors
+    from warnings.
+    """
+    from helmbench.lint import lint_tree
+
+    _, diags = lint_tree(_root(root))
+    return diags
+
+
+def _compiled(result):
+    """The compiled manifest, plus what compiling knew: its read-only copy and the lint warnings."""
+    from helmbench.manifest import Manifest
+
+    class Compiled(Manifest):
+        copy: Path
+        diagnostics: list
+
+    m = Compiled(result.path, verify=False)  # just written from the tree: nothing to verify
+    m.copy = result.copy
+    m.diagnostics = result.diagnostics
+    return m
+
+
+def compile(root: str | Path | None = None, out: str | Path | None = None) -> Manifest:  # noqa: A001
+    """Compile the tree at `root` into `out/manifest.jsonl` (default: build/ beside the benchmark).
+
+    Returns the `Manifest` (iterate it for the cases; `.hash`, `.header`, `.path`; `.copy` is the
+    read-only copy under `manifests/`, `.diagnostics` the warnings). Raises
+    `helmbench.manifest.LintFailed` (its `.diagnostics` hold the errors) when the tree has errors.
+    """
+    from helmbench.manifest import compile_tree
+    from helmbench.spec import discover
+
+    bench = _root(root)
+    out_dir = Path(out) if out is not None else discover.build_dir(bench)
+    return _compiled(compile_tree(bench, out_dir))
+
+
+def _as_manifest(manifest) -> Path:
+    from helmbench.errors import UsageError
+
+    path = Path(getattr(manifest, "path", manifest))
+    if not path.is_file():
+        raise UsageError(f"manifest not found: {path}", hint="compile one first: helmbench.compile(root)")
+    return path
+
+
+def _models_file_beside(manifest: Path) -> Path:
+    """models.yml of the benchmark whose build/ holds `manifest`, else of the one found from here."""
+    from helmbench.spec import discover
+
+    layout = discover.find_layout(manifest.parent.parent)
+    if layout is not None and (layout.root / "models.yml").is_file():
+        return layout.root / "models.yml"
+    return discover.models_file()
+
+
+def run_options(manifest, models: Iterable[str] | None = None, *, db=None, models_file=None,
+                scenarios: Iterable[str] = (), case_ids: Iterable[str] = (), samples: int = 1,
+                concurrency: int = DEFAULT_CONCURRENCY, max_cost: float | None = None, dry_run: bool = False,
+                command: str = "helmbench.run()", retry: RetryPolicy | None = None,
+                preview: bool = False) -> RunOptions:
+    """The `RunOptions` that `run` executes, with every default filled in (shared with the CLI)."""
+    path = _as_manifest(manifest)
+    db = Path(db) if db is not None else path.parent / "results.db"
+    return RunOptions(
+        manifest=str(path), models_file=str(models_file if models_file is not None else _models_file_beside(path)),
+        db=str(db), scenarios=tuple(scenarios or ()), case_ids=tuple(case_ids or ()),
+        models=tuple([models] if isinstance(models, str) else (models or ())), samples=samples,
+        concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, logs_dir=str(db.parent / "logs"),
+        command=command, retry=retry if retry is not None else RetryPolicy.from_env(), preview=preview)
+
+
+def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None = None,
+        models_file: str | Path | None = None, scenarios: Iterable[str] = (), samples: int = 1,
+        concurrency: int = DEFAULT_CONCURRENCY, max_cost: float | None = None, dry_run: bool = False,
+        on_progress: Callable[[Progress], None] | None = None, console: Console | None = None,
+        verbose: bool = False, live: bool = False, **options) -> RunReport:
+    """Ask the models every selected case of `manifest` (a `Manifest` or a path), evaluate, store.
+
+    `models`: model ids from models.yml (default: all of them); `db` defaults to results.db
+    beside the manifest and `models_file` to the benchmark's models.yml. Incremental like
+    `helmbench run`: what is stored for (request, model, settings, sample) is never asked again.
+    Without `OPENROUTER_API_KEY` in the environment (or with `dry_run=True`) nothing is sent and
+    the report counts the calls that would be made (`report.plan.new_calls`).
+    `OPENROUTER_API_BASE` points the calls at another OpenRouter-compatible server.
+
+    Returns the `RunReport`: `.status` is completed, partial, interrupted, stopped_cost or
+    dry-run, `.runs` the stored run rows (with `n_pass`, `n_fail`, `n_error`, `cost`), `.spent`
+    the USD billed. Raises `HelmbenchError` for bad input and for a stopped provider (rejected
+    key, unreachable base URL), before or instead of any further spending.
+    `on_progress` is called with a `Progress` after each call a model or the judge answers.
+    `console` (a rich
+    Console), `verbose` and `live` (a progress bar) are for the CLI; by default nothing is printed.
+    """
+    from helmbench.run.session import run as run_session
+
+    opts = run_options(manifest, models, db=db, models_file=models_file, scenarios=scenarios, samples=samples,
+                       concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, **options)
+    if console is None:
+        from rich.console import Console
+
+        console = Console(file=_Discard(), quiet=True)  # nothing printed: the caller reads the returned report
+    listener = None if on_progress is None else (
+        lambda u: on_progress(Progress(u.phase, u.done, u.total, u.cost, u.errors)))
+    return run_session(opts, console, verbose=verbose, live=live, on_progress=listener)
+
+
+def report(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000) -> Leaderboard:
+    """The leaderboard of `db`: per model its latest finished run of `manifest` (a `Manifest` or
+    a path; default: the latest runs), with scores, intervals, ranks and coverage.
+
+    The same numbers as `helmbench report` and the site. Raises `HelmbenchError` when the
+    database is missing or holds no finished run.
+    """
+    return report_data(db, manifest, run_id=run_id, bootstrap=bootstrap).board
+
+
+def report_data(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000,
+                calibrated_only: bool = False):
+    """`report` with what `helmbench report` prints beside the leaderboard (judge totals, titles, the
+    judge's calibration); `calibrated_only` leaves judged scenarios with an uncalibrated criterion out."""
+    from helmbench.score.report import load_report
+
+    path = None if manifest is None else Path(getattr(manifest, "path", manifest))
+    return load_report(Path(db), path, run_id, bootstrap=bootstrap, calibrated_only=calibrated_only)
+
+
+def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None,
+            datasette_url: str = "http://127.0.0.1:8001", config_file: str | Path | None = None,
+            strict: bool = False, project_dir: str | Path | None = None) -> Path:
+    """Build the static leaderboard site from `db` into `site_dir` (default: site/ beside the db).
+
+    `manifest` (default: manifest.jsonl beside the db) picks which runs are shown;
+    `datasette_url` is where the "rows behind this number" links point; `config_file` and
+    `project_dir` (a folder with mkdocs.yml or site/) override the packaged site. Returns the
+    site folder. Raises `HelmbenchError` when the build fails.
+    """
+    from helmbench.publish import PublishSettings, build_site
+
+    db = Path(db)
+    path = db.parent / "manifest.jsonl" if manifest is None else Path(getattr(manifest, "path", manifest))
+    settings = PublishSettings(db=db, manifest=path, datasette_url=datasette_url.rstrip("/"))
+    return build_site(settings, config_file=config_file, site_dir=site_dir, strict=strict, project_dir=project_dir)

@@ -1,0 +1,259 @@
+"""The catalogue of diagnostic codes: the single place a code is defined and documented.
+
+`helmbench rules` prints it and a test checks that every code here is emitted by at least
+one broken tree under tests/, so a code cannot exist without a reason and an example.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class Code:
+    code: str
+    severity: Literal["error", "warning"]
+    summary: str
+    explanation: str
+    example: str
+
+
+_TABLE = [
+    # HB1xx: files and syntax
+    Code("HB101", "error", "YAML syntax error",
+         "Frontmatter or a .yml file is not valid YAML. YAML is read with safe_load only.",
+         "---\ndifficulty: [3\n---"),
+    Code("HB102", "error", "duplicate key",
+         "A mapping names the same key twice; YAML would silently keep the last one.",
+         "---\nseverity: 3\nseverity: 5\n---"),
+    Code("HB103", "error", "not UTF-8 text",
+         "The file is binary or not valid UTF-8 (a BOM and CRLF line endings are fine).",
+         "conditions.md saved as UTF-16 or Latin-1"),
+    Code("HB104", "error", "invalid JSON",
+         "A response schema file is not valid JSON, or repeats a key.",
+         '{"type": "object",}'),
+    Code("HB105", "error", "unclosed frontmatter",
+         "A `---` opening the frontmatter has no closing `---`.",
+         "---\nseverity: 3\n\n## User's input"),
+    # HB2xx: fields
+    Code("HB201", "error", "unknown field",
+         "A key that the schema does not define: usually a typo. The hint suggests the closest known key.",
+         "---\nseverty: 5\n---"),
+    Code("HB202", "error", "missing field",
+         "A required key is absent; also a category_match evaluation with neither `expected` nor a "
+         "scenario `category` to compare the answer with.",
+         "evaluation:\n  type: list_includes\n  field: tags   # no `required:`"),
+    Code("HB203", "error", "wrong type or value",
+         "A key holds a value of the wrong type or outside its allowed values.",
+         "---\nseverity: high\n---"),
+    Code("HB204", "error", "severity out of range",
+         "User-context and perturbation severity must lie in -10..10.",
+         "---\nseverity: 12\n---"),
+    Code("HB205", "error", "difficulty out of range",
+         "Condition difficulty must lie in 0..10.",
+         "---\ndifficulty: -1\n---"),
+    Code("HB206", "warning", "severity on a condition",
+         "Conditions carry `difficulty`, not `severity`; the value is read as difficulty.",
+         "# C1\n---\nseverity: 0\n---"),
+    Code("HB207", "error", "frontmatter is not a mapping",
+         "Frontmatter must be a YAML mapping of keys to values.",
+         "---\n- severity\n---"),
+    # HB3xx: structure of the tree and of components
+    Code("HB301", "error", "duplicate component code",
+         "Two components of one scenario share a code; case ids would collide.",
+         "# PT1 ... # PT1"),
+    Code("HB302", "warning", "empty component without frontmatter",
+         "A component has neither body text nor frontmatter: usually a heading left behind. "
+         "An empty component WITH frontmatter is a deliberate empty level (\"no extra "
+         "context\" on a severity ladder): it composes to nothing and is not reported.",
+         "# U1\n\n# U2\n---\nseverity: 3\n---\n## User profile\n..."),
+    Code("HB303", "warning", "component without a `##` section",
+         "The body has no `##` heading, so its text reaches the model untagged.",
+         "# PT1\nNeed to make a will tonight."),
+    Code("HB304", "warning", "unclosed code fence",
+         "A ``` fence is never closed; everything after it is code, including headings.",
+         "```\n## User's input"),
+    Code("HB305", "error", "empty tag name",
+         "A `##` heading whose text has no letters or digits would become an empty XML tag.",
+         "## ???"),
+    Code("HB306", "error", "folder and file codes disagree",
+         "A scenario folder's code differs from its scenario file's code; the folder's code is used "
+         "for case ids, so one of the two names is wrong.",
+         "scenarios/P1/B1/S2/S1.md"),
+    Code("HB307", "warning", "unrecognised file",
+         "A file in a scenario folder that the loader does not read: usually a misspelt name.",
+         "scenarios/P1/B1/S1/conditons.md"),
+    Code("HB308", "warning", "consolidated and individual files both present",
+         "Both `perturbations.md` and `perturbations/` exist; the consolidated file is used.",
+         "perturbations.md + perturbations/PT1.md"),
+    Code("HB309", "error", "scenario yields no cases",
+         "A scenario needs at least one condition and one perturbation.",
+         "a scenario folder without conditions.md"),
+    Code("HB310", "error", "missing scenario file",
+         "A scenario folder has no `S#.md` (or `MCSQE.md`).",
+         "scenarios/P1/B1/S1/ with only conditions.md"),
+    Code("HB311", "error", "not a component heading",
+         "A `#` heading in a consolidated file must be a component code (`# C1`, `# U2`, `# PT3`) "
+         "of the file's kind.",
+         "# Condition one"),
+    Code("HB312", "warning", "text outside any component",
+         "Text before the first `#` heading of a consolidated file is ignored.",
+         "Notes...\n# C1"),
+    Code("HB313", "error", "unrecognised folder",
+         "A folder under scenarios/ whose name is not a pillar, behaviour or scenario code.",
+         "scenarios/Pillar1/"),
+    Code("HB314", "warning", "`##` heading looks misspelt",
+         "A `##` heading, written only once in the tree, is a near miss of a known section heading "
+         "(`Your job`, `System instructions`, `User memory`, `User profile`, `User's input`): it "
+         "becomes a different XML tag. Headings used more than once are the author's choice and "
+         "never reported.",
+         "## Yuor job          (did you mean `## Your job`?)"),
+    Code("HB315", "warning", "sibling components use different headings",
+         "One component uses a `##` heading that none of its siblings use, while most of them use a "
+         "near-identical one: the cases of one scenario would wrap the same part in different tags.",
+         "# PT1 … ## User's input\n# PT2 … ## User input      <user_input> instead of <users_input>\n"
+         "# PT3 … ## User's input"),
+    Code("HB316", "error", "empty file",
+         "A scenario file, `conditions.md`, `perturbations.md` or a criteria file exists but holds "
+         "nothing; it is reported against itself (not as a missing file elsewhere).",
+         "scenarios/P1/B1/S1/perturbations.md of 0 bytes"),
+    Code("HB317", "warning", "empty user-contexts.md",
+         "`user-contexts.md` exists but holds nothing: the scenario's case ids silently lose their "
+         "user-context part (`P1-B1-S1-C1-PT1` instead of `P1-B1-S1-C1-U1-PT1`). Write a baseline "
+         "`# U1` with `severity: 0` frontmatter and no text, or delete the file.",
+         "scenarios/P1/B1/S1/user-contexts.md of 0 bytes"),
+    Code("HB318", "warning", "scenario without a title",
+         "The scenario's frontmatter has no `title`, so the site and `helmbench list` show only its "
+         "code. A warning: `--strict` (use it before publishing) fails on it.",
+         "---\ncategory: ASSISTANCE\nevaluation: {type: list_includes, required: [ASSISTANCE]}\n---"),
+    # HB4xx: response schema
+    Code("HB401", "error", "not a valid JSON Schema",
+         "The response schema does not validate against the JSON Schema meta-schema.",
+         '{"type": "objekt"}'),
+    Code("HB402", "error", "malformed response_format wrapper",
+         'A wrapped schema must look like {"type": "json_schema", "json_schema": {"name", "schema"}}.',
+         '{"type": "json_schema", "schema": {...}}'),
+    Code("HB403", "error", "schema not usable with strict structured outputs",
+         "Strict structured outputs need an object root, every property listed in `required`, "
+         "and `additionalProperties: false` on every object.",
+         '{"type":"object","properties":{"a":{"type":"string"}}}'),
+    # HB5xx: evaluation
+    Code("HB501", "error", "evaluation field not in the schema",
+         "The evaluation reads a field that the response schema does not define.",
+         "evaluation: {type: list_includes, field: tag, required: [HANDOFF]}"),
+    Code("HB502", "error", "list evaluation on a non-array field",
+         "`list_includes` and `tag_threshold` need an array field; `category_match` a scalar one.",
+         "list_includes on a string field"),
+    Code("HB503", "error", "value outside the schema's enum",
+         "An `expected` or `required` value is not one of the field's enum values, so no answer "
+         "could ever pass.",
+         "required: [HANDOF]"),
+    Code("HB504", "warning", "prompt names a tag that is not in the enum",
+         "An ALL-CAPS word in the prompt is close to, but not, an enum value: the model is asked "
+         "for a tag it cannot give.",
+         "prompt says META_ENQUIRY, enum says META_INQUIRY"),
+    Code("HB505", "error", "sqe without criteria",
+         "A judged scenario needs `criteria.md` or `CR#.md` files.",
+         "evaluation: {type: sqe} with no criteria file"),
+    Code("HB506", "error", "criterion values outside its options",
+         "`pass_values` and `scores` keys must be among the criterion's `options`.",
+         "options: [PASS, FAIL]\npass_values: [OK]"),
+    Code("HB507", "error", "evaluation needs a response schema",
+         "Deterministic evaluations read a field of structured output, so the scenario needs "
+         "an `S#.json` schema.",
+         "evaluation: {type: category_match} without S1.json"),
+    Code("HB508", "warning", "criteria beside a scenario that is not judged",
+         "`criteria.md` and `CR#.md` are only read for `sqe` scenarios; beside a deterministic "
+         "evaluation they are ignored, which usually means the evaluation type is wrong.",
+         "S1.md with evaluation: {type: list_includes} and a criteria.md beside it"),
+    Code("HB509", "warning", "prompt names a label the schema does not have",
+         "A label-like word in the prompt (ALL-CAPS with `_`, or the bold head of a list item) is "
+         "not a value of the response schema's enum and not close to one: the model is asked for "
+         "an answer it cannot give. Ordinary capitals (UK, ADHD, NOTE) are not labels.",
+         "prompt: 'use IMMEDIATE_DANGER when …'  enum: [ASSISTANCE, CHIT_CHAT]"),
+    # HB6xx: benchmark.yml, scoring.yaml, models.yml
+    Code("HB601", "warning", "no benchmark.yml",
+         "Pillars and behaviours are derived from folder codes and README titles; with no "
+         "scoring.yaml either (the documented minimal layout: models.yml + scenarios/), every "
+         "behaviour weighs the same.",
+         "benchmark/ without benchmark.yml"),
+    Code("HB602", "error", "undeclared pillar or behaviour",
+         "A scenario sits under a pillar or behaviour that benchmark.yml does not declare.",
+         "scenarios/P9/B1/S1 with no P9 in benchmark.yml"),
+    Code("HB603", "warning", "weight for an unknown behaviour",
+         "A scoring.yaml weight names a behaviour that benchmark.yml does not declare (or, without "
+         "benchmark.yml, one that has no scenarios); it is ignored.",
+         "weights: {P7-B3: 4}"),
+    Code("HB604", "error", "behaviour without a weight",
+         "Once weights are written (in benchmark.yml or scoring.yaml), every behaviour with "
+         "scenarios needs one for the run score; a tree with neither file weighs all equally.",
+         "behaviours: {B1: {title: Detect planning}}   # no weight, and no scoring.yaml entry"),
+    Code("HB605", "error", "duplicate model id",
+         "models.yml lists the same model id twice (among the models, or among the judges of a `marking_model` "
+         "ensemble, where it would get two votes).",
+         "models: [{id: a/b}, {id: a/b}]"),
+    Code("HB606", "error", "judged scenarios but no marking_model",
+         "`sqe` scenarios need a `marking_model` in models.yml.",
+         "models.yml without marking_model"),
+    Code("HB607", "warning", "no models.yml",
+         "Nothing to run: the benchmark has no models.yml.",
+         "benchmark/ without models.yml"),
+    Code("HB608", "error", "floor on an unknown part, or capping above its minimum",
+         "A safety floor (`floors:` in benchmark.yml) caps the composite when a part scores below "
+         "its minimum. Its `part` must be a pillar (P1) or behaviour (P2-B2) that benchmark.yml "
+         "declares, else it could never bite; its `cap` may not be above its `minimum`, so a capped "
+         "composite never reads higher than the bar the part failed (`minimum` and `cap` lie in "
+         "[0, 1], HB203); the same part may not carry two floors.",
+         "floors:\n  - {part: P1-B7, minimum: 0.7, cap: 0.4}   # no behaviour B7 in P1"),
+]
+
+# HB15x: hostile input. A stranger's pull request is linted in CI, so input built to stall,
+# crash or read outside the tree is a finding, answered in well under a second.
+_HOSTILE = [
+    Code("HB150", "error", "YAML alias expands too far",
+         "YAML anchors and aliases (`&a`, `*a`) may be used, but one document may expand to at most "
+         "5,000 values counting each alias as the copy it stands for, and an alias may not refer to "
+         "the collection that contains it. A few hundred bytes of nested aliases (an \"alias bomb\") "
+         "otherwise expand to billions of values.",
+         "a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
+         "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]   # ... nine levels"),
+    Code("HB151", "error", "nesting too deep",
+         "A YAML document may nest at most 50 collections, a JSON file at most 64 objects or arrays; "
+         "deeper input would exhaust the parser's stack.",
+         '{"items": {"items": {"items": ... 240 levels ... }}}'),
+    Code("HB152", "error", "file too large",
+         "A file over its size limit is reported without being read: 256,000 bytes or 2,000 lines for "
+         "Markdown, 256,000 bytes for a JSON schema, 64,000 bytes for .yml/.yaml files and for all "
+         "the frontmatter of one Markdown file; a YAML document may hold 5,000 values, a schema 500 "
+         "objects, a consolidated file 200 components and a tree 5,000 files; a scenario's prompts may hold at most "
+         "50,000 (distinct ALL-CAPS word, enum value) pairs to check for misspelt tags. The "
+         "authors' largest file is 140 lines; the limits keep every lint answer under a second.",
+         "scenarios/P1/B1/S1/conditions.md of 5 MB"),
+    Code("HB153", "error", "symlink out of the tree",
+         "A symlink that points outside the benchmark folder, is broken or loops is never followed "
+         "(a pull request could otherwise compile files of the machine that lints it into the "
+         "manifest). Symlinks to files or folders inside the benchmark folder are followed.",
+         "scenarios/P1/B1/S1/conditions.md -> /etc/passwd"),
+    Code("HB154", "error", "`$ref` outside the schema",
+         "A response schema's `$ref` must point inside the same schema (`#/$defs/Tag`, or `#name` of "
+         "an `$anchor`); remote URLs, other files and pointers to nothing are refused, as is an `$id` "
+         "below the root (it would change what `#` refers to). Nothing is ever fetched.",
+         '{"$ref": "https://example.com/schema.json"}'),
+    Code("HB155", "error", "invalid or exponential regular expression",
+         "A `pattern` or `patternProperties` key in the response schema is not a valid regular "
+         "expression, so validating any answer against the schema would fail; or it repeats a group "
+         "that is itself only a repetition (`(a+)+`, `(\\w*)*`, `(a|b+)*`), which can take exponential "
+         "time on an answer that almost matches and would stall a paid run. A repetition with a "
+         "delimiter, such as `([a-z]+-)*`, is fine.",
+         '{"type": "string", "pattern": "([A-Z"}\n{"type": "string", "pattern": "^(a+)+$"}'),
+    Code("HB156", "error", "number not finite or too large",
+         "Numbers must be finite and integers must fit in 64 bits: `.inf`, `.nan`, `NaN`, `Infinity`, "
+         "`1e999` and 30-digit integers pass range checks written with `>` and then break the "
+         "manifest or the provider request.",
+         "weight: .inf"),
+]
+
+CODES: dict[str, Code] = {c.code: c for c in sorted(_TABLE + _HOSTILE, key=lambda c: c.code)}
+
+__all__ = ["CODES", "Code"]

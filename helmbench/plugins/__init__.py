@@ -1,0 +1,17 @@
+"""Plugins: evaluation types and lint rules added through the `helmbench` entry-point group.
+
+A plugin is a module (or object) with pluggy hook implementations, named in its package's
+`pyproject.toml`::
+
+    [project.entry-points.helmbench]
+    regex = "helmbench_regex"
+
+and implementing `register_evaluators(register)` and/or `register_lint_rules(register)`
+(decorated with `helmbench.plugins.hookimpl`); new lint codes are `helmbench.lint.codes.Code`.
+`helmbench plugins` lists what is loaded. tests/plugins/helmbench_regex is a complete example.
+"""
+
+from helmbench.plugins.hookspecs import hookimpl
+from helmbench.plugins.types import Evaluator, LintRule, PluginInfo
+
+__all__ = ["Evaluator", "LintRule", "PluginInfo", "hookimpl"]

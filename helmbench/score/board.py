@@ -1,0 +1,184 @@
+"""The leaderboard's records: one row per model (its run, summary and totals) and the board that ranks them.
+
+What every number means is written in `leaderboard.py`'s docstring; these are the plain records
+the site and the report format, with `to_dict` for `helmbench report --format json`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from helmbench.store.queries import RunInfo
+
+from .detection import Detection
+from .drift import Served
+from .floors import Floor, FlooredScore
+from .pairwise import Comparison
+from .summary import RunSummary
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardRow:
+    rank: int | None  # 1-based; ties share a rank; None when the model has no score
+    run: RunInfo
+    summary: RunSummary
+    n_expected: int  # manifest cases × samples: the coverage denominator
+    n_format_failures: int
+    model_cost: float | None  # billed cost of the model's responses (None: unknown)
+    judge_cost: float | None  # billed cost of the judge calls behind the results
+    prompt_tokens: int
+    completion_tokens: int
+    pillar_scores: dict[str, float | None] = field(default_factory=dict)
+    group: int | None = None  # tie group (1 = top); models not distinguishable from the one above share it
+    detection: Detection | None = None  # crisis recall beside false escalation
+    served: Served | None = None  # returned model versions and serving providers, with counts
+    drift: tuple[str, ...] = ()  # changes since the model's previous run, or a mix within this one
+    floored: FlooredScore | None = None  # the composite after the manifest's safety floors (None: no floors)
+
+    @property
+    def complete(self) -> bool:
+        """Every expected (case × sample) has a verdict: only such runs are ranked."""
+        return self.n_expected > 0 and self.summary.n_verdicts >= self.n_expected
+
+    # The columns, named as a reader would.
+    @property
+    def model(self) -> str:
+        return self.run.model
+
+    @property
+    def model_name(self) -> str:
+        return self.run.model_name
+
+    @property
+    def score(self) -> float | None:
+        """The composite the row is ranked by: the weighted score after safety floors."""
+        return self.floored.score if self.floored is not None else self.summary.score
+
+    @property
+    def uncapped_score(self) -> float | None:
+        """The weighted score before floors (equal to `score` unless a floor bites)."""
+        return self.summary.score
+
+    @property
+    def capped(self) -> bool:
+        return self.floored is not None and self.floored.capped
+
+    @property
+    def floor_note(self) -> str:
+        """"capped: P1 below 0.70" when a floor bites, else ""."""
+        return self.floored.note if self.floored is not None else ""
+
+    @property
+    def score_ci(self) -> tuple[float, float] | None:
+        """The bootstrap interval of the score; None when a floor capped it (the interval is of the
+        uncapped score, `uncapped_ci`, and says nothing about a cap)."""
+        return None if self.capped else self.summary.score_ci
+
+    @property
+    def uncapped_ci(self) -> tuple[float, float] | None:
+        return self.summary.score_ci
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.summary.pass_rate
+
+    @property
+    def pass_rate_ci(self) -> tuple[float, float] | None:
+        return self.summary.pass_rate_ci
+
+    @property
+    def n_errors(self) -> int:
+        return self.summary.n_errors
+
+    @property
+    def n_verdicts(self) -> int:
+        return self.summary.n_verdicts
+
+    @property
+    def n_missing(self) -> int:
+        """Expected rows with no result at all (a partial run)."""
+        return max(0, self.n_expected - self.summary.n_results)
+
+    @property
+    def coverage(self) -> float | None:
+        """Rows with a verdict / rows expected; None when nothing is expected."""
+        return self.summary.n_verdicts / self.n_expected if self.n_expected else None
+
+    @property
+    def format_failure_rate(self) -> float | None:
+        """Format failures / rows with a verdict."""
+        return self.n_format_failures / self.summary.n_verdicts if self.summary.n_verdicts else None
+
+    @property
+    def cost(self) -> float | None:
+        """Model plus judge cost; None when neither is known."""
+        known = [c for c in (self.model_cost, self.judge_cost) if c is not None]
+        return math.fsum(known) if known else None
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def to_dict(self) -> dict:
+        """Plain JSON-ready data (intervals as lists), for `helmbench report --format json`."""
+        return {
+            "rank": self.rank, "model": self.model, "model_name": self.model_name, "run_id": self.run.id,
+            "status": self.run.status, "date": self.run.date, "manifest_hash": self.run.manifest_hash,
+            "score": self.score, "score_ci": _pair(self.score_ci),
+            "uncapped_score": self.uncapped_score, "uncapped_score_ci": _pair(self.uncapped_ci),
+            "capped": self.capped, "floor_note": self.floor_note,
+            "pass_rate": self.pass_rate, "pass_rate_ci": _pair(self.pass_rate_ci),
+            "pillars": dict(self.pillar_scores),
+            "n_expected": self.n_expected, "n_results": self.summary.n_results,
+            "n_verdicts": self.n_verdicts, "n_errors": self.n_errors, "n_missing": self.n_missing,
+            "coverage": self.coverage, "n_format_failures": self.n_format_failures,
+            "format_failure_rate": self.format_failure_rate,
+            "cost": self.cost, "model_cost": self.model_cost, "judge_cost": self.judge_cost,
+            "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
+            "helmbench_version": self.run.helmbench_version,
+            "complete": self.complete, "group": self.group, "drift": list(self.drift),
+            "model_versions": dict(self.served.versions) if self.served else {},
+            "providers": dict(self.served.providers) if self.served else {},
+            "crisis_recall": self.detection.recall.value if self.detection else None,
+            "false_escalation": self.detection.false_escalation.value if self.detection else None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Leaderboard:
+    manifest_hash: str | None  # the manifest the rows are for; None when there are no runs
+    requested_manifest: str | None  # what the caller asked for (may have had no runs)
+    benchmark_name: str | None
+    benchmark_version: str | None
+    n_cases: int
+    pillars: list[str]  # pillar codes, natural order: the per-pillar columns
+    rows: list[LeaderboardRow]
+    comparisons: list[Comparison] = field(default_factory=list)  # adjacent ranked pairs, in rank order
+    floors: tuple[Floor, ...] = ()  # the manifest's safety floors, applied to every row's score
+
+    @property
+    def empty(self) -> bool:
+        return not self.rows
+
+    @property
+    def ranked(self) -> list[LeaderboardRow]:
+        return [r for r in self.rows if r.rank is not None]
+
+    @property
+    def unranked(self) -> list[LeaderboardRow]:
+        """Runs listed apart: incomplete coverage or no score (each row's coverage says how much)."""
+        return [r for r in self.rows if r.rank is None]
+
+    def to_dict(self) -> dict:
+        return {
+            "manifest_hash": self.manifest_hash, "requested_manifest": self.requested_manifest,
+            "benchmark": {"name": self.benchmark_name, "version": self.benchmark_version},
+            "cases": self.n_cases, "pillars": list(self.pillars), "rows": [r.to_dict() for r in self.rows],
+            "comparisons": [c.to_dict() for c in self.comparisons],
+            "floors": [{"part": f.part, "minimum": f.minimum, "cap": f.cap} for f in self.floors],
+        }
+
+
+def _pair(ci: tuple[float, float] | None) -> list[float] | None:
+    return list(ci) if ci is not None else None

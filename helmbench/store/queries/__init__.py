@@ -1,0 +1,25 @@
+"""Named read queries: every SELECT the score, publish and report stages need, and nothing else.
+
+Why one place: the schema belongs to store (migrations change it), so a reader that spells its
+own SQL breaks silently when a column moves. Readers open the database with
+`store.open_readonly` and pass the connection to these functions; they get rows (mappings by
+column name) or small records back, never a cursor to write SQL against.
+"""
+
+from helmbench.store.queries.costs import Spend, run_spend
+from helmbench.store.queries.judgements import judgement_rows, judge_totals_of
+from helmbench.store.queries.manifests import (
+    cases_in_scenarios, manifest_case_rows, manifest_header, manifest_meta, titles)
+from helmbench.store.queries.responses import completion_tokens_by_scenario
+from helmbench.store.queries.results import (
+    FORMAT, format_failure_count, result_case_rows, result_detail_rows, served_counts,
+)
+from helmbench.store.queries.runs import RunInfo, all_runs, choose_manifest, latest_runs, model_runs, run_info
+from helmbench.store.queries.schema import table_columns
+
+__all__ = [
+    "FORMAT", "RunInfo", "Spend", "all_runs", "cases_in_scenarios", "choose_manifest", "completion_tokens_by_scenario",
+    "format_failure_count", "judge_totals_of", "judgement_rows", "latest_runs", "manifest_case_rows",
+    "manifest_header", "manifest_meta", "model_runs", "result_case_rows", "result_detail_rows", "run_info",
+    "run_spend", "served_counts", "table_columns", "titles",
+]

@@ -1,0 +1,37 @@
+"""Judgements as the site and the report read them: per result, and a run's judge totals."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from helmbench.store.judgements import judge_totals
+
+
+def judgement_rows(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[sqlite3.Row]:
+    """The judgements behind the runs' results, by result then criterion, with the verdict and score each
+    gave that result (`result_judgements.verdict/score`, migration 3: a reused judgement is re-decided per
+    case; the judgement's own on a database from before it)."""
+    if not run_ids:
+        return []
+    link_cols = {r[1] for r in conn.execute("PRAGMA table_info(result_judgements)")}
+    verdict = "COALESCE(rj.verdict, j.verdict)" if "verdict" in link_cols else "j.verdict"
+    score = "COALESCE(rj.score, j.score)" if "score" in link_cols else "j.score"
+    cur = conn.execute(
+        f"""SELECT rj.result_id, j.criterion, {verdict} AS verdict, {score} AS score, j.justification,
+                   j.judgment_json, j.judge_model, j.error_kind, j.error_message
+            FROM result_judgements rj
+            JOIN judgements j ON j.id = rj.judgement_id
+            JOIN results res ON res.id = rj.result_id
+            WHERE res.run_id IN ({",".join("?" * len(run_ids))})
+            ORDER BY rj.result_id, j.criterion""", list(run_ids))
+    cur.row_factory = sqlite3.Row
+    return cur.fetchall()
+
+
+def judge_totals_of(conn: sqlite3.Connection, run_id: int) -> dict:
+    """`judge_totals` of a run, or {} on a database from before the judge stage."""
+    try:
+        return judge_totals(conn, run_id)
+    except sqlite3.OperationalError:
+        return {}

@@ -1,0 +1,269 @@
+"""Evaluators and lint rules as plugins: the built-ins are plugins, and a third-party package installed
+for real (tests/plugins/helmbench_regex, found through the `helmbench` entry-point group) adds an
+evaluation type and a lint rule that work through lint, compile, run, report and publish."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from plugin_trees import fresh_registry, regex_tree
+
+BUILTIN_TYPES = {"category_match", "list_includes", "tag_threshold", "sqe"}
+
+
+def helmbench(env: dict, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "helmbench", *args], env=env, cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+
+
+def cli(*args: str):
+    from helmbench.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def fake_dist(site: Path, name: str, module: str, source: str, version: str = "0.0.1") -> Path:
+    """A minimal installed distribution (dist-info with an entry point) whose module is `source`."""
+    dist = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n", encoding="utf-8")
+    (dist / "entry_points.txt").write_text(f"[helmbench]\n{module.removeprefix('helmbench_')} = {module}\n",
+                                           encoding="utf-8")
+    (site / f"{module}.py").write_text(source, encoding="utf-8")
+    return site
+
+
+# --- what is loaded ---------------------------------------------------------------------------
+
+
+def test_the_built_in_evaluators_and_rules_are_plugins_and_listed():
+    out = cli("plugins", "--format", "json")
+    assert out.exit_code == 0, out.output
+    loaded = json.loads(out.output)
+    assert {t for p in loaded for t in p["evaluators"]} == BUILTIN_TYPES
+    assert all(p["source"] == "built-in" for p in loaded), "a third-party plugin is installed in the test venv"
+    rules = {r for p in loaded for r in p["rules"]}
+    assert {"evaluation_against_schema", "schema_safety", "evaluator_checks"} <= rules
+
+
+def test_the_plugin_is_found_through_its_entry_point_only(regex_site):
+    from helmbench.plugins import registry
+
+    assert "regex_match" not in registry.evaluation_types()
+    undo = fresh_registry(regex_site)
+    try:
+        assert "helmbench_regex" not in sys.modules
+        (ep,) = [e for e in importlib.metadata.entry_points(group="helmbench") if e.name == "regex"]
+        assert (ep.dist.name, ep.dist.version, ep.value) == ("helmbench-regex", "0.1.0", "helmbench_regex")
+        assert registry.evaluator("regex_match").field == "one"
+        (info,) = [p for p in registry.plugins() if p.name == "regex"]
+        assert (info.source, info.version, info.evaluators, info.rules) == \
+            ("helmbench-regex", "0.1.0", ["regex_match"], ["invalid_patterns"])
+        assert sorted(info.codes) == ["RX101", "RX102"]
+    finally:
+        undo()
+    assert "regex_match" not in registry.evaluation_types()
+
+
+def test_plugins_command_text_names_package_and_version(plugin_env):
+    proc = helmbench(plugin_env, "plugins")
+    assert proc.returncode == 0, proc.stderr
+    assert "regex  (helmbench-regex 0.1.0, helmbench_regex)" in proc.stdout
+    assert "evaluators: regex_match" in proc.stdout and "rules: invalid_patterns" in proc.stdout
+
+
+# --- end to end -----------------------------------------------------------------------------------
+
+
+def test_a_tree_using_the_plugin_lints_compiles_runs_scores_and_publishes(plugin_env, tmp_path):
+    from tests.fakes.openrouter import FakeOpenRouter
+
+    root = regex_tree(tmp_path / "bench")
+    lint = helmbench(plugin_env, "lint", str(root))
+    assert lint.returncode == 0 and "0 error(s), 0 warning(s)" in lint.stderr, lint.stdout + lint.stderr
+    comp = helmbench(plugin_env, "compile", str(root), "--out", str(root / "build"))
+    assert comp.returncode == 0, comp.stderr
+    manifest = root / "build" / "manifest.jsonl"
+    evaluations = [json.loads(line)["evaluation"] for line in manifest.read_text().splitlines()[1:]]
+    assert {"type": "regex_match", "field": "response", "pattern": r"\b988\b", "ignore_case": False} in evaluations
+
+    fake = FakeOpenRouter().start()
+    try:
+        env = plugin_env | {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-plugin-test",
+                            "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
+        run = helmbench(env, "run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"),
+                        "--db", str(root / "build" / "results.db"), cwd=root)
+    finally:
+        fake.stop()
+    assert run.returncode == 0, run.stdout + run.stderr
+    conn = sqlite3.connect(root / "build" / "results.db")
+    stored = conn.execute("""SELECT res.case_id, res.verdict, res.reason, r.content FROM results res
+                             JOIN responses r ON r.id = res.response_id WHERE res.case_id LIKE '%-S1-%'""").fetchall()
+    conn.close()
+    assert len(stored) == 6
+    for case_id, verdict, reason, content in stored:  # the plugin's verdict, checked against the answer itself
+        expected = "PASS" if re.search(r"\b988\b", json.loads(content)["response"]) else "FAIL"
+        assert verdict == expected, (case_id, reason)
+        assert "988" in reason
+    assert {v for _, v, _, _ in stored} == {"PASS", "FAIL"}, "the fake's answers should give both verdicts"
+
+    report = helmbench(plugin_env, "report", "--db", str(root / "build" / "results.db"), "--manifest", str(manifest),
+                       "--format", "json")
+    assert report.returncode == 0, report.stderr
+    (row,) = json.loads(report.stdout)["rows"]
+    assert row["model"] == "test/model-a" and 0 < row["score"] < 1
+
+    site = root / "build" / "site"
+    pub = helmbench(plugin_env, "publish", "--db", str(root / "build" / "results.db"), "--manifest", str(manifest),
+                    "--site-dir", str(site))
+    assert pub.returncode == 0, pub.stderr
+    page = (site / "cases" / stored[0][0] / "index.html").read_text(encoding="utf-8")
+    assert ('<p class="rx-partial">Passes when <code>response</code> matches the regular expression '
+            r"<code>\b988\b</code>.</p>") in page
+    other = (site / "cases" / "P1-B1-S2-C1-PT1" / "index.html").read_text(encoding="utf-8")
+    assert "rx-partial" not in other and "Passes when <code>category</code> is one of" in other
+
+
+def test_without_the_plugin_the_type_is_an_unknown_type_not_a_crash(tmp_path):
+    from helmbench.lint import lint_tree
+
+    _, diags = lint_tree(regex_tree(tmp_path / "bench"))
+    assert [(d.code, d.line) for d in diags] == [("HB203", 4)]
+    assert "unknown evaluation type `regex_match`" in diags[0].message
+
+
+# --- the plugin's lint rule and check, the schema, the rule reference --------------------------------
+
+
+@pytest.mark.parametrize("pattern, code, severity, words", [
+    ("(a+)+$", "RX101", "error", "exponential"),
+    ("([A-Z", "RX101", "error", "not a valid regular expression"),
+    ("help*", None, None, None),
+    ("x*", "RX102", "warning", "matches the empty string"),
+])
+def test_the_plugin_lint_rule_bounds_patterns_like_hb155(with_plugin, tmp_path, pattern, code, severity, words):
+    from helmbench.lint import lint_tree
+
+    _, diags = lint_tree(regex_tree(tmp_path / "bench", pattern))
+    found = [(d.code, d.severity, d.path, d.line, d.col) for d in diags]
+    if code is None:
+        assert found == []
+        return
+    assert found == [(code, severity, "scenarios/P1/B1/S1--signpost/S1.md", 6, 12)]
+    assert words in diags[0].message
+
+
+def test_the_plugin_model_rejects_unknown_keys_with_the_usual_message(with_plugin, tmp_path):
+    from helmbench.lint import lint_tree
+
+    _, diags = lint_tree(regex_tree(tmp_path / "bench", extra="  patern: x\n"))
+    (d,) = diags
+    assert (d.code, d.line) == ("HB201", 7) and "did you mean `pattern`" in (d.hint or "")
+
+
+def test_rules_schema_and_reference_include_plugin_codes_and_types(with_plugin, tmp_path):
+    import jsonschema
+
+    from helmbench.cli.schema_cmd import build_schemas
+    from helmbench.lint.reference import rules_markdown
+
+    out = cli("rules", "RX101")
+    assert out.exit_code == 0 and "RX101 (error) regex_match pattern is invalid or exponential" in out.output
+    assert "### RX102" in rules_markdown() and "### HB155" in rules_markdown()
+    schema = build_schemas()["scenario.schema.json"]
+    good = {"evaluation": {"type": "regex_match", "pattern": "988"}}
+    jsonschema.validate(good, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"evaluation": {"type": "regex_match", "pattern": "988", "patern": 1}}, schema)
+
+
+def test_without_plugins_the_schema_still_refuses_the_type():
+    import jsonschema
+
+    from helmbench.cli.schema_cmd import build_schemas
+
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"evaluation": {"type": "regex_match", "pattern": "988"}},
+                            build_schemas()["scenario.schema.json"])
+
+
+# --- broken plugins ------------------------------------------------------------------------------
+
+
+BROKEN = "raise ImportError('needs numpy 9')\n"
+DUPLICATE = """
+from helmbench.plugins import hookimpl
+from helmbench.run.evaluate.builtin import BUILTIN
+
+
+@hookimpl
+def register_evaluators(register):
+    register(BUILTIN[0])
+"""
+UNDECLARED = """
+from helmbench.plugins import hookimpl
+
+
+def noisy(bench, out):
+    out.add("ZZ999", "benchmark.yml", 1, "never declared")
+
+
+@hookimpl
+def register_lint_rules(register):
+    register(noisy, "HB501")
+"""
+
+DEFERRED = """
+from typing import Literal
+
+from pydantic import BaseModel
+
+from helmbench.plugins import Evaluator, hookimpl
+
+
+class Later(BaseModel):
+    type: Literal["later"]
+
+
+@hookimpl
+def register_evaluators(register):
+    register(Evaluator("later", Later, lambda ev, sc: {"type": "later"}, None))
+"""
+RESERVED = """
+from helmbench.lint.codes import Code
+from helmbench.plugins import hookimpl
+
+
+@hookimpl
+def register_lint_rules(register):
+    register(lambda bench, out: None, Code("HB501", "error", "mine", "mine", "x"))
+"""
+
+
+@pytest.mark.parametrize("source, message", [
+    (BROKEN, "plugin 'broken' (helmbench-broken 0.0.1) cannot be loaded: ImportError: needs numpy 9"),
+    (DUPLICATE, "plugin 'broken' (helmbench-broken 0.0.1) failed in register_evaluators: evaluation type "
+                "'category_match' is already registered by plugin 'helmbench-evaluators'"),
+    (UNDECLARED, "lint rule 'noisy' of plugin 'broken' emitted 'ZZ999', which is not declared"),
+    (DEFERRED, "evaluation type 'later' has no evaluate(): only the built-in sqe is judged later"),
+    (RESERVED, "lint code HB501: codes starting with HB are HELMBench's own"),
+])
+def test_a_broken_plugin_is_named_without_a_traceback_and_can_be_skipped(tmp_path, plugin_env, source, message):
+    site = fake_dist(tmp_path / "site", "helmbench-broken", "helmbench_broken", source)
+    env = plugin_env | {"PYTHONPATH": f"{site}:{plugin_env['PYTHONPATH']}"}
+    root = regex_tree(tmp_path / "bench")
+    proc = helmbench(env, "lint", str(root))
+    assert proc.returncode == 1
+    assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    assert "HELMBENCH_DISABLE_PLUGINS=broken" in proc.stderr
+    skipped = helmbench(env | {"HELMBENCH_DISABLE_PLUGINS": "broken"}, "lint", str(root))
+    assert skipped.returncode == 0, skipped.stderr

@@ -1,0 +1,61 @@
+"""The API page's examples run, in order, as a notebook would: the page cannot drift from the API.
+
+Each ```python block of helmbench/publish/site_default/api.md is executed in one namespace,
+in a temporary folder holding the example benchmark the page starts from (`helmbench init
+my-benchmark`), with OPENROUTER_API_BASE pointing at the fake OpenRouter server of tests/fakes
+(litellm really talks to it over HTTP). A block that raises, or whose assert fails, fails here.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+PAGE = REPO / "helmbench" / "publish" / "site_default" / "api.md"
+
+
+def python_blocks(text: str) -> list[str]:
+    return re.findall(r"^```python\n(.*?)^```$", text, flags=re.S | re.M)
+
+
+def test_the_page_is_in_the_site_navigation():
+    nav = (REPO / "helmbench" / "publish" / "mkdocs.yml").read_text(encoding="utf-8")
+    assert re.search(r"^\s+- [^:\n]+: api\.md$", nav, re.M)
+
+
+def test_the_page_covers_the_whole_flow():
+    code = "\n".join(python_blocks(PAGE.read_text(encoding="utf-8")))
+    for call in ("helmbench.lint(", "helmbench.compile(", "dry_run=True", "helmbench.run(", "helmbench.report(",
+                 "helmbench.publish("):
+        assert call in code, call
+
+
+def test_every_python_block_of_the_page_runs(tmp_path, monkeypatch, capsys):
+    from helmbench.cli.init_cmd import scaffold
+    from tests.fakes.openrouter import FakeOpenRouter
+
+    text = PAGE.read_text(encoding="utf-8")
+    assert "helmbench init my-benchmark" in text  # the set-up this test repeats
+    scaffold(tmp_path / "my-benchmark")
+    monkeypatch.chdir(tmp_path)
+    blocks = python_blocks(text)
+    assert len(blocks) >= 6
+    with FakeOpenRouter() as fake:
+        monkeypatch.setenv("OPENROUTER_API_BASE", fake.api_base)
+        monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-test-not-a-key")
+        monkeypatch.setenv("HELMBENCH_RETRY_BASE_DELAY", "0.01")
+        namespace: dict = {"__name__": "__api_page__"}
+        for number, block in enumerate(blocks, 1):
+            try:
+                exec(compile(block, f"{PAGE.name} python block {number}", "exec"), namespace)
+            except Exception as exc:  # say which block failed, with its code
+                raise AssertionError(f"api.md python block {number} failed: {exc!r}\n{block}") from exc
+        assert fake.stats()["total"] > 0  # the run block really called the provider
+    out = capsys.readouterr().out
+    assert "dry-run" in out and "completed" in out
+    assert (tmp_path / "my-benchmark" / "build" / "site" / "index.html").is_file()

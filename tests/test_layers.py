@@ -1,0 +1,244 @@
+"""The import rules of the package, checked over its source (an AST walk, no import runs).
+
+Why a test: the pipeline is spec → lint → manifest → store → run → score → publish → cli, and
+each stage may import only the stages before it, so a change in a later stage can never break
+an earlier one and `lint`/`compile` stay light (no litellm, no SQLite, no mkdocs). Every
+`import` counts, including the ones inside functions (a lazy import is still an arrow).
+
+Where the top-level modules sit (LAYERS below, lowest first):
+- `errors` (0): the user-facing error types, imported by every stage; it imports no stage. It
+  may import `sqlite3`, only to recognise SQLite's exception classes in `explain` (it never
+  opens a database): that one translation serves the CLI's catch-all guard as well as store.
+- `codes` (0): the catalogue of diagnostic codes (pure data), read by `diagnostics`.
+- `plugins` (0): the hook specifications and the plugin manager, which every stage may ask for
+  its extensions; it must not import a stage (built-in plugins are found by module name).
+- `diagnostics` (1, with spec): the findings spec, lint, manifest and run emit.
+- `__version__` (0): the version string, which `helmbench/__init__.py` defines before it imports
+  anything, so every stage may read it (`from helmbench import __version__`).
+- `api` (8, after publish): the public Python API calls every stage; the CLI is thin over it.
+- `__init__` and `__main__` (10, after cli): the API's re-exports and `python -m helmbench` sit on top.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "helmbench"
+
+#: Layer of each top-level module or package of helmbench (lower may not import higher).
+LAYERS: dict[str, int] = {
+    "errors": 0, "codes": 0, "plugins": 0, "__version__": 0,
+    "spec": 1, "diagnostics": 1,
+    "lint": 2,
+    "manifest": 3,
+    "store": 4,
+    "run": 5,
+    "score": 6,
+    "publish": 7,
+    "api": 8,
+    "cli": 9,
+    "__init__": 10, "__main__": 10,
+}
+
+#: Third-party (or stdlib) modules allowed only in some places: module → allowed helmbench prefixes.
+CONFINED: dict[str, tuple[str, ...]] = {
+    "sqlite3": ("helmbench.store", "helmbench.errors"),
+    "sqlite_utils": ("helmbench.store",),
+    "litellm": ("helmbench.run.provider",),
+    "mkdocs": ("helmbench.publish",),
+    "matplotlib": ("helmbench.publish",),
+}
+
+#: A string that is SQL (a statement, not prose about one): allowed only in store, the one door to the database.
+SQL = re.compile(r"^\s*(SELECT\s.+\sFROM|INSERT\s+(OR\s+\w+\s+)?INTO|UPDATE\s+\w+\s+SET|DELETE\s+FROM|"
+                 r"CREATE\s+(TABLE|INDEX|VIEW)|WITH\s+\w+\s+AS\s*\(|PRAGMA\s)", re.S)
+
+#: Stages that must never import litellm, even through a stage they may import (checked transitively).
+NO_LITELLM = ("helmbench.lint", "helmbench.manifest", "helmbench.spec")
+
+
+@dataclass(frozen=True)
+class Violation:
+    path: str
+    line: int
+    rule: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: [{self.rule}] {self.detail}"
+
+
+def _module_name(root: Path, path: Path) -> str:
+    parts = list(path.relative_to(root.parent).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 2:
+        parts.pop()
+    return ".".join(parts)
+
+
+def _imports(path: Path, module: str) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in the file, relative ones resolved."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parent = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{parent}.{base}" if base else parent
+                if not node.module:  # `from . import x`: each name may be a module
+                    out += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+                    continue
+            if base == "helmbench":  # `from helmbench import x`: x is a stage, or the root's `__version__`
+                out += [(node.lineno, f"helmbench.{alias.name}") for alias in node.names]
+                continue
+            out.append((node.lineno, base))  # and each name, which may be a submodule
+            out += [(node.lineno, f"{base}.{alias.name}") for alias in node.names if alias.name != "*"]
+    return out
+
+
+def _sql_strings(path: Path) -> list[int]:
+    """Lines of the string literals in the file that are SQL statements."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return sorted({n.lineno for n in ast.walk(tree)
+                   if isinstance(n, ast.Constant) and isinstance(n.value, str) and SQL.match(n.value)})
+
+
+def _layer_of(name: str) -> tuple[str, int] | None:
+    parts = name.split(".")
+    if parts[0] != "helmbench":
+        return None
+    top = parts[1] if len(parts) > 1 else "__init__"
+    return top, LAYERS.get(top, -1)
+
+
+def import_graph(root: Path) -> dict[str, tuple[Path, list[tuple[int, str]]]]:
+    """module → (file, its imports) for every .py file under the package folder `root`."""
+    return {_module_name(root, p): (p, _imports(p, _module_name(root, p))) for p in sorted(root.rglob("*.py"))}
+
+
+def check(root: Path = PACKAGE) -> list[Violation]:
+    """Every import that breaks a rule, naming the file, the line and the rule."""
+    graph = import_graph(root)
+    found: list[Violation] = []
+    for module, (path, imports) in graph.items():
+        rel = str(path.relative_to(root.parent))
+        own = _layer_of(module)
+        if own is not None and own[1] < 0:
+            found.append(Violation(rel, 1, "layer-unknown",
+                                   f"helmbench.{own[0]} has no place in the layer order (add it to LAYERS in "
+                                   f"tests/test_layers.py, with why)"))
+            continue
+        if not module.startswith("helmbench.store"):
+            found += [Violation(rel, line, "sql-outside-store", f"{module} spells SQL; put it in a named query in "
+                                                                 f"helmbench/store/ (store is the only door to SQL)")
+                      for line in _sql_strings(path)]
+        for line, target in imports:
+            top = target.split(".")[0]
+            if top in CONFINED and not module.startswith(CONFINED[top]):
+                found.append(Violation(rel, line, f"confined-{top}",
+                                       f"{module} imports {target}; {top} may be imported only in "
+                                       f"{', '.join(CONFINED[top])}"))
+            theirs = _layer_of(target)
+            if own is None or theirs is None or theirs[0] == own[0]:
+                continue
+            if theirs[1] > own[1]:
+                found.append(Violation(rel, line, "layer-upward",
+                                       f"{module} (layer {own[0]}) imports {target} (layer {theirs[0]}), "
+                                       "which comes later in spec → lint → manifest → store → run → score → "
+                                       "publish → cli"))
+    found += _litellm_reachable(graph, root)
+    first: dict[tuple[str, int, str], Violation] = {}
+    for v in found:  # one per import statement and rule: the module it names, not each imported name
+        first.setdefault((v.path, v.line, v.rule), v)
+    return list(first.values())
+
+
+def _litellm_reachable(graph, root: Path) -> list[Violation]:
+    """A lint/compile module from which litellm is reachable through helmbench's own imports
+    (reported at the import that starts the path, with the whole path)."""
+    found = []
+    for start in sorted(m for m in graph if m.startswith(NO_LITELLM)):
+        seen, queue = {start}, [(start, None, [start])]
+        while queue:
+            module, first_line, chain = queue.pop(0)
+            hit = next(((line, t) for line, t in graph[module][1] if t.split(".")[0] == "litellm"), None)
+            if hit is not None:
+                found.append(Violation(str(graph[start][0].relative_to(root.parent)), first_line or hit[0],
+                                       "no-litellm-in-lint",
+                                       f"{start} reaches litellm: {' → '.join([*chain, hit[1]])}"))
+                break
+            for line, target in graph[module][1]:
+                for candidate in (target, target.rpartition(".")[0]):
+                    if candidate in graph and candidate not in seen:
+                        seen.add(candidate)
+                        queue.append((candidate, first_line or line, [*chain, candidate]))
+    return found
+
+
+def test_the_package_keeps_its_layers():
+    violations = check()
+    assert not violations, "import rules broken:\n" + "\n".join(map(str, violations))
+
+
+def _copy(tmp_path: Path) -> Path:
+    root = tmp_path / "helmbench"
+    shutil.copytree(PACKAGE, root, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return root
+
+
+def _write(root: Path, rel: str, source: str) -> None:
+    (root / rel).write_text(textwrap.dedent(source), encoding="utf-8")
+
+
+def test_an_import_running_back_up_is_reported_with_file_line_and_rule(tmp_path):
+    root = _copy(tmp_path)
+    _write(root, "lint/zz_bad.py", '''\
+        """A deliberate bad import: lint reaching up into the store."""
+
+        def f():
+            from helmbench.store.db import open_db
+            return open_db
+        ''')
+    [v] = [v for v in check(root) if v.path == "helmbench/lint/zz_bad.py"]
+    assert (v.line, v.rule) == (4, "layer-upward")
+    assert "helmbench.lint.zz_bad (layer lint) imports helmbench.store.db (layer store)" in str(v)
+    assert str(v).startswith("helmbench/lint/zz_bad.py:4: [layer-upward]")
+
+
+def test_a_relative_import_up_and_a_confined_library_are_reported(tmp_path):
+    root = _copy(tmp_path)
+    _write(root, "score/zz_bad.py", "import sqlite3\nfrom ..publish import site\n")
+    found = {(v.line, v.rule) for v in check(root) if v.path == "helmbench/score/zz_bad.py"}
+    assert found == {(1, "confined-sqlite3"), (2, "layer-upward")}
+
+
+def test_sql_outside_store_is_reported(tmp_path):
+    root = _copy(tmp_path)
+    source = 'Q = "ok"\nROWS = """\n  SELECT id\n  FROM runs"""\nNOTE = "every SELECT is named"\n'
+    _write(root, "publish/zz_bad.py", source)
+    assert [(v.line, v.rule) for v in check(root) if v.path == "helmbench/publish/zz_bad.py"] == [
+        (2, "sql-outside-store")]
+
+
+def test_litellm_reached_from_lint_through_another_module_is_reported(tmp_path):
+    root = _copy(tmp_path)
+    _write(root, "spec/zz_helper.py", "import litellm\n")
+    _write(root, "lint/zz_uses.py", "\n\nfrom helmbench.spec import zz_helper\n")
+    rules = {(v.path, v.line, v.rule) for v in check(root)}
+    assert ("helmbench/spec/zz_helper.py", 1, "confined-litellm") in rules
+    assert ("helmbench/lint/zz_uses.py", 3, "no-litellm-in-lint") in rules
+
+
+def test_a_new_top_level_module_needs_a_place_in_the_order(tmp_path):
+    root = _copy(tmp_path)
+    _write(root, "zz_new.py", "X = 1\n")
+    assert [(v.path, v.rule) for v in check(root) if "zz_new" in v.path] == [("helmbench/zz_new.py", "layer-unknown")]
