@@ -55,3 +55,59 @@ def test_lint_names_a_judge_listed_twice_in_the_ensemble(tmp_path):
                                   "it would get two votes")]
     (root / "models.yml").write_text("marking_model: [a/judge, b/judge, c/judge]\nmodels:\n  - id: c/model\n")
     assert not [d for d in lint_tree(root)[1] if d.is_error]
+
+
+# --- the ensemble in a real run (fake OpenRouter, three judges) --------------------------------
+
+JUDGES = ["test/judge-1", "test/judge-2", "test/judge-3"]
+
+
+def _models_yml(path, judges):
+    path.write_text("marking_model:\n" + "".join(f"  - {{id: {j}, max_tokens: 400}}\n" for j in judges)
+                    + "models:\n  - {id: test/model-a, temperature: 0.7, max_tokens: 300}\n", encoding="utf-8")
+    return path
+
+
+def test_three_judges_with_one_disagreeing_yield_the_majority_in_a_run(tmp_path, env):
+    from helmbench.score.calibration import load_calibration
+    from tests.fakes.manifests import write_manifest
+    from tests.judge.judge_pipeline import run_once
+    from tests.review.review_pipeline import cases, rows
+
+    manifest = tmp_path / "manifest.jsonl"
+    write_manifest(manifest, cases())
+    db = tmp_path / "results.db"
+    env.judge_answers = {"CR1": "PASS"}
+    env.judge_by_model = {"test/judge-3": "FAIL"}  # one judge disagrees on every criterion
+    try:
+        run_once(manifest, _models_yml(tmp_path / "models.yml", JUDGES), db)
+    finally:
+        env.judge_by_model = {}
+        env.judge_answers = {}
+    judged = rows(db, "SELECT res.verdict, res.reason FROM results res JOIN cases c ON c.hash = res.case_hash "
+                      "WHERE c.evaluation_type = 'sqe'")
+    assert len(judged) == 12 and {v for v, _ in judged} == {"PASS"}
+    assert {r for _, r in judged} == {"judge: CR1 = [PASS, PASS, FAIL]"}
+    links = rows(db, "SELECT j.judge_model, rj.verdict, count(*) FROM result_judgements rj "
+                     "JOIN judgements j ON j.id = rj.judgement_id GROUP BY 1, 2 ORDER BY 1")
+    assert links == [(JUDGES[0], "PASS", 12), (JUDGES[1], "PASS", 12), (JUDGES[2], "FAIL", 12)]
+    overall = load_calibration(open_db_ro(db)).overall
+    assert overall.judges == 3 and overall.n_items == 12
+
+    # two judges split evenly: the stricter verdict
+    db2 = tmp_path / "two.db"
+    env.judge_answers = {"CR1": "PASS"}
+    env.judge_by_model = {"test/judge-2": "FAIL"}
+    try:
+        run_once(manifest, _models_yml(tmp_path / "models2.yml", JUDGES[:2]), db2)
+    finally:
+        env.judge_by_model = {}
+        env.judge_answers = {}
+    assert {v for v, in rows(db2, "SELECT res.verdict FROM results res JOIN cases c ON c.hash = res.case_hash "
+                                  "WHERE c.evaluation_type = 'sqe'")} == {"FAIL"}
+
+
+def open_db_ro(path):
+    import sqlite3
+
+    return sqlite3.connect(path)
