@@ -87,14 +87,9 @@ def agreement(
 
 
 def _calibration(db: Path, manifest: Path | None):
-    from helmbench.score.calibration import load_calibration
-    from helmbench.store import open_readonly
+    from helmbench.api import agreement as api_agreement
 
-    conn = open_readonly(db)
-    try:
-        return load_calibration(conn, _manifest_hash(conn, manifest))
-    finally:
-        conn.close()
+    return api_agreement(db, manifest)
 
 
 def _manifest_hash(conn, manifest: Path | None) -> str | None:
