@@ -178,6 +178,9 @@ def test_another_host_name_and_bad_verdicts_are_refused(served):
         assert client.post("/verdict", content=b"x" * (70 << 10),
                            headers={"content-type": "application/x-www-form-urlencoded",
                                     "x-csrftoken": token}).status_code == 413
+        chunked = client.post("/verdict", content=iter([b"item=x&", b"judgment=PASS"]),
+                              headers={"content-type": "application/x-www-form-urlencoded", "x-csrftoken": token})
+        assert chunked.status_code == 411, "a body without a length is refused before anyone reads it"
     assert rows(db, "SELECT count(*) FROM reviews")[0][0] == 0
     assert Path(db).exists()
 

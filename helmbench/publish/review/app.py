@@ -217,8 +217,24 @@ async def _form(receive, headers: dict) -> list[tuple[str, str]] | None:
 
 
 def with_csrf(app: ReviewApp, secret: str | None = None):
-    """The app behind asgi_csrf: every POST to a write path needs the token, cookie or not."""
+    """The app behind asgi_csrf: every POST to a write path needs the token, cookie or not.
+
+    The body is bounded before asgi_csrf reads it (it reads a form whole): a POST must say its
+    length (411 otherwise) and stay under MAX_BODY (413)."""
     from asgi_csrf import asgi_csrf
 
-    return asgi_csrf(app, signing_secret=secret or secrets.token_hex(32), always_protect=WRITE_PATHS,
-                     cookie_samesite="Strict")
+    guarded = asgi_csrf(app, signing_secret=secret or secrets.token_hex(32), always_protect=WRITE_PATHS,
+                        cookie_samesite="Strict")
+
+    async def bounded(scope, receive, send):
+        if scope["type"] == "http" and scope["method"] not in ("GET", "HEAD", "OPTIONS"):
+            length = dict(scope.get("headers") or []).get(b"content-length")
+            status = 411 if length is None or not length.isdigit() else 413 if int(length) > MAX_BODY else None
+            if status is not None:
+                await send({"type": "http.response.start", "status": status,
+                            "headers": [(b"content-type", b"text/plain; charset=utf-8"), *HEADERS]})
+                await send({"type": "http.response.body", "body": b"The request body is missing a length or too large."})
+                return
+        await guarded(scope, receive, send)
+
+    return bounded
