@@ -191,7 +191,7 @@ def agreement(db: str | Path, manifest=None):
     from helmbench.score.calibration import load_calibration
     from helmbench.score.report import manifest_hash_of
     from helmbench.store import open_readonly
-    from helmbench.store.reviews import manifest_has_runs
+    from helmbench.store.queries.reviews import manifest_has_runs
 
     wanted = None if manifest is None else manifest_hash_of(Path(getattr(manifest, "path", manifest)))
     conn = open_readonly(Path(db))

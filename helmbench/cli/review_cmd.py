@@ -95,7 +95,7 @@ def _calibration(db: Path, manifest: Path | None):
 def _manifest_hash(conn, manifest: Path | None) -> str | None:
     """The manifest's hash when its runs have judgements; None (the latest judged one) otherwise."""
     from helmbench.score.report import manifest_hash_of
-    from helmbench.store.reviews import manifest_has_runs
+    from helmbench.store.queries.reviews import manifest_has_runs
 
     wanted = manifest_hash_of(manifest)
     if wanted and manifest_has_runs(conn, wanted):
@@ -188,7 +188,7 @@ def review_export(
     from helmbench.spec.discover import in_build
     from helmbench.store import open_readonly
     from helmbench.store.review_files import export_rows, write
-    from helmbench.store.reviews import all_reviews
+    from helmbench.store.queries.reviews import all_reviews
 
     (db,) = in_build(db=db)
     validate.db_to_read(db)

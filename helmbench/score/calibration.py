@@ -243,7 +243,7 @@ def calibrate(items: dict[str, JudgedItem], reviews: Reviews, threshold: Thresho
 def load_calibration(db, manifest_hash: str | None = None, threshold: Threshold | None = None) -> CalibrationReport:
     """The calibration of every judged criterion of the manifest (default: the latest judged one)."""
     from helmbench.score.review_items import judged_items, split_reviews
-    from helmbench.store.reviews import declared_calibration
+    from helmbench.store.queries.reviews import declared_calibration
 
     manifest_hash, items = judged_items(db, manifest_hash)
     threshold = threshold or Threshold.from_mapping(declared_calibration(db, manifest_hash))

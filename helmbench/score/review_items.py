@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 from helmbench.run.judge.judge import decide
 from helmbench.run.judge.judge_prompt import response_field
-from helmbench.store.reviews import all_reviews, item_hash, judged_rows, latest_judged_manifest
+from helmbench.store.queries.reviews import all_reviews, judged_rows, latest_judged_manifest
+from helmbench.store.reviews import item_hash
 
 
 @dataclass

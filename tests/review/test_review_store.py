@@ -8,7 +8,8 @@ import pytest
 
 from helmbench.score.review_items import judged_items, split_reviews
 from helmbench.store import open_db
-from helmbench.store.reviews import item_hash, reviewed_by, save_review
+from helmbench.store.queries.reviews import reviewed_by
+from helmbench.store.reviews import item_hash, save_review
 from tests.review.review_pipeline import CRITERION, JUDGE, MODELS, SCENARIOS, build, rows
 
 

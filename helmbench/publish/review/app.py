@@ -29,7 +29,8 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 from helmbench.publish.review.queue import Queue
 from helmbench.score.review_items import JudgedItem
 from helmbench.store.db import connect
-from helmbench.store.reviews import CONFIDENCES, reviewed_by, save_review
+from helmbench.store.queries.reviews import reviewed_by
+from helmbench.store.reviews import CONFIDENCES, save_review
 
 HERE = Path(__file__).parent
 STATIC = {"/static/review.css": ("review.css", "text/css; charset=utf-8"),
