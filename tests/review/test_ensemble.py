@@ -111,3 +111,17 @@ def open_db_ro(path):
     import sqlite3
 
     return sqlite3.connect(path)
+
+
+def test_a_dry_run_counts_every_judges_calls(tmp_path, env):
+    from tests.fakes.manifests import write_manifest
+    from tests.judge.judge_pipeline import run_once
+    from tests.review.review_pipeline import cases
+
+    manifest = tmp_path / "manifest.jsonl"
+    write_manifest(manifest, cases())
+    before = env.total
+    report = run_once(manifest, _models_yml(tmp_path / "models.yml", JUDGES), tmp_path / "results.db", dry_run=True)
+    assert report.judge.model == " + ".join(JUDGES)
+    assert report.judge.unanswered == 12 and report.judge.upto_new == 12 * 3, "one call per criterion per judge"
+    assert env.total == before, "a dry run sends nothing"
