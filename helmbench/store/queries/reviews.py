@@ -37,7 +37,10 @@ def judged_rows(db, manifest_hash: str) -> list[dict]:
     them, the model's output, the judge's option(s) and the PASS/FAIL it gave under the case's
     current pass values.
     """
-    return _dicts(_conn(db).execute(_JUDGED, [manifest_hash]))
+    try:
+        return _dicts(_conn(db).execute(_JUDGED, [manifest_hash]))
+    except sqlite3.OperationalError:  # a database from before the judge stage (read-only: not migrated)
+        return []
 
 
 def latest_judged_manifest(db) -> str | None:
