@@ -39,8 +39,10 @@ def judged_rows(db, manifest_hash: str) -> list[dict]:
     """
     try:
         return _dicts(_conn(db).execute(_JUDGED, [manifest_hash]))
-    except sqlite3.OperationalError:  # a database from before the judge stage (read-only: not migrated)
-        return []
+    except sqlite3.OperationalError as exc:  # a database from before the judge stage (read-only: not migrated)
+        if "no such" in str(exc):
+            return []
+        raise
 
 
 def latest_judged_manifest(db) -> str | None:
