@@ -37,6 +37,8 @@ _LAZY = {
     "run": ("helmbench.api", "run"),
     "report": ("helmbench.api", "report"),
     "publish": ("helmbench.api", "publish"),
+    "agreement": ("helmbench.api", "agreement"),
+    "CalibrationReport": ("helmbench.score.calibration", "CalibrationReport"),
     "Progress": ("helmbench.api", "Progress"),
     "Diagnostic": ("helmbench.diagnostics", "Diagnostic"),
     "Manifest": ("helmbench.manifest.reader", "Manifest"),

@@ -172,22 +172,47 @@ def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None 
     return run_session(opts, console, verbose=verbose, live=live, on_progress=listener)
 
 
-def report(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000) -> Leaderboard:
+def report(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000,
+           calibrated_only: bool = False) -> Leaderboard:
     """The leaderboard of `db`: per model its latest finished run of `manifest` (a `Manifest` or
     a path; default: the latest runs), with scores, intervals, ranks and coverage.
 
-    The same numbers as `helmbench report` and the site. Raises `HelmbenchError` when the
-    database is missing or holds no finished run.
+    The same numbers as `helmbench report` and the site. `calibrated_only` leaves the judged
+    scenarios whose judge is not calibrated against clinicians out of every number (see
+    `agreement`). Raises `HelmbenchError` when the database is missing or holds no finished run.
     """
-    return report_data(db, manifest, run_id=run_id, bootstrap=bootstrap).board
+    return report_data(db, manifest, run_id=run_id, bootstrap=bootstrap, calibrated_only=calibrated_only).board
 
 
-def report_data(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000):
-    """`report` with what `helmbench report` prints beside the leaderboard (judge totals, titles)."""
+def agreement(db: str | Path, manifest=None):
+    """How far the judge agrees with clinicians' blind reviews (`helmbench review`), per judged criterion.
+
+    Returns a `CalibrationReport`: per criterion and `overall`, n, Cohen's κ with its interval,
+    sensitivity and specificity for failing verdicts, Krippendorff's α between clinicians (and
+    between judges, for an ensemble), and `calibrated` against benchmark.yml's threshold.
+    `manifest` (a `Manifest` or a path) picks whose criteria; default: the latest judged runs.
+    """
+    from helmbench.score.calibration import load_calibration
+    from helmbench.score.report import manifest_hash_of
+    from helmbench.store import open_readonly
+    from helmbench.store.queries.reviews import manifest_has_runs
+
+    wanted = None if manifest is None else manifest_hash_of(Path(getattr(manifest, "path", manifest)))
+    conn = open_readonly(Path(db))
+    try:
+        return load_calibration(conn, wanted if wanted and manifest_has_runs(conn, wanted) else None)
+    finally:
+        conn.close()
+
+
+def report_data(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000,
+                calibrated_only: bool = False):
+    """`report` with what `helmbench report` prints beside the leaderboard (judge totals, titles, the
+    judge's calibration); `calibrated_only` leaves judged scenarios with an uncalibrated criterion out."""
     from helmbench.score.report import load_report
 
     path = None if manifest is None else Path(getattr(manifest, "path", manifest))
-    return load_report(Path(db), path, run_id, bootstrap=bootstrap)
+    return load_report(Path(db), path, run_id, bootstrap=bootstrap, calibrated_only=calibrated_only)
 
 
 def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None,

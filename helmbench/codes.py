@@ -190,7 +190,8 @@ _TABLE = [
          "scenarios needs one for the run score; a tree with neither file weighs all equally.",
          "behaviours: {B1: {title: Detect planning}}   # no weight, and no scoring.yaml entry"),
     Code("HB605", "error", "duplicate model id",
-         "models.yml lists the same model id twice.",
+         "models.yml lists the same model id twice (among the models, or among the judges of a `marking_model` "
+         "ensemble, where it would get two votes).",
          "models: [{id: a/b}, {id: a/b}]"),
     Code("HB606", "error", "judged scenarios but no marking_model",
          "`sqe` scenarios need a `marking_model` in models.yml.",

@@ -97,7 +97,7 @@ def reference_markdown() -> str:
     ]
     for n in names:
         lines += command_markdown(n, group.commands[n])
-        for sub, command in getattr(group.commands[n], "commands", {}).items():  # a group: `helmbench generate …`
+        for sub, command in getattr(group.commands[n], "commands", {}).items():  # a group's sub-commands
             lines += command_markdown(f"{n} {sub}", command)
     return "\n".join(lines).rstrip("\n") + "\n"
 

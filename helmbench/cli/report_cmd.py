@@ -30,6 +30,9 @@ def report(
     format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f", help="text, json, csv or markdown."),
     run_id: Optional[int] = typer.Option(None, "--run-id", help="Report one run only (any status)."),
     bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Resamples for the score interval (0: none)."),
+    calibrated_only: bool = typer.Option(False, "--calibrated-only",
+                                         help="Leave judged scenarios whose judge is not calibrated against clinicians "
+                                              "out of every number, and say which."),
 ) -> None:
     """Show the leaderboard: per model the severity-weighted score and pass rate with 95 % intervals,
     coverage, errors, judge evaluations and billed cost, then per-pillar and per-behaviour breakdowns.
@@ -46,15 +49,22 @@ def report(
         helmbench report --format csv --db build/results.db > leaderboard.csv
 
         helmbench report --run-id 3 --format json
+
+        helmbench report --calibrated-only
     """
     from helmbench.cli import report_render as render, validate
     from helmbench.api import report_data
     from helmbench.spec.discover import in_build
 
+    if calibrated_only and run_id is not None:
+        from helmbench.errors import UsageError
+
+        raise UsageError("--calibrated-only applies to the leaderboard, not to one run (--run-id)",
+                         hint="drop one of the two options")
     db, manifest = in_build(db=db, manifest=manifest)
     validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
 
-    data = report_data(db, manifest, run_id=run_id, bootstrap=bootstrap)
+    data = report_data(db, manifest, run_id=run_id, bootstrap=bootstrap, calibrated_only=calibrated_only)
     if format is ReportFormat.text:
         from rich.console import Console
 

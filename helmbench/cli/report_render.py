@@ -157,9 +157,36 @@ def _breakdown(report: Report, kind: str) -> tuple[list[str], list[list[str]]]:
     return head, body
 
 
+CALIBRATION_HEAD = ["judged criterion", "calibration", "κ [95 % CI]", "n", "reviewed", "stale reviews"]
+
+
+def calibration_rows(report: Report) -> list[list[str]]:
+    """One row per judged criterion: its badge (κ, n, date) or why it is uncalibrated."""
+    if report.calibration is None:
+        return []
+    out = []
+    for c in report.calibration.criteria:
+        kappa = "—" if c.kappa is None else f"{c.kappa.value:.2f} [{c.kappa.ci[0]:.2f}, {c.kappa.ci[1]:.2f}]"
+        out.append([c.key, c.badge(), kappa, str(c.n), f"{c.n_reviewed}/{c.n_items}", str(c.n_stale)])
+    return out
+
+
+def left_out_note(report: Report) -> str | None:
+    """What `--calibrated-only` left out of the headline, in one sentence."""
+    if not report.left_out:
+        return None
+    parts = [f"{s} ({', '.join(c.criterion + ' ' + ('κ —' if c.kappa is None else f'κ {c.kappa.value:.2f}') + f', n {c.n}' for c in cs)})"
+             for s, cs in report.left_out.items()]
+    t = report.calibration.threshold
+    return (f"--calibrated-only: the headline leaves out {len(parts)} judged scenario(s) whose judge is not calibrated "
+            f"(κ ≥ {t.min_kappa:g} with n ≥ {t.min_n}): " + "; ".join(parts))
+
+
 def text(report: Report, out: Console) -> None:
     if report.note:
         out.print(Text(report.note, style="yellow"))
+    if note := left_out_note(report):
+        out.print(Text(note, style="yellow"))
     for section, rows in _sections(report):
         table = Table(*HEAD, title=Text(f"{_title(report)} · {section}"), title_justify="left")
         for row in rows:
@@ -179,6 +206,12 @@ def text(report: Report, out: Console) -> None:
         for cells in body:
             t.add_row(*[Text(c) for c in cells])
         out.print(t)
+    if rows := calibration_rows(report):
+        t = Table(*CALIBRATION_HEAD, title=Text("judge calibration against clinicians (helmbench agreement)"),
+                  title_justify="left")
+        for cells in rows:
+            t.add_row(*[Text(c) for c in cells])
+        out.print(t)
     out.print(Text(NOTES, style="dim"))
 
 
@@ -190,6 +223,9 @@ def as_json(report: Report) -> str:
         plain["by_behaviour"] = row.summary.to_dict()["by_behaviour"]
     data["pillar_titles"], data["behaviour_titles"] = report.pillar_titles, report.behaviour_titles
     data["note"] = report.note
+    data["calibration"] = report.calibration.to_dict() if report.calibration else None
+    data["calibrated_only"] = {"left_out": {s: [c.key for c in cs] for s, cs in report.left_out.items()},
+                               "note": left_out_note(report)} if report.left_out else None
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
 
 
@@ -238,6 +274,8 @@ def as_markdown(report: Report) -> str:
     parts = [f"## Leaderboard\n\n{md_text(_title(report))}\n"]
     if report.note:
         parts.append(f"> {md_text(report.note)}\n")
+    if note := left_out_note(report):
+        parts.append(f"> {md_text(note)}\n")
     for section, rows in _sections(report):
         parts.append(f"\n**{md_text(section)}**\n")
         parts.append(_md_table(HEAD, [_cells(report, r) for r in rows]))
@@ -249,5 +287,8 @@ def as_markdown(report: Report) -> str:
     for kind in ("pillar", "behaviour"):
         parts.append(f"\n### By {kind}\n\nweighted score · pass rate (cases)\n")
         parts.append(_md_table(*_breakdown(report, kind)))
+    if rows := calibration_rows(report):
+        parts.append("\n### Judge calibration\n\nagreement with clinicians' blind reviews (helmbench agreement)\n")
+        parts.append(_md_table(CALIBRATION_HEAD, rows))
     parts.append(f"\n{NOTES}\n")
     return "\n".join(parts)

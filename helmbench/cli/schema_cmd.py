@@ -31,9 +31,13 @@ def _accept_shorthands(stem: str, schema: dict) -> dict:
     """Add the forms that the models' `mode="before"` validators accept but Pydantic cannot see:
     `marking_model: <id>` (or `generator_model:`) as a plain string, and a numeric `version: 1`."""
     props = schema.get("properties", {})
+    model_id = {"type": "string", "description": "OpenRouter model id"}
     for key in ("marking_model", "generator_model", "user_model"):
         if stem == "models" and "anyOf" in props.get(key, {}):
-            props[key]["anyOf"].insert(0, {"type": "string", "description": "OpenRouter model id"})
+            for variant in props[key]["anyOf"]:  # an ensemble's entries may be ids too
+                if variant.get("type") == "array" and "items" in variant:
+                    variant["items"] = {"anyOf": [model_id, variant["items"]]}
+            props[key]["anyOf"].insert(0, model_id)
     if stem == "benchmark" and props.get("version", {}).get("type") == "string":
         props["version"] = {k: v for k, v in props["version"].items() if k != "type"}
         props["version"]["type"] = ["string", "number"]

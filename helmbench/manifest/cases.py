@@ -135,6 +135,8 @@ def catalog(bench: Benchmark) -> dict:
     }
     if bench.floors:  # only when declared, so a tree without floors keeps its manifest hash
         cat["floors"] = [dict(f) for f in bench.floors]
+    if bench.calibration:  # likewise: only when declared
+        cat["calibration"] = dict(bench.calibration)
     return cat
 
 

@@ -148,6 +148,7 @@ class SiteData:
     models: list[ModelData]  # leaderboard order
     results_by_case: dict[str, dict[str, list[Result]]]  # case id → model id → its results (by sample)
     has_db: bool
+    calibration: object | None = None  # score.calibration.CalibrationReport: the judge against clinicians
 
     @property
     def has_results(self) -> bool:
@@ -360,6 +361,7 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
     cases: list[Case] = []
     board: Leaderboard | None = None
     models: list[ModelData] = []
+    calibration = None
     if has_db:
         conn = open_readonly(settings.db)
         try:
@@ -387,6 +389,9 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
                                       digests[id(scored[r.run.id])]) for r in board.rows]
                 for m in models:
                     m.history = _history(conn, m.row, scored, summarise_fn)
+                from helmbench.score.calibration import load_calibration
+
+                calibration = load_calibration(conn, board.manifest_hash)
         finally:
             conn.close()
     if not header:
@@ -409,6 +414,7 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
         models=models,
         results_by_case=by_case,
         has_db=has_db,
+        calibration=calibration,
     )
 
 

@@ -174,7 +174,8 @@ def _adopt_legacy(db, entries, judge=None):
     from helmbench.run.settings_compat import adopt_legacy_hashes
 
     keyed = [(e.id, e.settings(), settings_hash(e.settings())) for e in entries]
-    adopt_legacy_hashes(db, keyed + ([(judge.id, judge.settings, judge.settings_hash)] if judge else []))
+    judges = judge.members if judge else ()  # a Panel: one marking model or an ensemble
+    adopt_legacy_hashes(db, keyed + [(j.id, j.settings, j.settings_hash) for j in judges])
     return judge
 
 

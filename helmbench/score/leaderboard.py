@@ -126,7 +126,8 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
                       bootstrap: int = 1000, seed: int = 0, statuses: Sequence[str] = FINISHED_STATUSES,
                       load_results: Callable[[Connection, RunInfo], list[ScoredResult]] | None = None,
                       summarise_fn: Callable[..., RunSummary] = summarise,
-                      groups_fn: Callable[..., TieGroups] = tie_groups) -> Leaderboard:
+                      groups_fn: Callable[..., TieGroups] = tie_groups,
+                      exclude_scenarios: frozenset[str] = frozenset()) -> Leaderboard:
     """The ranked leaderboard of a manifest (see the module docstring for every choice).
 
     `db` is a path (opened read-only; FileNotFoundError if absent) or an open connection.
@@ -135,6 +136,8 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
     result row anyway (the site does), so that the rows are read once; `summarise_fn` (same
     signature as `summarise`) lets a caller reuse summaries it already has (the site caches them);
     `groups_fn` (same signature as `pairwise.tie_groups`) likewise for the paired comparisons.
+    `exclude_scenarios`: scenarios left out of every number and of the expected case count
+    (`report --calibrated-only` leaves out the judged scenarios whose judge is uncalibrated).
     """
     conn, owned = _connection(db)
     try:
@@ -144,6 +147,9 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
         runs = latest_runs(conn, chosen, statuses) if chosen else []
         results = {run.id: (load_results(conn, run) if load_results else scored_results(conn, run.id))
                    for run in runs}
+        if exclude_scenarios and chosen:
+            n_cases -= queries.cases_in_scenarios(conn, chosen, sorted(exclude_scenarios))
+            results = {k: [r for r in rs if r.scenario not in exclude_scenarios] for k, rs in results.items()}
         rows = [leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, seed=seed, summarise_fn=summarise_fn,
                                 results=results[run.id], statuses=statuses, floors=floors)
                 for run in runs]

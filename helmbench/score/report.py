@@ -29,6 +29,8 @@ class Report:
     pillar_titles: dict[str, str] = field(default_factory=dict)
     behaviour_titles: dict[str, str] = field(default_factory=dict)
     note: str | None = None
+    calibration: object | None = None  # score.calibration.CalibrationReport of the judged criteria
+    left_out: dict[str, list] = field(default_factory=dict)  # --calibrated-only: scenario → its uncalibrated criteria
 
     @property
     def rows(self) -> list[LeaderboardRow]:
@@ -71,18 +73,29 @@ NO_RUN_HINT = ("without OPENROUTER_API_KEY, `helmbench run` (and `make run`) onl
                "to make a run: export OPENROUTER_API_KEY=sk-or-... then `helmbench run` (add --max-cost USD)")
 
 
-def load_report(db: Path, manifest: Path | None = None, run_id: int | None = None, *, bootstrap: int = 1000) -> Report:
-    """The report of the latest finished run per model (of `manifest` when it has runs), or of one run."""
+def load_report(db: Path, manifest: Path | None = None, run_id: int | None = None, *, bootstrap: int = 1000,
+                calibrated_only: bool = False) -> Report:
+    """The report of the latest finished run per model (of `manifest` when it has runs), or of one run.
+
+    `calibrated_only`: judged scenarios with an uncalibrated criterion are left out of every number
+    (and of the expected case count); `Report.left_out` names them.
+    """
     if not Path(db).is_file():
         raise UsageError(f"no run has been made yet (dry run only): there is no results database at {db}",
                          hint=NO_RUN_HINT)
     wanted = manifest_hash_of(manifest) if run_id is None else None
     conn = open_readonly(db)
     try:
+        from helmbench.score.calibration import load_calibration, uncalibrated_scenarios
+
+        chosen = queries.choose_manifest(conn, wanted, REPORT_STATUSES) if run_id is None else None
+        calibration = load_calibration(conn, chosen) if chosen else None
+        left_out = uncalibrated_scenarios(calibration) if calibrated_only and calibration else {}
         if run_id is not None:
             board = _single_run(conn, run_id, bootstrap)
         else:
-            board = build_leaderboard(conn, wanted, bootstrap=bootstrap, statuses=REPORT_STATUSES)
+            board = build_leaderboard(conn, wanted, bootstrap=bootstrap, statuses=REPORT_STATUSES,
+                                      exclude_scenarios=frozenset(left_out))
         if board.empty:
             raise HelmbenchError(f"no finished runs in {db}", hint=NO_RUN_HINT)
         note = None
@@ -90,6 +103,6 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
             note = (f"{manifest} ({wanted[:19]}) has no finished runs; showing the latest runs, of manifest "
                     f"{board.manifest_hash[:19]}")
         return Report(board, {r.run.id: queries.judge_totals_of(conn, r.run.id) for r in board.rows},
-                      queries.titles(conn, "pillars"), queries.titles(conn, "behaviours"), note)
+                      queries.titles(conn, "pillars"), queries.titles(conn, "behaviours"), note, calibration, left_out)
     finally:
         conn.close()

@@ -229,6 +229,7 @@ class Loader:
                 info = BehaviourInfo(pcode, bcode, b.title, b.description, compliance, b.weight)
                 bench.behaviours[info.key] = info
         bench.floors = [f.model_dump() for f in model.floors]
+        bench.calibration = model.calibration.model_dump() if model.calibration else None
 
     def load_scoring(self, bench: Benchmark) -> None:
         path = self.find(self.root, "scoring.yaml", "scoring.yml")

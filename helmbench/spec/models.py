@@ -224,12 +224,24 @@ class Floor(Strict):
                                                         "can get, in [0, 1], not above `minimum`")]
 
 
+class CalibrationThreshold(Strict):
+    """When a judged criterion counts as calibrated: its judge agrees with clinicians' blind reviews enough.
+
+    Below it, every number that rests on that criterion is shown with an "uncalibrated" badge.
+    """
+
+    min_kappa: Annotated[float, Field(ge=-1, le=1, description="the lowest judge–clinician Cohen's κ, in [-1, 1]")] = 0.6
+    min_n: Annotated[int, Field(ge=1, le=1_000_000, description="the fewest reviewed items (with a clinicians' consensus)")] = 30
+
+
 class BenchmarkFile(Strict):
     name: str
     version: str
     description: str | None = None
     pillars: dict[str, Pillar] = {}
     floors: list[Floor] = Field([], description="safety floors that cap the composite score")
+    calibration: CalibrationThreshold | None = Field(None, description="when a judged criterion counts as calibrated "
+                                                                       "(helmbench agreement); default κ ≥ 0.6, n ≥ 30")
 
     _v = field_validator("version", mode="before")(lambda cls, v: _as_text(v))
 
@@ -276,7 +288,8 @@ class ModelEntry(ModelSettings):
 
 
 class ModelsFile(Strict):
-    marking_model: ModelEntry | None = None
+    marking_model: ModelEntry | Annotated[list[ModelEntry], Field(min_length=1, max_length=15)] | None = Field(
+        None, description="the judge of sqe scenarios; a list is an ensemble: majority vote, a tie is a FAIL")
     generator_model: ModelEntry | None = Field(None, description="writes `helmbench generate` variants and drafts")
     user_model: ModelEntry | None = Field(
         None, description="plays the simulated user of conversations (conversation.md with `user: simulated`); "
@@ -286,7 +299,16 @@ class ModelsFile(Strict):
     @field_validator("marking_model", "generator_model", "user_model", mode="before")
     @classmethod
     def _id_only(cls, v):
+        if isinstance(v, list):
+            return [{"id": e} if isinstance(e, str) else e for e in v]
         return {"id": v} if isinstance(v, str) else v
+
+    @property
+    def judges(self) -> list[ModelEntry]:
+        """The marking model(s): one, several (an ensemble), or none."""
+        if self.marking_model is None:
+            return []
+        return list(self.marking_model) if isinstance(self.marking_model, list) else [self.marking_model]
 
 
 __all__ = [

@@ -151,6 +151,7 @@ class Benchmark:
     behaviours: dict[str, BehaviourInfo] = field(default_factory=dict)  # key "P1-B1"
     scoring_weights: dict[str, float] = field(default_factory=dict)
     floors: list[dict] = field(default_factory=list)  # benchmark.yml `floors:` as {part, minimum, cap}
+    calibration: dict | None = None  # benchmark.yml `calibration:` as {min_kappa, min_n}
     scoring_source: SourceText | None = None
     scoring_data: LineDict | None = None
     scenarios: list[Scenario] = field(default_factory=list)

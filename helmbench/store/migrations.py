@@ -14,7 +14,7 @@ from typing import Callable, NamedTuple
 
 import sqlite_utils
 
-from helmbench.store import generations, schema_failure_kind, schema_judge, turns
+from helmbench.store import generations, schema_failure_kind, schema_judge, schema_reviews, turns
 from helmbench.store.schema_v1 import DDL
 
 
@@ -42,6 +42,7 @@ MIGRATIONS: list[Migration] = [
     Migration(4, "results.failure_kind, backfilled from the reasons", schema_failure_kind.apply),
     Migration(5, "generations: cached `helmbench generate` calls", generations.apply),
     Migration(6, "conversations: turns, result_turns, checkpoint_verdicts, transcript_judgements", turns.apply),
+    Migration(7, "reviews: clinicians' verdicts keyed by what the judge saw", schema_reviews.apply),
 ]
 
 

@@ -31,6 +31,27 @@ def duplicate_model_ids(bench: Benchmark, out: Collector) -> None:
                     hint="remove one of the two entries")
         else:
             seen[entry["id"]] = line
+    duplicate_judges(bench, out)
+
+
+def duplicate_judges(bench: Benchmark, out: Collector) -> None:
+    """An ensemble (`marking_model` as a list) naming one judge twice would give it two votes."""
+    data = bench.models_data
+    judges = data.get("marking_model") if isinstance(data, LineDict) else None
+    if not isinstance(judges, list) or bench.models_source is None:
+        return
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(judges):
+        judge_id = entry.get("id") if isinstance(entry, LineDict) else entry
+        if not isinstance(judge_id, str):
+            continue
+        at = value_span(entry, "id") if isinstance(entry, LineDict) else value_span(data, "marking_model", i)
+        if judge_id in seen:
+            out.add("HB605", bench.models_source.path, at,
+                    f"judge `{judge_id}` is listed twice in the `marking_model` ensemble (first at line "
+                    f"{seen[judge_id]}): it would get two votes", hint="remove one of the two entries")
+        else:
+            seen[judge_id] = at[0]
 
 
 @rule("HB606")

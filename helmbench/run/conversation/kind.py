@@ -28,7 +28,7 @@ from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.conversation import turns as T
 from helmbench.run.conversation import verdict as V
 from helmbench.run.evaluate import outcome_for
-from helmbench.run.judge.judge import error as criterion_error, parse_judgement, precheck
+from helmbench.run.judge.judge import combine, error as criterion_error, parse_judgement, precheck
 from helmbench.run.judge.judge_prompt import judge_request_hash
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
@@ -76,7 +76,9 @@ class Conversation:
     user_cost: float | None = None
     user_problem: str | None = None
     rows: list[dict] = field(default_factory=list)  # checkpoint and criterion verdicts so far
-    criteria: list[tuple[dict, dict]] = field(default_factory=list)  # (criterion, judge request) still to judge
+    # (criterion, judge request, judge) still to judge: one entry per judge of an ensemble
+    criteria: list[tuple[dict, dict, Any]] = field(default_factory=list)
+    votes: dict[str, list] = field(default_factory=dict)  # criterion code → each judge's CriterionVerdict so far
 
     @property
     def conv(self) -> dict:
@@ -98,7 +100,8 @@ class ConversationTurns:
     what = "conversation turns"
 
     def __init__(self, plan, db, *, concurrency: int, judge=None):
-        self.plan, self.db, self.judge = plan, db, judge
+        self.plan, self.db = plan, db
+        self.judges = list(judge.members) if judge is not None else []  # one marking model, or an ensemble
         self.concurrency = max(1, concurrency)
         self.writer: Writer | None = None  # one per round: the engine closes (commits) it when the round ends
         self.states: list[Conversation] = []
@@ -109,9 +112,8 @@ class ConversationTurns:
             um = case["request"]["conversation"].get("user_model")
             if um and ("user", um["id"]) not in self._lanes:
                 self._lanes[("user", um["id"])] = AdaptiveLimiter(self.concurrency, name=f"{um['id']} (simulated user)")
-        if judge is not None:
-            self._lanes[("judge", judge.id)] = AdaptiveLimiter(judge.concurrency or self.concurrency,
-                                                               name=f"{judge.id} (judge)")
+        for j in self.judges:
+            self._lanes[("judge", j.id)] = AdaptiveLimiter(j.concurrency or self.concurrency, name=f"{j.id} (judge)")
 
     # --- rounds --------------------------------------------------------------------------------
 
@@ -151,7 +153,7 @@ class ConversationTurns:
         if state.pending == "user":
             return ("user", state.conv["user_model"]["id"])
         if state.pending == "judge":
-            return ("judge", self.judge.id)
+            return ("judge", state.criteria[0][2].id)
         return state.mp.id
 
     def jobs(self, lane: Hashable) -> Iterator[Conversation]:
@@ -165,7 +167,8 @@ class ConversationTurns:
             um = state.conv["user_model"]
             return um["id"], um["settings"], T.user_request(state.case, state.transcript, state.turn)
         if state.pending == "judge":
-            return self.judge.id, self.judge.settings, state.criteria[0][1]
+            _, request, judge = state.criteria[0]
+            return judge.id, judge.settings, request
         return state.mp.id, state.mp.settings, T.model_request(state.case, state.transcript)
 
     def label(self, state: Conversation) -> str:
@@ -294,33 +297,36 @@ class ConversationTurns:
             s.rows += [{"checkpoint": cr["code"], "turn": None, "title": cr.get("title"), "verdict": early.verdict,
                         "score": early.score, "reason": early.reason} for cr, _ in pairs]
             pairs = []
-        s.criteria = pairs
+        s.criteria = [(cr, request, j) for cr, request in pairs for j in self.judges]
 
     def stored_judgement(self, s: Conversation) -> bool:
         """Use a stored judgement of the next criterion, if there is a usable one."""
-        criterion, request = s.criteria[0]
-        found = stored_judgement(self.db, judge_request_hash(request), self.judge.id, self.judge.settings_hash)
+        criterion, request, judge = s.criteria[0]
+        found = stored_judgement(self.db, judge_request_hash(request), judge.id, judge.settings_hash)
         if found is None or found.get("error_kind"):
             return False
         self.judged(s, found)
         return True
 
     def judge_answered(self, s: Conversation, result, attempts: int) -> None:
-        criterion, request = s.criteria[0]
+        criterion, request, judge = s.criteria[0]
         columns = {k: v for k, v in call_columns(result, attempts).items() if k in _JUDGEMENT_COLUMNS}
-        row = {"judge_request_hash": judge_request_hash(request), "judge_model": self.judge.id,
-               "judge_settings_hash": self.judge.settings_hash, "run_id": s.mp.run_id,
+        row = {"judge_request_hash": judge_request_hash(request), "judge_model": judge.id,
+               "judge_settings_hash": judge.settings_hash, "run_id": s.mp.run_id,
                "criterion": criterion["code"], "created_at": now(), **columns}
         self.writer.add(TurnWrite(judgement=row))
         self.judged(s, row)
 
     def judged(self, s: Conversation, row: dict) -> None:
-        criterion, _ = s.criteria.pop(0)
+        criterion, _, _ = s.criteria.pop(0)
         if row.get("error_kind"):
             verdict = criterion_error(criterion, row["error_kind"], row.get("error_message") or "")
         else:
             verdict = parse_judgement(criterion, row.get("content"), row.get("finish_reason"))
-        s.rows.append(V.criterion_row(verdict, criterion.get("title")))
+        votes = s.votes.setdefault(criterion["code"], [])
+        votes.append(verdict)
+        if len(votes) == len(self.judges):  # every judge of the ensemble has spoken: their majority
+            s.rows.append(V.criterion_row(combine(criterion, votes), criterion.get("title")))
 
     def error(self, s: Conversation, why: str) -> None:
         s.rows = [{"checkpoint": "conversation", "turn": None, "title": None, "verdict": "ERROR", "score": None,

@@ -7,7 +7,10 @@ one case; a case is decided (its result and the links to its judgements written)
 criterion is in. Judgements are cached by their request, so a criterion's edit re-judges only
 that criterion, and an unchanged re-run makes no call; identical judge requests within one
 invocation are sent once (the engine shares one in flight, `called` remembers the finished ones).
-The judge is one lane with its own limiter: it is a different model with its own rate limits.
+Each judge is one lane with its own limiter: a different model with its own rate limits. With an
+ensemble (several marking models) every judge judges every criterion; a case is decided once
+every judge's judgements of every criterion are in, each criterion by the judges' majority
+(`judge.combine`), and each judgement is linked to the result with its own verdict.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from typing import Any, Iterator
 
 from helmbench.run.answer_kind import result_row
 from helmbench.run.calls import Completion, ProviderError
-from helmbench.run.judge.judge import CriterionVerdict, aggregate, decide, error, parse_judgement
-from helmbench.run.judge.judge_plan import CaseWork, JudgeModel, iter_work
+from helmbench.run.judge.judge import CriterionVerdict, aggregate, combine, decide, error, parse_judgement
+from helmbench.run.judge.judge_plan import CaseWork, JudgeModel, Panel, iter_work
 from helmbench.run.judge.judge_prompt import response_field
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
@@ -61,6 +64,14 @@ def verdict_of(criterion: dict, row: dict) -> CriterionVerdict:
     return CriterionVerdict(criterion["code"], verdict, score, judgment, row.get("justification"))
 
 
+def by_criterion(work: CaseWork, links: list[tuple[dict | int, CriterionVerdict]]) -> list[CriterionVerdict]:
+    """One verdict per criterion: the judges' verdicts on it combined (one judge: its own)."""
+    grouped: dict[str, tuple[dict, list[CriterionVerdict]]] = {}
+    for item, (_, verdict) in zip(work.items, links):
+        grouped.setdefault(item.criterion["code"], (item.criterion, []))[1].append(verdict)
+    return [combine(criterion, verdicts) for criterion, verdicts in grouped.values()]
+
+
 @dataclass
 class Pending:
     """A case whose criteria are being judged: the links gathered so far, in criterion order."""
@@ -69,6 +80,7 @@ class Pending:
     links: list
     left: int  # criteria still to come back
     complete: bool = True  # False once one of them was not sent (a stop or the money limit)
+    to_call: list[int] | None = None  # the items that need a call (each lane yields its judge's)
 
 
 @dataclass
@@ -86,61 +98,76 @@ class Judgements:
 
     what = "judge calls"
 
-    def __init__(self, plan, db, judge: JudgeModel, writer: Writer, *, settled: dict[str, set], concurrency: int):
+    def __init__(self, plan, db, judge: Panel, writer: Writer, *, settled: dict[str, set], concurrency: int):
         self.plan, self.db, self.judge, self.writer = plan, db, judge, writer
         self.settled = settled  # per model id: (case_hash, sample) with a PASS/FAIL in the run
-        self.concurrency = max(1, judge.concurrency or concurrency)
-        self.called: dict[str, dict] = {}  # judge request hash → the row of its call in this invocation
+        self.concurrency = {m.id: max(1, m.concurrency or concurrency) for m in judge.members}
+        self.called: dict[tuple[str, str], dict] = {}  # (judge, request hash) → the row of its call in this invocation
+        self.open: dict[tuple, Pending] = {}  # cases met by one lane and not decided yet (shared by the lanes)
         self.calls = 0
         self.judge_spent = 0.0
         self.skipped = 0  # cases left unjudged (money limit or interruption)
 
     def lanes(self) -> dict:
-        return {None: AdaptiveLimiter(self.concurrency, name=f"judge {self.judge.id}")}
+        return {m.id: AdaptiveLimiter(self.concurrency[m.id], name=f"judge {m.id}") for m in self.judge.members}
 
     def jobs(self, lane) -> Iterator[CriterionJob | None]:
+        """The calls of one judge. The lanes walk the same cases; the first to meet a case opens it
+        (settling it at once when nothing needs a call), and each lane yields its own judge's calls."""
         for work in iter_work(self.plan, self.db, self.judge, self.settled):
-            if work.outcome is not None:
-                self.settle(work, [])
+            key = (work.job.model.id, work.job.case["hash"], work.job.sample)
+            case = self.open.get(key)
+            if case is None:
+                case = self._open(work)
+                if case is None:
+                    yield None
+                    continue
+                self.open[key] = case
+            mine = [i for i in case.to_call if case.work.items[i].judge.id == lane]
+            if not mine:
                 yield None
-                continue
-            case = Pending(work, [None] * len(work.items), 0)
-            to_call = []
-            for i, item in enumerate(work.items):
-                if item.cached:
-                    case.links[i] = (item.stored["id"], verdict_of(item.criterion, item.stored))
-                elif item.hash in self.called:  # asked earlier in this invocation (maybe not committed yet)
-                    row = self.called[item.hash]
-                    case.links[i] = (row, verdict_of(item.criterion, row))
-                else:
-                    to_call.append(i)
-            if not to_call:
-                self.settle(work, case.links)
-                yield None
-                continue
-            case.left = len(to_call)
-            for i in to_call:
+            for i in mine:
                 yield CriterionJob(case, i)
 
-    def key(self, job: CriterionJob) -> str:
-        return job.item.hash
+    def _open(self, work: CaseWork) -> Pending | None:
+        """A case's pending state, or None when it was decided without a call."""
+        if work.outcome is not None:
+            self.settle(work, [])
+            return None
+        case = Pending(work, [None] * len(work.items), 0, to_call=[])
+        for i, item in enumerate(work.items):
+            if item.cached:
+                case.links[i] = (item.stored["id"], verdict_of(item.criterion, item.stored))
+            elif (item.judge.id, item.hash) in self.called:  # asked earlier in this invocation (maybe not committed)
+                row = self.called[(item.judge.id, item.hash)]
+                case.links[i] = (row, verdict_of(item.criterion, row))
+            else:
+                case.to_call.append(i)
+        if not case.to_call:
+            self.settle(work, case.links)
+            return None
+        case.left = len(case.to_call)
+        return case
+
+    def key(self, job: CriterionJob) -> tuple[str, str]:
+        return job.item.judge.id, job.item.hash
 
     def request(self, job: CriterionJob) -> tuple[str, dict, dict]:
-        return self.judge.id, self.judge.settings, job.item.request
+        return job.item.judge.id, job.item.judge.settings, job.item.request
 
     def label(self, job: CriterionJob) -> str:
         work = job.case.work
-        return f"judge {self.judge.id} {work.job.case['id']}#{work.job.sample} {job.item.criterion['code']}"
+        return f"judge {job.item.judge.id} {work.job.case['id']}#{work.job.sample} {job.item.criterion['code']}"
 
     def stopped_by_cost(self) -> bool:
         return self.skipped > 0
 
     def finish(self, jobs: list[CriterionJob], result: Completion | ProviderError, attempts: int) -> bool:
         first = jobs[0]
-        row = judgement_row(self.judge, first.case.work, first.item.criterion, first.item.hash, result, attempts)
+        row = judgement_row(first.item.judge, first.case.work, first.item.criterion, first.item.hash, result, attempts)
         # saved at once: money spent is never lost to a stop or crash before the case completes
         self.writer.add(JudgedCase([(row, None, None)], None))
-        self.called[first.item.hash] = row
+        self.called[(first.item.judge.id, first.item.hash)] = row
         self.judge_spent += result.cost or 0.0  # already counted by the budget
         self.calls += 1
         if row["error_kind"]:
@@ -160,13 +187,15 @@ class Judgements:
         """One criterion of the case is back (judged or not sent); the last one decides the case."""
         case.left -= 1
         if case.left == 0:
+            work = case.work
+            self.open.pop((work.job.model.id, work.job.case["hash"], work.job.sample), None)
             if case.complete:
                 self.settle(case.work, case.links)
             else:
                 self.skipped += 1
 
     def settle(self, work: CaseWork, links: list[tuple[dict | int, CriterionVerdict]]) -> None:
-        outcome = work.outcome or aggregate([v for _, v in links])
+        outcome = work.outcome or aggregate(by_criterion(work, links))
         result = result_row(work.job, outcome, work.response["id"])
         self.writer.add(JudgedCase([(ref, v.verdict, v.score) for ref, v in links], result))
         mp = work.job.model

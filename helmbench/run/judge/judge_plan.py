@@ -37,12 +37,33 @@ class JudgeModel:
         return cls(entry.id, settings, settings_hash(settings), entry.concurrency)
 
 
-def judge_for(models_file: str | Path, plan: Plan) -> JudgeModel | None:
-    """The judge of this invocation; a clear error, before anything is sent, if sqe cases have none."""
+@dataclass(frozen=True)
+class Panel:
+    """The marking model(s) of an invocation: one judge, or an ensemble (models.yml lists several).
+
+    Every member judges every criterion (each judgement cached under its own model and settings);
+    the criterion's verdict is their majority, a tie being a FAIL (`judge.combine`).
+    """
+
+    members: tuple[JudgeModel, ...]
+
+    @property
+    def id(self) -> str:
+        """The judge(s) in a message: `openai/gpt-4.1` or `a/one + b/two + c/three`."""
+        return " + ".join(m.id for m in self.members)
+
+
+def judge_for(models_file: str | Path, plan: Plan) -> Panel | None:
+    """The judge(s) of this invocation; a clear error, before anything is sent, if sqe cases have none."""
     from helmbench.run.selection import load_models_file
 
-    entry = load_models_file(Path(models_file)).marking_model
-    if entry is None:
+    entries = load_models_file(Path(models_file)).judges
+    ids = [e.id for e in entries]
+    twice = next((i for i in ids if ids.count(i) > 1), None)
+    if twice is not None:
+        raise HelmbenchError(f"{models_file} lists the judge `{twice}` twice in `marking_model`: it would vote twice",
+                             exit_code=2, hint="remove one of the two entries (`helmbench lint` shows where)")
+    if not entries:
         if plan.sqe_cases:
             raise HelmbenchError(
                 f"{plan.sqe_cases} selected case(s) are judged (sqe) but {models_file} names no `marking_model`; "
@@ -50,17 +71,18 @@ def judge_for(models_file: str | Path, plan: Plan) -> JudgeModel | None:
                 hint="add `marking_model: {id: openai/gpt-4.1, temperature: 0}` to models.yml, or run other "
                      "scenarios with --scenario")
         return None
-    return JudgeModel.from_entry(entry)
+    return Panel(tuple(JudgeModel.from_entry(e) for e in entries))
 
 
 @dataclass
 class Item:
-    """One criterion of one case: the judge request, its cache key, and the stored judgement if any."""
+    """One criterion of one case for one judge: the request, its cache key, and the stored judgement if any."""
 
     criterion: dict
     request: dict
     hash: str
     stored: dict | None
+    judge: JudgeModel | None = None
 
     @property
     def cached(self) -> bool:
@@ -79,9 +101,11 @@ class CaseWork:
         return [i for i in self.items if not i.cached]
 
 
-def iter_work(plan: Plan, db, judge: JudgeModel, settled: dict[str, set] | None = None, *,
+def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = None, *,
               unanswered: bool = False) -> Iterator[CaseWork]:
     """Every selected sqe (case, model, sample) without a verdict in its run, in manifest order.
+
+    Its items: per criterion, one per member of the panel (in the panel's order).
 
     `settled`: per model id, the (case_hash, sample) that have a PASS or FAIL in the run (read
     from the store: the answer phase's own bookkeeping counts a case handed to the judge as done).
@@ -106,8 +130,9 @@ def iter_work(plan: Plan, db, judge: JudgeModel, settled: dict[str, set] | None 
         for criterion in case["evaluation"]["criteria"]:
             request = judge_request(criterion, case["request"]["messages"], response["content"])
             h = judge_request_hash(request)
-            stored = find_judgement(db, h, judge.id, judge.settings_hash)
-            items.append(Item(criterion, request, h, stored))
+            for member in judge.members:
+                stored = find_judgement(db, h, member.id, member.settings_hash)
+                items.append(Item(criterion, request, h, stored, member))
         yield CaseWork(job, response, None, items)
 
 
@@ -127,19 +152,19 @@ class JudgeEstimate:
         return self.calls + self.upto_new
 
 
-def estimate(plan: Plan, db, judge: JudgeModel | None, settled: dict[str, set] | None = None) -> JudgeEstimate:
+def estimate(plan: Plan, db, judge: Panel | None, settled: dict[str, set] | None = None) -> JudgeEstimate:
     est = JudgeEstimate(judge.id if judge else None)
     if judge is None or not plan.sqe_cases:
         return est
-    needed: set[str] = set()
+    needed: set[tuple[str, str]] = set()
     for work in iter_work(plan, db, judge, settled, unanswered=True):
         if work.response is None or work.response.get("error_kind"):  # the model will be asked (again) first
             est.unanswered += 1
-            est.upto_new += len(work.job.case["evaluation"]["criteria"])
+            est.upto_new += len(work.job.case["evaluation"]["criteria"]) * len(judge.members)
         elif work.outcome is not None:
             est.no_judge += 1
         else:
             est.cached += sum(i.cached for i in work.items)
-            needed.update(i.hash for i in work.to_call)
+            needed.update((i.judge.id, i.hash) for i in work.to_call)
     est.calls = len(needed)
     return est

@@ -18,7 +18,7 @@ from rich.text import Text
 from helmbench.run.budget import Budget
 from helmbench.run.engine import run_phase
 from helmbench.run.judge.judge_kind import Judgements
-from helmbench.run.judge.judge_plan import JudgeEstimate, JudgeModel, estimate
+from helmbench.run.judge.judge_plan import JudgeEstimate, Panel, estimate
 from helmbench.run.progress import Progress
 from helmbench.run.writer import Writer
 from helmbench.store.judgements import write_judged
@@ -40,7 +40,7 @@ class JudgeOutcome:
     skipped: int  # cases left unjudged (money limit or interruption)
 
 
-def run_judge(plan, db, judge: JudgeModel, *, db_path, concurrency: int, budget: Budget,
+def run_judge(plan, db, judge: Panel, *, db_path, concurrency: int, budget: Budget,
               progress: Callable[[int, str], Progress], provider, policy) -> tuple[str, JudgeOutcome]:
     """Judge every pending sqe answer; returns (status, outcome). `budget` carries the money of the
     whole invocation (`--max-cost` covers model and judge calls together)."""

@@ -8,7 +8,8 @@ column name) or small records back, never a cursor to write SQL against.
 
 from helmbench.store.queries.costs import Spend, run_spend
 from helmbench.store.queries.judgements import judgement_rows, judge_totals_of
-from helmbench.store.queries.manifests import manifest_case_rows, manifest_header, manifest_meta, titles
+from helmbench.store.queries.manifests import (
+    cases_in_scenarios, manifest_case_rows, manifest_header, manifest_meta, titles)
 from helmbench.store.queries.responses import completion_tokens_by_scenario
 from helmbench.store.queries.results import (
     FORMAT, format_failure_count, result_case_rows, result_detail_rows, served_counts,
@@ -17,7 +18,7 @@ from helmbench.store.queries.runs import RunInfo, all_runs, choose_manifest, lat
 from helmbench.store.queries.schema import table_columns
 
 __all__ = [
-    "FORMAT", "RunInfo", "Spend", "all_runs", "choose_manifest", "completion_tokens_by_scenario",
+    "FORMAT", "RunInfo", "Spend", "all_runs", "cases_in_scenarios", "choose_manifest", "completion_tokens_by_scenario",
     "format_failure_count", "judge_totals_of", "judgement_rows", "latest_runs", "manifest_case_rows",
     "manifest_header", "manifest_meta", "model_runs", "result_case_rows", "result_detail_rows", "run_info",
     "run_spend", "served_counts", "table_columns", "titles",

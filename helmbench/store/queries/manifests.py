@@ -31,6 +31,14 @@ def manifest_case_rows(conn: sqlite3.Connection, manifest_hash: str) -> list[sql
     return cur.fetchall()
 
 
+def cases_in_scenarios(conn: sqlite3.Connection, manifest_hash: str, scenarios: list[str]) -> int:
+    """How many of the manifest's cases belong to `scenarios` (what `report --calibrated-only` leaves out)."""
+    marks = ",".join("?" * len(scenarios))
+    return conn.execute(f"""SELECT COUNT(*) FROM manifest_cases mc JOIN cases c ON c.hash = mc.case_hash
+                            WHERE mc.manifest_hash = ? AND c.scenario IN ({marks})""",
+                        [manifest_hash, *scenarios]).fetchone()[0]
+
+
 #: The catalog tables with titles (the only names `titles` accepts: it is not a way to name any table).
 TITLED_TABLES = ("pillars", "behaviours", "scenarios")
 

@@ -1,0 +1,83 @@
+"""Reads for clinician review and calibration: judged items, stored reviews, the declared threshold.
+
+The writes (a verdict, an import) and the key reviews are stored under are in `store.reviews`.
+Each function takes a connection (read-only or not) or a `sqlite_utils.Database`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from helmbench.store.reviews import REVIEW_COLUMNS, connection_of as _conn
+
+
+def _dicts(cur: sqlite3.Cursor) -> list[dict]:
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row)) for row in cur.fetchall()]
+
+
+_JUDGED = """
+SELECT c.id AS case_id, c.hash AS case_hash, c.scenario, c.messages_json, c.evaluation_json,
+       r.content, ru.model, j.judge_model, j.criterion, j.judgment_json, rj.verdict, j.created_at AS judged_at
+FROM runs ru
+JOIN results res ON res.run_id = ru.id
+JOIN result_judgements rj ON rj.result_id = res.id
+JOIN judgements j ON j.id = rj.judgement_id
+JOIN responses r ON r.id = res.response_id
+JOIN cases c ON c.hash = res.case_hash
+WHERE ru.manifest_hash = ? AND j.error_kind IS NULL AND rj.verdict IN ('PASS', 'FAIL') AND r.content IS NOT NULL
+ORDER BY c.id, j.criterion, ru.model, j.judge_model
+"""
+
+
+def judged_rows(db, manifest_hash: str) -> list[dict]:
+    """Every usable judgement behind a result of the manifest's runs (previews included: the judge saw them).
+
+    One row per (result, criterion, judge): the case's request and criteria as the manifest has
+    them, the model's output, the judge's option(s) and the PASS/FAIL it gave under the case's
+    current pass values.
+    """
+    try:
+        return _dicts(_conn(db).execute(_JUDGED, [manifest_hash]))
+    except sqlite3.OperationalError as exc:  # a database from before the judge stage (read-only: not migrated)
+        if "no such" in str(exc):
+            return []
+        raise
+
+
+def latest_judged_manifest(db) -> str | None:
+    """The manifest of the most recently started run that has judgements (the default for review)."""
+    row = _conn(db).execute(
+        """SELECT ru.manifest_hash FROM runs ru WHERE EXISTS (
+             SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id)
+           ORDER BY ru.started_at DESC, ru.id DESC LIMIT 1""").fetchone()
+    return row[0] if row else None
+
+
+def manifest_has_runs(db, manifest_hash: str) -> bool:
+    return _conn(db).execute("SELECT 1 FROM runs WHERE manifest_hash = ? LIMIT 1", [manifest_hash]).fetchone() is not None
+
+
+def declared_calibration(db, manifest_hash: str | None) -> dict | None:
+    """benchmark.yml's `calibration:` as the manifest's catalog carries it, or None."""
+    from helmbench.store.queries.manifests import manifest_header
+
+    header = manifest_header(_conn(db), manifest_hash) if manifest_hash else None
+    return ((header or {}).get("catalog") or {}).get("calibration")
+
+
+def _has_reviews(conn: sqlite3.Connection) -> bool:
+    """False for a database opened read-only before migration 4 (a reader must not migrate it)."""
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'reviews'").fetchone() is not None
+
+
+def all_reviews(db) -> list[dict]:
+    """Every review, oldest first (stale ones included: the caller decides what is current)."""
+    if not _has_reviews(_conn(db)):
+        return []
+    return _dicts(_conn(db).execute(f"SELECT {', '.join(REVIEW_COLUMNS)} FROM reviews ORDER BY created_at, id"))
+
+
+def reviewed_by(db, reviewer: str) -> set[str]:
+    """The item hashes `reviewer` has already given a verdict on."""
+    return {r[0] for r in _conn(db).execute("SELECT item_hash FROM reviews WHERE reviewer = ?", [reviewer])}

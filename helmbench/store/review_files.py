@@ -1,0 +1,176 @@
+"""Reviews as exchange files (CSV or JSONL), so clinicians on separate machines can pool verdicts.
+
+Why all-or-nothing: a file with one bad row is a file someone has to fix; importing the good
+rows and dropping the bad one would lose a verdict silently. Every row is checked first and
+every bad one reported as `file:line: what is wrong`; only a clean file is written, in one
+transaction. The reader is bounded (file size, rows, field length) because a shared file is
+untrusted input.
+
+Columns (both formats): item_hash, reviewer, case_id, scenario, criterion, criterion_text,
+judgment, confidence, note, created_at. `judgment` is the option chosen, or the list of options
+for a multi-answer criterion: in JSONL a string or a list, in CSV that value as JSON
+(`"PASS"`, `["A", "B"]`); a bare word in CSV (PASS) is read as that string.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Iterable
+
+from helmbench.errors import HelmbenchError
+from helmbench.store.reviews import CONFIDENCES
+
+FIELDS = ("item_hash", "reviewer", "case_id", "scenario", "criterion", "criterion_text", "judgment", "confidence",
+          "note", "created_at")
+REQUIRED = ("item_hash", "reviewer", "case_id", "criterion", "criterion_text", "judgment", "created_at")
+MAX_BYTES = 64 << 20
+MAX_ROWS = 200_000
+MAX_FIELD = 20_000
+MAX_NAME = 200
+MAX_SHOWN = 20
+_HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def _fmt(path: Path) -> str:
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return "csv"
+    if suffix in (".jsonl", ".ndjson"):
+        return "jsonl"
+    raise HelmbenchError(f"{path}: unknown review file type {suffix or '(none)'}", exit_code=2,
+                         hint="name the file .csv or .jsonl (what `helmbench review export` writes)")
+
+
+def export_rows(reviews: Iterable[dict]) -> list[dict]:
+    """Stored reviews as exchange rows (judgment decoded)."""
+    return [{**{k: r.get(k) for k in FIELDS if k != "judgment"}, "judgment": json.loads(r["judgment_json"])}
+            for r in reviews]
+
+
+def write(rows: list[dict], fmt: str, out: io.TextIOBase) -> None:
+    if fmt == "jsonl":
+        for r in rows:
+            out.write(json.dumps({k: r.get(k) for k in FIELDS}, ensure_ascii=False) + "\n")
+        return
+    w = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        w.writerow({**{k: "" if r.get(k) is None else r[k] for k in FIELDS},
+                    "judgment": json.dumps(r["judgment"], ensure_ascii=False)})
+
+
+def _csv_records(text: str) -> Iterable[tuple[int, dict | str]]:
+    """(line, row) pairs; a row is a message when the row itself is malformed."""
+    csv.field_size_limit(MAX_FIELD + 1)
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    try:
+        header = reader.fieldnames or []
+        missing = [f for f in REQUIRED if f not in header]
+        if missing:
+            yield 1, f"the header lacks the column(s) {', '.join(missing)}"
+            return
+        while True:
+            try:
+                row = next(reader)
+            except StopIteration:
+                return
+            line = reader.line_num
+            if None in row:
+                yield line, "more cells than the header has columns"
+            elif any(v is None for v in row.values()):
+                yield line, "fewer cells than the header has columns"
+            else:
+                judgment = row.get("judgment", "")
+                try:
+                    row["judgment"] = json.loads(judgment)
+                except ValueError:
+                    row["judgment"] = judgment
+                yield line, {k: (v if v != "" else None) if k != "judgment" else v for k, v in row.items()}
+    except csv.Error as exc:
+        yield reader.line_num, f"not valid CSV ({exc})"
+
+
+def _jsonl_records(text: str) -> Iterable[tuple[int, dict | str]]:
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            yield n, f"not valid JSON ({exc.msg})"
+            continue
+        yield n, obj if isinstance(obj, dict) else f"expected a JSON object, got {type(obj).__name__}"
+
+
+def _problem(row: dict, options_of: dict[str, list[str]]) -> str | None:
+    """What is wrong with one row, or None."""
+    unknown = sorted(set(row) - set(FIELDS) - {"source"})
+    if unknown:
+        return f"unknown column(s) {', '.join(unknown)}"
+    for f in REQUIRED:
+        if row.get(f) in (None, ""):
+            return f"`{f}` is missing"
+    for f in FIELDS:
+        v = row.get(f)
+        if f != "judgment" and v is not None and not isinstance(v, str):
+            return f"`{f}` must be text, got {type(v).__name__}"
+        if isinstance(v, str) and len(v) > MAX_FIELD:
+            return f"`{f}` is longer than {MAX_FIELD} characters"
+    if not _HASH.match(row["item_hash"]):
+        return f"`item_hash` {row['item_hash'][:80]!r} is not a sha256:… hash written by `helmbench review export`"
+    if len(row["reviewer"].strip()) == 0 or len(row["reviewer"]) > MAX_NAME:
+        return f"`reviewer` must be 1 to {MAX_NAME} characters"
+    judgment = row["judgment"]
+    if not (isinstance(judgment, str) or (isinstance(judgment, list) and all(isinstance(v, str) for v in judgment))):
+        return "`judgment` must be an option (text) or a list of options"
+    known = options_of.get(row["item_hash"])
+    if known is not None:
+        chosen = judgment if isinstance(judgment, list) else [judgment]
+        bad = [v for v in chosen if v not in known]
+        if bad:
+            return f"`judgment` {bad[0]!r} is not one of the criterion's options ({', '.join(known)})"
+    if row.get("confidence") not in (None, *CONFIDENCES):
+        return f"`confidence` must be one of {', '.join(CONFIDENCES)} or empty, got {row['confidence']!r}"
+    try:
+        datetime.fromisoformat(row["created_at"])
+    except ValueError:
+        return f"`created_at` {row['created_at'][:40]!r} is not an ISO 8601 date and time"
+    return None
+
+
+def read(path: Path, options_of: dict[str, list[str]] | None = None) -> list[dict]:
+    """Every row of a review file, checked; raises naming each bad line (and imports nothing)."""
+    fmt = _fmt(path)
+    if path.stat().st_size > MAX_BYTES:
+        raise HelmbenchError(f"{path} is larger than {MAX_BYTES >> 20} MB: not a review export",
+                             hint="split it, or check that it is the file `helmbench review export` wrote")
+    text = path.read_text(encoding="utf-8-sig")
+    records = _csv_records(text) if fmt == "csv" else _jsonl_records(text)
+    rows: list[dict] = []
+    problems: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    for line, rec in records:
+        if len(rows) + len(problems) >= MAX_ROWS:
+            problems.append(f"{path}:{line}: more than {MAX_ROWS} rows")
+            break
+        why = rec if isinstance(rec, str) else _problem(rec, options_of or {})
+        if why is None:
+            key = (rec["item_hash"], rec["reviewer"])
+            if key in seen:
+                why = f"a second verdict by {rec['reviewer']!r} on the same item (first on line {seen[key]})"
+            else:
+                seen[key] = line
+        if why is not None:
+            problems.append(f"{path}:{line}: {why}")
+            continue
+        rows.append({k: rec.get(k) for k in FIELDS} | {"source": f"import:{path.name}"})
+    if problems:
+        shown = problems[:MAX_SHOWN] + ([f"… and {len(problems) - MAX_SHOWN} more"] if len(problems) > MAX_SHOWN else [])
+        raise HelmbenchError(f"{len(problems)} bad row(s) in {path}; nothing was imported:\n" + "\n".join(shown),
+                             hint="fix the rows named above (or remove them) and import the file again")
+    return rows

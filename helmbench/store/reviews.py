@@ -1,0 +1,89 @@
+"""Clinicians' reviews: how they are written (a verdict, an import), and the key they are stored under.
+
+Why the key is a hash of what the judge saw (case request + model output + criterion code, text
+and options) rather than a run, result or judgement id: ids differ between databases and runs,
+while the same output under the same criterion is the same question to a clinician wherever it
+was produced. Editing a criterion's wording changes the key of its items, so the reviews given
+to the old wording no longer match any current item (stale: kept, shown, not counted).
+
+A review carries `judgment` (the option, or the list of options, the clinician chose), stored
+as JSON in `judgment_json`. The reads (judged items, stored reviews) are named queries in `store.queries.reviews`. Writers
+pass the `sqlite_utils.Database` from `open_db` or a plain connection.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timezone
+from typing import Iterable
+
+from helmbench.manifest.canonical import hash_of
+
+#: The columns a review has in the database and in an export file, in that order.
+REVIEW_COLUMNS = ("item_hash", "reviewer", "case_id", "scenario", "criterion", "criterion_text", "judgment_json",
+                  "confidence", "note", "created_at", "source")
+CONFIDENCES = ("low", "medium", "high")
+
+
+def item_hash(messages: list[dict], output: str, criterion: dict) -> str:
+    """The key of one judged item: exactly what the judge was shown, minus the judge's own instructions.
+
+    The judge's system prompt and answer format are left out on purpose: rewording the judge's
+    instructions does not change what a clinician was asked to decide.
+    """
+    return hash_of({
+        "messages": messages,
+        "output": output,
+        "criterion": {"code": criterion["code"], "text": criterion["text"], "options": list(criterion["options"]),
+                      "response_type": criterion.get("response_type") or "single"},
+    })
+
+
+def connection_of(db) -> sqlite3.Connection:
+    """The sqlite3 connection under a `sqlite_utils.Database`, or the connection itself."""
+    return getattr(db, "conn", db)
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+_UPSERT = (f"INSERT INTO reviews ({', '.join(REVIEW_COLUMNS)}) VALUES ({', '.join('?' for _ in REVIEW_COLUMNS)}) "
+           "ON CONFLICT (item_hash, reviewer) DO UPDATE SET "
+           + ", ".join(f"{c} = excluded.{c}" for c in REVIEW_COLUMNS[2:]))
+_NEWER = " WHERE excluded.created_at > reviews.created_at"
+
+
+def save_review(db, review: dict) -> None:
+    """Store one reviewer's verdict on one item; a second verdict by the same reviewer replaces the first."""
+    conn = connection_of(db)
+    row = _encoded({"created_at": now(), "source": "local", **review})
+    with conn:
+        conn.execute(_UPSERT, [_cell(row.get(c)) for c in REVIEW_COLUMNS])
+
+
+def import_reviews(db, reviews: Iterable[dict]) -> tuple[int, int]:
+    """Add reviews from another machine in one transaction; returns (added, already here: replaced by a newer one or left as it was).
+
+    A review already here for the same item and reviewer is replaced only by a newer one, so
+    importing the same file twice, or an older export, changes nothing.
+    """
+    conn = connection_of(db)
+    before = conn.execute("SELECT count(*) FROM reviews").fetchone()[0]
+    rows = [_encoded(r) for r in reviews]
+    with conn:
+        conn.executemany(_UPSERT + _NEWER, [[_cell(r.get(c)) for c in REVIEW_COLUMNS] for r in rows])
+    after = conn.execute("SELECT count(*) FROM reviews").fetchone()[0]
+    return after - before, len(rows) - (after - before)
+
+
+def _encoded(review: dict) -> dict:
+    """`judgment` (an option, or a list of options) as the stored `judgment_json`."""
+    if "judgment" in review:
+        review = {**review, "judgment_json": json.dumps(review["judgment"], ensure_ascii=False)}
+    return review
+
+
+def _cell(value):
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value

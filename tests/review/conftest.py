@@ -1,0 +1,47 @@
+"""Fixtures for the clinician-review tests: one judged results.db per session (real run, fake provider),
+copied for every test that writes to it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:  # `tests.fakes` must import however pytest was started
+    sys.path.insert(0, str(REPO))
+
+from tests.review.review_pipeline import XssFake, build, copy_of  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def fake_server():
+    server = XssFake().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def judged(tmp_path_factory, fake_server):
+    """The pipeline's judged database (read it; copy it with `judged_db` to write)."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("OPENROUTER_API_BASE", fake_server.api_base)
+    mp.setenv("OPENROUTER_API_KEY", "sk-or-v1-review-tests")
+    try:
+        yield build(tmp_path_factory.mktemp("judged"))
+    finally:
+        mp.undo()
+
+
+@pytest.fixture
+def judged_db(judged, tmp_path):
+    """A private copy of the judged database, with the rest of the pipeline's paths."""
+    return {**judged, "db": copy_of(judged["db"], tmp_path / "results.db")}
+
+
+@pytest.fixture
+def env(fake_server, monkeypatch):
+    monkeypatch.setenv("OPENROUTER_API_BASE", fake_server.api_base)
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-review-tests")
+    return fake_server

@@ -1,0 +1,123 @@
+"""`helmbench review export` / `import`: pooling verdicts between machines, all or nothing."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from helmbench.cli import app
+from helmbench.score.review_items import judged_items
+from helmbench.store import open_db
+from helmbench.store.reviews import save_review
+from tests.review.review_pipeline import copy_of, rows
+
+
+def _reviewed(db_path, reviewer="ana", n=6):
+    db = open_db(db_path)
+    _, items = judged_items(db)
+    chosen = sorted(items)[:n]
+    for i, h in enumerate(chosen):
+        it = items[h]
+        save_review(db, {"item_hash": h, "reviewer": reviewer, "case_id": it.case_id, "scenario": it.scenario,
+                         "criterion": it.criterion["code"], "criterion_text": it.criterion["text"],
+                         "judgment": ["PASS", "PARTIAL", "FAIL"][i % 3], "confidence": "medium",
+                         "note": 'said "fine", then, a comma\nand a line' if i == 0 else None})
+    db.conn.close()
+    return chosen
+
+
+ALL = "SELECT item_hash, reviewer, judgment_json, confidence, note, created_at FROM reviews ORDER BY item_hash"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "jsonl"])
+def test_export_then_import_on_another_machine_gives_the_same_reviews(judged, judged_db, tmp_path, fmt):
+    _reviewed(judged_db["db"])
+    other = copy_of(judged["db"], tmp_path / "other.db")  # another machine: the same results, no reviews
+    assert rows(other, "SELECT count(*) FROM reviews") == [(0,)]
+    out = tmp_path / f"ana.{fmt}"
+    runner = CliRunner()
+    r = runner.invoke(app, ["review", "export", "--db", str(judged_db["db"]), "--format", fmt, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["review", "import", str(out), "--db", str(other)])
+    assert r.exit_code == 0, r.output
+    assert "6 added" in r.output
+    assert rows(other, ALL) == rows(judged_db["db"], ALL)
+    r = runner.invoke(app, ["review", "import", str(out), "--db", str(other)])
+    assert r.exit_code == 0 and "0 added" in r.output and rows(other, ALL) == rows(judged_db["db"], ALL)
+
+
+def test_an_import_with_one_bad_row_imports_nothing_and_names_the_line(judged_db, tmp_path):
+    _reviewed(judged_db["db"])
+    good = tmp_path / "all.jsonl"
+    assert CliRunner().invoke(app, ["review", "export", "--db", str(judged_db["db"]), "--format", "jsonl",
+                                    "--out", str(good)]).exit_code == 0
+    lines = good.read_text().splitlines()
+    row = json.loads(lines[3])
+    lines[3] = json.dumps({**row, "reviewer": "ben", "judgment": "MAYBE"})  # line 4: not an option
+    for i in range(len(lines)):
+        if i != 3:
+            lines[i] = json.dumps({**json.loads(lines[i]), "reviewer": "ben"})
+    bad = tmp_path / "ben.jsonl"
+    bad.write_text("\n".join(lines) + "\n")
+    before = rows(judged_db["db"], ALL)
+    r = CliRunner().invoke(app, ["review", "import", str(bad), "--db", str(judged_db["db"])])
+    assert r.exit_code == 1
+    assert f"{bad}:4:" in r.output and "'MAYBE' is not one of the criterion's options" in r.output
+    assert "nothing was imported" in r.output and "Traceback" not in r.output
+    assert rows(judged_db["db"], ALL) == before
+
+
+@pytest.mark.parametrize("text, line, why", [
+    ("item_hash,reviewer\n", 1, "lacks the column"),
+    ("{hdr}\nsha256:{h},ana,C1,S,CR1,text,\"\"\"PASS\"\"\",,,2026-11-20T10:00:00+00:00\n"
+     "sha256:{h},ana,C1,S,CR1,text,\"\"\"PASS\"\"\",,,2026-11-20T10:00:00+00:00\n", 3, "second verdict"),
+    ("{hdr}\nsha256:{h},ana,C1,S,CR1,text,PASS,sure,,2026-11-20T10:00:00+00:00\n", 2, "`confidence`"),
+    ("{hdr}\nsha256:{h},ana,C1,S,CR1,text,PASS,,,yesterday\n", 2, "ISO 8601"),
+    ("{hdr}\nnot-a-hash,ana,C1,S,CR1,text,PASS,,,2026-11-20T10:00:00+00:00\n", 2, "sha256"),
+    ("{hdr}\nsha256:{h},,C1,S,CR1,text,PASS,,,2026-11-20T10:00:00+00:00\n", 2, "`reviewer` is missing"),
+    ("{hdr}\nsha256:{h},ana,C1,S,CR1,text,PASS,,,2026-11-20T10:00:00+00:00,extra\n", 2, "more cells"),
+])
+def test_bad_csv_rows_are_named_by_line(judged_db, tmp_path, text, line, why):
+    hdr = "item_hash,reviewer,case_id,scenario,criterion,criterion_text,judgment,confidence,note,created_at"
+    f = tmp_path / "bad.csv"
+    f.write_text(text.format(hdr=hdr, h="a" * 64))
+    r = CliRunner().invoke(app, ["review", "import", str(f), "--db", str(judged_db["db"])])
+    assert r.exit_code == 1, r.output
+    assert f"{f}:{line}:" in r.output and why in r.output, r.output
+    assert rows(judged_db["db"], "SELECT count(*) FROM reviews")[0][0] == 0
+
+
+def test_an_unknown_file_type_is_a_usage_error(judged_db, tmp_path):
+    f = tmp_path / "reviews.xlsx"
+    f.write_text("x")
+    r = CliRunner().invoke(app, ["review", "import", str(f), "--db", str(judged_db["db"])])
+    assert r.exit_code == 2 and ".xlsx" in r.output
+
+
+def test_the_review_command_serves_on_loopback_until_ctrl_c(judged_db):
+
+    proc = subprocess.Popen([sys.executable, "-m", "helmbench", "review", "--db", str(judged_db["db"]), "--port", "0",
+                             "--sample", "4"], stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stderr.readline()
+        m = re.search(r"reviewing 4 of 24 judged item\(s\) of manifest sha256:\w+: (http://127\.0\.0\.1:\d+/)", line)
+        assert m, line
+        for _ in range(100):
+            try:
+                page = httpx.get(m.group(1), timeout=2)
+                break
+            except httpx.ConnectError:
+                time.sleep(0.05)
+        assert page.status_code == 200 and "Who is reviewing?" in page.text
+        assert "default-src 'none'" in page.headers["content-security-policy"]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(20) in (0, 130)
