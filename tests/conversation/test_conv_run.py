@@ -250,3 +250,27 @@ def test_run_single_shows_the_transcript_of_a_conversation_case(env, fake, tree)
     assert "landmark: Say the helpline put you on hold" in out
     assert "[red]not markup[/red] fine." in out  # printed literally
     assert "CR1: " in out and "verdict: " in out
+
+
+def test_an_ensemble_judges_a_transcript_by_majority_and_each_judge_is_asked_once(env, fake, tree):
+    judges = ["test/judge-1", "test/judge-2", "test/judge-3"]
+    text = (tree / "models.yml").read_text(encoding="utf-8")
+    (tree / "models.yml").write_text(text.replace("marking_model: test/judge\n", "marking_model:\n" +
+                                                  "".join(f"  - {j}\n" for j in judges)), encoding="utf-8")
+    fake.judge_answers = {"CR1": "PASS"}
+    fake.judge_by_model = {"test/judge-3": "FAIL"}  # one judge of three disagrees
+    compile_(tree)
+    run(tree, "P1-B1-S3")
+    assert rows(tree, "SELECT verdict FROM results") == [("PASS",)]
+    assert rows(tree, "SELECT checkpoint, verdict FROM checkpoint_verdicts") == [("CR1", "PASS")]
+    assert sorted(rows(tree, "SELECT judge_model FROM transcript_judgements")) == [(j,) for j in judges]
+    assert all(fake.by_model.get(j) == 1 for j in judges), fake.by_model
+    fake.reset_counts()
+    run(tree, "P1-B1-S3")  # stored: nobody is asked again
+    assert not any(fake.by_model.get(j) for j in judges), fake.by_model
+
+    (tree / "models.yml").write_text(text.replace("marking_model: test/judge\n", "marking_model: [test/judge-1, "
+                                                  "test/judge-3]\n"), encoding="utf-8")
+    (tree / "build/results.db").unlink()
+    run(tree, "P1-B1-S3")  # two judges split evenly: the stricter verdict
+    assert rows(tree, "SELECT checkpoint, verdict FROM checkpoint_verdicts") == [("CR1", "FAIL")]

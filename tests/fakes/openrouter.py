@@ -94,6 +94,7 @@ class FakeOpenRouter:
     expect_key: str | None = None
     port: int = 0
     judge_answers: dict[str, str] = field(default_factory=dict)  # criterion code (or "*") → option or JUDGE_FAULT
+    judge_by_model: dict[str, str] = field(default_factory=dict)  # judge id → the option it gives, whatever it is asked
     # model id → most concurrent requests it accepts; above that it answers 429 at once, like an
     # upstream provider with its own rate limit (each model of OpenRouter has its own)
     model_limits: dict[str, int] = field(default_factory=dict)
@@ -251,7 +252,10 @@ class FakeOpenRouter:
             content = free_text(key, html=html)
         finish = "stop"
         criterion = judge_criterion(body)
-        forced = self.judge_answers.get(criterion, self.judge_answers.get("*")) if criterion else None
+        forced = None
+        if criterion:
+            forced = self.judge_by_model.get(str(body.get("model", "")).removeprefix("openrouter/"),
+                                             self.judge_answers.get(criterion, self.judge_answers.get("*")))
         if forced is not None and schema is not None:
             content, finish = forced_judgement(schema, forced)
         if fault == "invalid_json":

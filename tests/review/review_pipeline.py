@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 from tests.fakes.manifests import EVALUATIONS, make_case, write_manifest
-from tests.fakes.judge_answer import forced_judgement, judge_criterion
 from tests.fakes.openrouter import FakeOpenRouter
 from tests.judge.judge_pipeline import REPO, copy_db, q as rows, run_once, write_models  # noqa: F401  (REPO, rows: for tests)
 
@@ -22,18 +21,11 @@ XSS = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">'
 
 
 class XssFake(FakeOpenRouter):
-    """The fake OpenRouter, except that XSS_MODEL opens every reply with markup that would run if unescaped,
-    and a judge named in `judge_by_model` (judge id → option) gives that option whatever it is asked."""
-
-    judge_by_model: dict[str, str] = {}
+    """The fake OpenRouter, except that XSS_MODEL opens every reply with markup that would run if unescaped."""
 
     def reply(self, body: dict, key: str, fault: str | None) -> dict:
         out = super().reply(body, key, fault)
         model = str(body.get("model", "")).removeprefix("openrouter/")
-        forced = self.judge_by_model.get(model)
-        if forced is not None and judge_criterion(body):
-            schema = body["response_format"]["json_schema"]["schema"]
-            out["choices"][0]["message"]["content"] = forced_judgement(schema, forced)[0]
         if model == XSS_MODEL:
             msg = out["choices"][0]["message"]
             obj = json.loads(msg["content"])

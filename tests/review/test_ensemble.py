@@ -49,11 +49,12 @@ def test_lint_names_a_judge_listed_twice_in_the_ensemble(tmp_path):
     root = tmp_path / "bench"
     shutil.copytree(REPO / "benchmark", root)
     (root / "models.yml").write_text("marking_model:\n  - a/judge\n  - {id: b/judge, temperature: 0}\n  - a/judge\n"
-                                     "models:\n  - id: c/model\n", encoding="utf-8")
+                                     "user_model: d/user\nmodels:\n  - id: c/model\n", encoding="utf-8")
     found = [(d.code, d.line, d.message) for d in lint_tree(root)[1] if str(d.path).endswith("models.yml")]
     assert found == [("HB605", 4, "judge `a/judge` is listed twice in the `marking_model` ensemble (first at line 2): "
                                   "it would get two votes")]
-    (root / "models.yml").write_text("marking_model: [a/judge, b/judge, c/judge]\nmodels:\n  - id: c/model\n")
+    (root / "models.yml").write_text("marking_model: [a/judge, b/judge, c/judge]\nuser_model: d/user\n"
+                                     "models:\n  - id: c/model\n")
     assert not [d for d in lint_tree(root)[1] if d.is_error]
 
 
