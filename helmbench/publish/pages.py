@@ -25,7 +25,6 @@ from urllib.parse import quote, urlencode
 from markupsafe import Markup, escape
 
 from helmbench.score.breakdown import group_stats, natural_key
-from helmbench.store.schema_failure_kind import FORMAT_FAILURE_PREFIXES
 from helmbench.score.pairwise import ALPHA
 
 from . import charts
@@ -209,7 +208,7 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
         Page("index.md", "Leaderboard", "leaderboard.html.j2", {"chart_rows": chart_rows}, in_nav=True,
              hide=("toc",)),
         Page("methodology.md", "Methodology and data", "methodology.html.j2",
-             {"example": worked_example(), "bootstrap": BOOTSTRAP, "format_prefixes": FORMAT_FAILURE_PREFIXES},
+             {"example": worked_example(), "bootstrap": BOOTSTRAP},
              in_nav=True, content_note=True),
         Page("comparisons.md", "Pairwise comparisons", "comparisons.html.j2", {"alpha": ALPHA}, hide=("toc",)),
         Page("models/index.md", "Models", "models_index.html.j2", in_nav=True),

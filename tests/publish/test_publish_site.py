@@ -169,6 +169,12 @@ def test_methodology_computes_the_worked_example(site):
     assert f"{DATASETTE_URL}/results/results?run_id=" in body
 
 
+def test_methodology_explains_conversations_and_format_failures_by_their_column(site):
+    body = article(page(site, "methodology"))
+    assert 'id="conversations"' in body and "landmarks never reach the model under test" in body
+    assert "<code>failure_kind</code>" in body and "starting with" not in body  # no reason-prefix matching left
+
+
 def test_every_internal_link_resolves(site):
     missing = []
     for path in site.rglob("*.html"):
