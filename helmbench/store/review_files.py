@@ -90,6 +90,9 @@ def _csv_records(text: str) -> Iterable[tuple[int, dict | str]]:
                     row["judgment"] = json.loads(judgment)
                 except ValueError:
                     row["judgment"] = judgment
+                except RecursionError:
+                    yield line, "`judgment` is nested too deeply to be an option or a list of options"
+                    continue
                 yield line, {k: (v if v != "" else None) if k != "judgment" else v for k, v in row.items()}
     except csv.Error as exc:
         yield reader.line_num, f"not valid CSV ({exc})"
@@ -103,6 +106,9 @@ def _jsonl_records(text: str) -> Iterable[tuple[int, dict | str]]:
             obj = json.loads(line)
         except ValueError as exc:
             yield n, f"not valid JSON ({exc.msg})"
+            continue
+        except RecursionError:  # bounded parser: a row nested past the interpreter's limit is a bad row
+            yield n, "JSON nested too deeply to be a review row"
             continue
         yield n, obj if isinstance(obj, dict) else f"expected a JSON object, got {type(obj).__name__}"
 

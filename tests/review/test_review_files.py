@@ -121,3 +121,19 @@ def test_the_review_command_serves_on_loopback_until_ctrl_c(judged_db):
     finally:
         proc.send_signal(signal.SIGINT)
         assert proc.wait(20) in (0, 130)
+
+
+def test_a_deeply_nested_row_is_a_bad_line_not_a_crash(judged_db, tmp_path):
+    """A shared file is untrusted: JSON nested past Python's recursion limit must be reported by line."""
+    hdr = "item_hash,reviewer,case_id,scenario,criterion,criterion_text,judgment,confidence,note,created_at"
+    deep = "[" * 5000 + "]" * 5000
+    for name, text, line in [
+        ("deep.jsonl", '{"reviewer": "ana"}\n' + deep + "\n", 2),
+        ("deep.csv", f"{hdr}\nsha256:{'a' * 64},ana,C1,S,CR1,text,{deep},,,2026-11-20T10:00:00+00:00\n", 2),
+    ]:
+        f = tmp_path / name
+        f.write_text(text)
+        r = CliRunner().invoke(app, ["review", "import", str(f), "--db", str(judged_db["db"])])
+        assert r.exit_code == 1, r.output
+        assert f"{f}:{line}:" in r.output and "nested" in r.output and "bug in helmbench" not in r.output, r.output
+        assert rows(judged_db["db"], "SELECT count(*) FROM reviews")[0][0] == 0
