@@ -233,6 +233,7 @@ def review_import(
 
     (db,) = in_build(db=db)
     validate.input_file(file, "FILE", what="review file")
+    validate.db_to_read(db)  # reviews belong beside the results they judge: a mistyped --db must not start a new one
     validate.db_to_write(db)
     database = open_db(db)
     try:

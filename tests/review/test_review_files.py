@@ -137,3 +137,16 @@ def test_a_deeply_nested_row_is_a_bad_line_not_a_crash(judged_db, tmp_path):
         assert r.exit_code == 1, r.output
         assert f"{f}:{line}:" in r.output and "nested" in r.output and "bug in helmbench" not in r.output, r.output
         assert rows(judged_db["db"], "SELECT count(*) FROM reviews")[0][0] == 0
+
+
+def test_an_import_into_a_database_that_does_not_exist_creates_nothing(judged_db, tmp_path):
+    """A mistyped --db must not become a fresh, empty results database holding the imported verdicts."""
+    _reviewed(judged_db["db"])
+    out = tmp_path / "ana.jsonl"
+    assert CliRunner().invoke(app, ["review", "export", "--db", str(judged_db["db"]), "--format", "jsonl",
+                                    "--out", str(out)]).exit_code == 0
+    typo = tmp_path / "resluts.db"
+    r = CliRunner().invoke(app, ["review", "import", str(out), "--db", str(typo)])
+    assert r.exit_code == 2, r.output
+    assert str(typo) in r.output and "no results database" in r.output
+    assert not typo.exists()
