@@ -274,3 +274,21 @@ def test_an_ensemble_judges_a_transcript_by_majority_and_each_judge_is_asked_onc
     (tree / "build/results.db").unlink()
     run(tree, "P1-B1-S3")  # two judges split evenly: the stricter verdict
     assert rows(tree, "SELECT checkpoint, verdict FROM checkpoint_verdicts") == [("CR1", "FAIL")]
+
+
+def test_the_leaderboard_cost_counts_the_conversation_turns_the_results_use(env, fake, tree):
+    """The report's cost column must not leave out what the turns of a conversation were billed."""
+    from helmbench.store import open_readonly
+    from helmbench.store.queries.costs import run_spend
+
+    compile_(tree)
+    run(tree, "P1-B1-S1")
+    (run_id, run_cost), = rows(tree, "SELECT id, cost FROM runs")
+    assert round(run_cost, 6) == round(8 * fake.cost, 6) > 0
+    conn = open_readonly(tree / "build/results.db")
+    try:
+        spend = run_spend(conn, run_id)
+    finally:
+        conn.close()
+    assert spend.model_cost is not None and round(spend.model_cost, 6) == round(run_cost, 6)
+    assert spend.prompt_tokens >= rows(tree, "SELECT sum(prompt_tokens) FROM turns")[0][0] > 0

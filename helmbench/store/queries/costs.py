@@ -5,6 +5,8 @@ from __future__ import annotations
 import sqlite3
 from typing import NamedTuple
 
+from helmbench.store.turns import add_turn_usage
+
 
 class Spend(NamedTuple):
     model_cost: float | None  # None: no response reported a cost (never estimated)
@@ -26,4 +28,8 @@ def run_spend(conn: sqlite3.Connection, run_id: int) -> Spend:
                                         JOIN results res ON res.id = rj.result_id WHERE res.run_id = ?)""",
         [run_id],
     ).fetchone()
-    return Spend(resp[0] if resp[1] else None, judge[0] if judge[1] else None, resp[2] + judge[2], resp[3] + judge[3])
+    model_cost = resp[0] if resp[1] else None
+    # A conversation's result points at no response but at its turns (the simulated user's included):
+    # the same usage `finish_run` records as the run's cost, so the report never shows less than was billed.
+    cost, pt, ct = add_turn_usage(conn, run_id, (model_cost, resp[2], resp[3]))
+    return Spend(cost, judge[0] if judge[1] else None, pt + judge[2], ct + judge[3])
