@@ -257,3 +257,17 @@ def uncalibrated_scenarios(report: CalibrationReport) -> dict[str, list[Calibrat
         if c.n_items and not c.calibrated:
             out.setdefault(c.scenario, []).append(c)
     return out
+
+
+def with_transcript_criteria(left_out: dict[str, list[Calibration]], db, manifest_hash: str,
+                             report: CalibrationReport | None) -> dict[str, list[Calibration]]:
+    """`left_out` plus the conversations judged on their transcript: no review reaches those
+    verdicts, so their judge is uncalibrated whatever the reviews of single replies say."""
+    from helmbench.store.queries.reviews import transcript_judged_criteria
+
+    threshold = report.threshold if report else Threshold()
+    out = {s: list(cs) for s, cs in left_out.items()}
+    for scenario, code in transcript_judged_criteria(db, manifest_hash):
+        if not any(c.criterion == code for c in out.get(scenario, [])):
+            out.setdefault(scenario, []).append(Calibration(scenario, code, threshold))
+    return out

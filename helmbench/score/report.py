@@ -86,11 +86,13 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
     wanted = manifest_hash_of(manifest) if run_id is None else None
     conn = open_readonly(db)
     try:
-        from helmbench.score.calibration import load_calibration, uncalibrated_scenarios
+        from helmbench.score.calibration import load_calibration, uncalibrated_scenarios, with_transcript_criteria
 
         chosen = queries.choose_manifest(conn, wanted, REPORT_STATUSES) if run_id is None else None
         calibration = load_calibration(conn, chosen) if chosen else None
         left_out = uncalibrated_scenarios(calibration) if calibrated_only and calibration else {}
+        if calibrated_only and chosen:
+            left_out = with_transcript_criteria(left_out, conn, chosen, calibration)
         if run_id is not None:
             board = _single_run(conn, run_id, bootstrap)
         else:

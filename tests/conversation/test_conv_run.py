@@ -292,3 +292,18 @@ def test_the_leaderboard_cost_counts_the_conversation_turns_the_results_use(env,
         conn.close()
     assert spend.model_cost is not None and round(spend.model_cost, 6) == round(run_cost, 6)
     assert spend.prompt_tokens >= rows(tree, "SELECT sum(prompt_tokens) FROM turns")[0][0] > 0
+
+
+def test_report_calibrated_only_leaves_out_a_conversation_judged_on_its_transcript(env, fake, tree):
+    """No clinician can review a transcript verdict yet, so its judge is uncalibrated: --calibrated-only
+    must leave the scenario out of the headline and say so, not count it as if it were deterministic."""
+    from helmbench.score.report import load_report
+
+    fake.judge_answers = {"CR1": "PASS"}
+    compile_(tree)
+    run(tree, "P1-B1-S3")
+    db = tree / "build/results.db"
+    everything = load_report(db, bootstrap=0).board.n_cases  # the manifest's cases, the conversation's one among them
+    report = load_report(db, bootstrap=0, calibrated_only=True)
+    assert [(s, [c.key for c in cs]) for s, cs in report.left_out.items()] == [("P1-B1-S3", ["P1-B1-S3/CR1"])]
+    assert report.board.n_cases == everything - 1

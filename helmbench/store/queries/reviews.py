@@ -45,6 +45,31 @@ def judged_rows(db, manifest_hash: str) -> list[dict]:
         raise
 
 
+_TRANSCRIPT_JUDGED = """
+SELECT DISTINCT c.scenario, c.evaluation_json FROM manifest_cases mc JOIN cases c ON c.hash = mc.case_hash
+WHERE mc.manifest_hash = ? AND EXISTS (
+  SELECT 1 FROM results res JOIN result_turns rt ON rt.result_id = res.id WHERE res.case_hash = c.hash)
+"""
+
+
+def transcript_judged_criteria(db, manifest_hash: str) -> list[tuple[str, str]]:
+    """(scenario, criterion code) of the manifest's conversations judged on their transcript.
+
+    Why apart from `judged_rows`: a transcript verdict is not an item a clinician can review (the
+    review queue shows single replies), so such a criterion can never be calibrated.
+    """
+    import json
+
+    try:
+        found = _conn(db).execute(_TRANSCRIPT_JUDGED, [manifest_hash]).fetchall()
+    except sqlite3.OperationalError as exc:  # a database from before conversations (read-only: not migrated)
+        if "no such" in str(exc):
+            return []
+        raise
+    return sorted({(scenario, c["code"]) for scenario, evaluation in found
+                   for c in json.loads(evaluation).get("criteria") or []})
+
+
 def latest_judged_manifest(db) -> str | None:
     """The manifest of the most recently started run that has judgements (the default for review)."""
     row = _conn(db).execute(
