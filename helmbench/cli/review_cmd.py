@@ -203,6 +203,7 @@ def review_export(
         write(rows, format.value, sys.stdout)
     else:
         tmp = out.with_name(out.name + ".tmp")
+        out.parent.mkdir(parents=True, exist_ok=True)  # validated above as a folder that can be created
         with open(tmp, "w", encoding="utf-8", newline="") as f:
             write(rows, format.value, f)
         tmp.replace(out)

@@ -150,3 +150,17 @@ def test_an_import_into_a_database_that_does_not_exist_creates_nothing(judged_db
     assert r.exit_code == 2, r.output
     assert str(typo) in r.output and "no results database" in r.output
     assert not typo.exists()
+
+
+def test_an_export_into_a_folder_not_made_yet_creates_it(judged_db, tmp_path):
+    """--out is validated as 'can be created', so the export must create its folder, not fail on a .tmp path."""
+    _reviewed(judged_db["db"], n=2)
+    out = tmp_path / "exports" / "2026-11" / "ana.csv"
+    r = CliRunner().invoke(app, ["review", "export", "--db", str(judged_db["db"]), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    stored = rows(judged_db["db"], "SELECT count(*) FROM reviews")[0][0]
+    import csv
+
+    with open(out, encoding="utf-8", newline="") as f:
+        assert stored >= 2 and len(list(csv.DictReader(f))) == stored  # every review (a note may hold a newline)
+    assert not list(out.parent.glob("*.tmp"))
