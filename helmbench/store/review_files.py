@@ -18,7 +18,7 @@ import csv
 import io
 import json
 import re
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
 
@@ -149,6 +149,13 @@ def _problem(row: dict, options_of: dict[str, list[str]]) -> str | None:
     return None
 
 
+def _utc(stamp: str) -> str:
+    """The time in UTC, as `store.reviews.now` writes it: "newer" is decided by comparing this text,
+    so a row written at another offset must not sort by its local clock (no offset: taken as UTC)."""
+    at = datetime.fromisoformat(stamp)
+    return (at if at.tzinfo else at.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).isoformat()
+
+
 def read(path: Path, options_of: dict[str, list[str]] | None = None) -> list[dict]:
     """Every row of a review file, checked; raises naming each bad line (and imports nothing)."""
     fmt = _fmt(path)
@@ -174,7 +181,8 @@ def read(path: Path, options_of: dict[str, list[str]] | None = None) -> list[dic
         if why is not None:
             problems.append(f"{path}:{line}: {why}")
             continue
-        rows.append({k: rec.get(k) for k in FIELDS} | {"source": f"import:{path.name}"})
+        rows.append({k: rec.get(k) for k in FIELDS} | {"source": f"import:{path.name}",
+                                                      "created_at": _utc(rec["created_at"])})
     if problems:
         shown = problems[:MAX_SHOWN] + ([f"… and {len(problems) - MAX_SHOWN} more"] if len(problems) > MAX_SHOWN else [])
         raise HelmbenchError(f"{len(problems)} bad row(s) in {path}; nothing was imported:\n" + "\n".join(shown),

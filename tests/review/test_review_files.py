@@ -164,3 +164,21 @@ def test_an_export_into_a_folder_not_made_yet_creates_it(judged_db, tmp_path):
     with open(out, encoding="utf-8", newline="") as f:
         assert stored >= 2 and len(list(csv.DictReader(f))) == stored  # every review (a note may hold a newline)
     assert not list(out.parent.glob("*.tmp"))
+
+
+def test_an_older_review_written_in_another_time_zone_does_not_replace_a_newer_one(judged_db, tmp_path):
+    """'Replaced only by a newer one' must compare instants, not the text of the timestamps."""
+    _reviewed(judged_db["db"], n=1)
+    out = tmp_path / "mine.jsonl"
+    assert CliRunner().invoke(app, ["review", "export", "--db", str(judged_db["db"]), "--format", "jsonl",
+                                    "--out", str(out)]).exit_code == 0
+    row = json.loads(out.read_text(encoding="utf-8").splitlines()[0])
+    before = rows(judged_db["db"], ALL)
+    # 09:59 at UTC+14 is 19:59 UTC the day before: older than the stored review, though its text sorts later
+    stamp = row["created_at"][:10] + "T09:59:00+14:00"
+    older = tmp_path / "older.jsonl"
+    older.write_text(json.dumps({**row, "judgment": "PASS" if row["judgment"] != "PASS" else "FAIL",
+                                 "created_at": stamp}) + "\n", encoding="utf-8")
+    r = CliRunner().invoke(app, ["review", "import", str(older), "--db", str(judged_db["db"])])
+    assert r.exit_code == 0, r.output
+    assert rows(judged_db["db"], ALL) == before
