@@ -247,7 +247,15 @@ def load_calibration(db, manifest_hash: str | None = None, threshold: Threshold 
 
     manifest_hash, items = judged_items(db, manifest_hash)
     threshold = threshold or Threshold.from_mapping(declared_calibration(db, manifest_hash))
-    return calibrate(items, split_reviews(db, items), threshold, manifest_hash)
+    report = calibrate(items, split_reviews(db, items), threshold, manifest_hash)
+    if manifest_hash:  # transcript criteria: judged, never reviewable yet, so listed as uncalibrated
+        extra = with_transcript_criteria({}, db, manifest_hash, report)
+        known = {(c.scenario, c.criterion) for c in report.criteria}
+        report.criteria.extend(c for cs in extra.values() for c in cs if (c.scenario, c.criterion) not in known)
+        from helmbench.score.breakdown import natural_key
+
+        report.criteria.sort(key=lambda c: (natural_key(c.scenario or ""), natural_key(c.criterion or "")))
+    return report
 
 
 def uncalibrated_scenarios(report: CalibrationReport) -> dict[str, list[Calibration]]:

@@ -307,3 +307,23 @@ def test_report_calibrated_only_leaves_out_a_conversation_judged_on_its_transcri
     report = load_report(db, bootstrap=0, calibrated_only=True)
     assert [(s, [c.key for c in cs]) for s, cs in report.left_out.items()] == [("P1-B1-S3", ["P1-B1-S3/CR1"])]
     assert report.board.n_cases == everything - 1
+
+
+def test_a_criterion_judged_on_a_transcript_is_listed_as_uncalibrated(env, fake, tree):
+    """Every judged criterion carries a calibration badge (site, report, agreement): a transcript
+    criterion, which no review can reach yet, is listed as uncalibrated rather than left unmentioned."""
+    from helmbench.score.calibration import load_calibration
+    from helmbench.store import open_readonly
+
+    fake.judge_answers = {"CR1": "PASS"}
+    compile_(tree)
+    run(tree, "P1-B1-S3")
+    manifest = rows(tree, "SELECT manifest_hash FROM runs")[0][0]
+    conn = open_readonly(tree / "build/results.db")
+    try:
+        report = load_calibration(conn, manifest)
+    finally:
+        conn.close()
+    found = report.of("P1-B1-S3", "CR1")
+    assert found is not None and not found.calibrated and found.n == 0
+    assert "uncalibrated" in found.badge()
