@@ -228,8 +228,8 @@ def estimate_plan(plan, db: str | Path | None, costs: dict | None = None) -> Est
         if not plan.selected(case):
             continue
         for mp in plan.models:
-            if "conversation" in case["request"]:  # every turn is a call: an upper bound (a user may stop early)
-                new = last_turn(case) * plan.samples
+            if "conversation" in case["request"]:  # each turn not stored is a call (a user may stop early)
+                new = mp.turns_to_ask.get(case["id"], last_turn(case) * plan.samples)
             else:
                 new = sum((case["request_hash"], s) not in mp.done for s in range(plan.samples))
             est.add(mp.id, case, new)

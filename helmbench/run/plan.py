@@ -30,6 +30,7 @@ class ModelPlan:
     stored: int = 0
     input_chars: int = 0
     conversation_turns: int = 0  # model turns of conversations not stored yet
+    turns_to_ask: dict[str, int] = field(default_factory=dict)  # conversation case id → its model turns not stored
     # filled while executing
     called: int = 0
     verdicts: dict[str, int] = field(default_factory=lambda: {"PASS": 0, "FAIL": 0, "ERROR": 0, "JUDGE": 0})
@@ -125,6 +126,7 @@ def count_turns(plan: Plan, case: dict, models: list[ModelPlan], db) -> None:
             missing = sum((k, "assistant") not in stored or stored[(k, "assistant")]["error_kind"] is not None
                           for k in keys)
             mp.conversation_turns += missing
+            mp.turns_to_ask[case["id"]] = mp.turns_to_ask.get(case["id"], 0) + missing
             mp.stored += not missing
 
 

@@ -327,3 +327,19 @@ def test_a_criterion_judged_on_a_transcript_is_listed_as_uncalibrated(env, fake,
     found = report.of("P1-B1-S3", "CR1")
     assert found is not None and not found.calibrated and found.n == 0
     assert "uncalibrated" in found.badge()
+
+
+def test_the_estimate_counts_only_the_turns_not_stored(env, fake, tree):
+    from helmbench.run.estimate import estimate_remaining
+
+    manifest = compile_(tree)
+    before = estimate_remaining(manifest, tree / "models.yml", None)
+    assert before.calls > 0
+    run(tree)
+    db = tree / "build/results.db"
+    assert rows(db.parent.parent, "SELECT count(*) FROM turns WHERE role = 'assistant'")[0][0] > 0
+    after = estimate_remaining(manifest, tree / "models.yml", db)
+    assert after.calls == 0, "finished conversations were counted again"
+    fake.reset_counts()
+    run(tree)
+    assert fake.total == 0  # and indeed nothing is left to ask
