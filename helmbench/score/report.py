@@ -15,6 +15,7 @@ from helmbench.errors import HelmbenchError, UsageError
 from helmbench.score.leaderboard import (
     FINISHED_STATUSES, Leaderboard, LeaderboardRow, build_leaderboard, leaderboard_row, manifest_floors,
 )
+from helmbench.spec.naming import natural_key
 from helmbench.store import Connection, open_readonly, queries
 
 #: Runs that count in the report: the site's (FINISHED_STATUSES, `partial` included: a run limited
@@ -93,6 +94,7 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
         left_out = uncalibrated_scenarios(calibration) if calibrated_only and calibration else {}
         if calibrated_only and chosen:
             left_out = with_transcript_criteria(left_out, conn, chosen, calibration)
+        left_out = {key: left_out[key] for key in sorted(left_out, key=natural_key)}  # P2 before P10, as everywhere
         if run_id is not None:
             board = _single_run(conn, run_id, bootstrap)
         else:
