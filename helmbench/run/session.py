@@ -195,17 +195,23 @@ def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: C
     with progress(plan.new_calls, answers.what) as bar:
         status = run_phase(answers, provider=provider, writer=writer, progress=bar, policy=opts.retry, budget=budget)
     report.spent = budget.spent
+    transcript_calls, transcript_cost = 0, 0.0
     if plan.conversations and status == "completed":  # turn by turn: each committed before the turns after it
         from helmbench.run.conversation.runner import run_conversations
 
         budget = Budget(opts.max_cost, budget.spent)
-        status = run_conversations(plan, db, judge, opts=opts, budget=budget, progress=progress, provider=provider)
+        status, transcript_calls, transcript_cost = run_conversations(plan, db, judge, opts=opts, budget=budget,
+                                                                       progress=progress, provider=provider)
         report.spent = budget.spent
     if judge is None or status == "interrupted":
         return status
     budget = Budget(opts.max_cost, budget.spent)  # one limit for both; the judge's prices are learnt afresh
     judge_status, report.judge = run_judge(plan, db, judge, db_path=opts.db, concurrency=opts.concurrency,
                                            budget=budget, progress=progress, provider=provider, policy=opts.retry)
+    if transcript_calls:  # the transcripts' judge calls were made in the conversation phase
+        report.judge.calls += transcript_calls
+        report.judge.cost += transcript_cost
+        report.judge.transcripts = transcript_calls
     report.spent = budget.spent
     return combine_status(status, judge_status)
 

@@ -343,3 +343,20 @@ def test_the_estimate_counts_only_the_turns_not_stored(env, fake, tree):
     fake.reset_counts()
     run(tree)
     assert fake.total == 0  # and indeed nothing is left to ask
+
+
+def test_the_runs_judge_summary_counts_the_transcript_judge_calls(env, fake, tree, capsys):
+    from rich.console import Console
+
+    from helmbench.run.judge.judge_run import render_summary
+
+    compile_(tree)
+    report = run(tree, "P1-B1-S3")
+    made = fake.by_model.get("test/judge", 0)
+    assert made > 0 and report.judge.calls == report.judge.transcripts == made
+    assert report.judge.cost > 0
+    render_summary(report.judge, report.runs, Console(width=300))
+    assert f"{made} call(s) now ({made} on conversation transcripts)" in capsys.readouterr().out
+    fake.reset_counts()
+    again = run(tree, "P1-B1-S3")  # stored: nothing asked, nothing counted
+    assert fake.total == 0 and again.judge.calls == again.judge.transcripts == 0

@@ -102,6 +102,7 @@ class ConversationTurns:
     def __init__(self, plan, db, *, concurrency: int, judge=None):
         self.plan, self.db = plan, db
         self.judges = list(judge.members) if judge is not None else []  # one marking model, or an ensemble
+        self.judge_calls, self.judge_cost = 0, 0.0  # transcript judgements paid now (for the run's summary)
         self.concurrency = max(1, concurrency)
         self.writer: Writer | None = None  # one per round: the engine closes (commits) it when the round ends
         self.states: list[Conversation] = []
@@ -311,6 +312,8 @@ class ConversationTurns:
     def judge_answered(self, s: Conversation, result, attempts: int) -> None:
         criterion, request, judge = s.criteria[0]
         columns = {k: v for k, v in call_columns(result, attempts).items() if k in _JUDGEMENT_COLUMNS}
+        self.judge_calls += 1
+        self.judge_cost += columns.get("cost") or 0.0
         row = {"judge_request_hash": judge_request_hash(request), "judge_model": judge.id,
                "judge_settings_hash": judge.settings_hash, "run_id": s.mp.run_id,
                "criterion": criterion["code"], "created_at": now(), **columns}

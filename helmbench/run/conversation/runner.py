@@ -13,8 +13,9 @@ from helmbench.run.conversation.kind import ConversationTurns, conversation_writ
 from helmbench.run.engine import run_phase
 
 
-def run_conversations(plan, db, judge, *, opts, budget: Budget, progress, provider) -> str:
-    """Every conversation of the plan, round by round; returns how the phase ended.
+def run_conversations(plan, db, judge, *, opts, budget: Budget, progress, provider) -> tuple[str, int, float]:
+    """Every conversation of the plan, round by round; returns how the phase ended, and the
+    transcript judge calls it paid for now with their cost (the run's summary counts them).
 
     `progress(total, phase)` makes the progress bar; `provider()` the provider (made at the first call)."""
     kind = ConversationTurns(plan, db, concurrency=opts.concurrency, judge=judge)
@@ -30,4 +31,4 @@ def run_conversations(plan, db, judge, *, opts, budget: Budget, progress, provid
                 writer = kind.writer = conversation_writer(opts.db)
     finally:
         writer.close()
-    return status
+    return status, kind.judge_calls, kind.judge_cost

@@ -38,6 +38,7 @@ class JudgeOutcome:
     reused: int  # criterion judgements taken from the store
     cost: float  # billed now
     skipped: int  # cases left unjudged (money limit or interruption)
+    transcripts: int = 0  # of `calls`, those on conversation transcripts (made in the conversation phase)
 
 
 def run_judge(plan, db, judge: Panel, *, db_path, concurrency: int, budget: Budget,
@@ -91,8 +92,9 @@ def render_summary(outcome: JudgeOutcome | None, runs: list[dict], out: Console)
     evaluations = sum(r.get("n_judgements") or 0 for r in runs)
     judged = sum(r.get("n_judged_cases") or 0 for r in runs)
     errors = sum(r.get("n_judge_errors") or 0 for r in runs)
-    text = (f"Judge {outcome.model}: {outcome.calls} call(s) now (${outcome.cost:.4f}), {outcome.reused} reused; "
-            f"{evaluations} criterion evaluation(s) behind {judged} judged case(s)")
+    on_transcripts = f" ({outcome.transcripts} on conversation transcripts)" if outcome.transcripts else ""
+    text = (f"Judge {outcome.model}: {outcome.calls} call(s) now{on_transcripts} (${outcome.cost:.4f}), "
+            f"{outcome.reused} reused; {evaluations} criterion evaluation(s) behind {judged} judged case(s)")
     if errors:
         text += f"; {errors} evaluation(s) failed: those cases are ERRORs, re-judged by the next run"
     if outcome.skipped:
