@@ -35,9 +35,9 @@ def agreement_lines(report) -> list[str]:
 
     t = report.threshold
     lines = [f"judge–clinician agreement (calibrated: κ ≥ {t.min_kappa:g} and n ≥ {t.min_n}); "
-             f"manifest {report.manifest_hash or '—'}",
-             f"{'criterion':<24} {'n':>4} {'κ [95% CI]':<22} {'sensitivity FAIL':<24} {'specificity':<24} "
-             f"{'α clinicians (items)':<21} {'split':>5} {'stale':>5}  status"]
+             f"manifest {report.manifest_hash or '—'}"]
+    rows = [["criterion", "n", "κ [95% CI]", "sensitivity FAIL", "specificity", "α clinicians (items)", "split",
+             "stale", "status"]]
     for c in [*report.criteria, report.overall]:
         kappa = "—" if c.kappa is None else f"{c.kappa.value:.2f}{_ci(c.kappa.ci)}"
         sens = f"{_fmt(c.sensitivity.value)}{_ci(c.sensitivity.interval)} ({c.sensitivity.k}/{c.sensitivity.n})"
@@ -46,8 +46,13 @@ def agreement_lines(report) -> list[str]:
         status = "calibrated" if c.calibrated else "uncalibrated"
         if c.judges > 1:
             status += f"; {c.judges} judges, α between them {_fmt(c.judge_alpha)}"
-        lines.append(printable(f"{c.key:<24} {c.n:>4} {kappa:<22} {sens:<24} {spec:<24} {alpha:<21} "
-                               f"{c.n_split:>5} {c.n_stale:>5}  {status}"))
+        rows.append([printable(c.key), str(c.n), kappa, sens, spec, alpha, str(c.n_split), str(c.n_stale), status])
+    # columns as wide as their widest cell, so a long interval never pushes the next column out of line
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    right = {1, 6, 7}  # counts
+    for row in rows:
+        cells = [cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths))]
+        lines.append(" ".join(cells) + "  " + row[-1])
     if report.overall.n_reviewed == 0:
         lines.append("no current reviews yet: collect some with `helmbench review`")
     return lines

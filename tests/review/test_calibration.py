@@ -98,6 +98,12 @@ def test_agreement_on_the_pipelines_items_and_the_cli(judged_db):
     assert {c["key"] for c in data["criteria"]} == {"P1-B1-S1/CR1", "P1-B1-S2/CR1"}
     text = CliRunner().invoke(app, ["agreement", "--db", str(judged_db["db"])])
     assert text.exit_code == 0 and "P1-B1-S1/CR1" in text.output and "overall" in text.output
+    table = text.output.splitlines()[1:5]  # header, two criteria, overall
+    assert table[-1].startswith("overall")
+    for column in ("κ [95% CI]", "sensitivity FAIL", "specificity", "α clinicians", "status"):
+        # every row's cell starts where its header does, however long the intervals before it
+        start = table[0].index(column)
+        assert all(row[start - 1] == " " and row[start] != " " for row in table), (column, table)
 
 
 def test_agreement_without_a_database_names_it(tmp_path):
