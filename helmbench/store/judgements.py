@@ -107,8 +107,20 @@ def judge_totals(db: sqlite_utils.Database, run_id: int) -> dict:
     n_judge_errors: those that are ERRORs; judge_calls: judgements this run paid for (created);
     judge_cost/tokens: of the distinct judgements behind the results; n_judged_cases: results with judgements.
     """
-    row = db.execute(_TOTALS, {"run": run_id}).fetchone()
-    return {**dict(zip(TOTAL_COLUMNS, row[:6])), "n_judged_cases": row[6]}
+    from helmbench.store.queries.costs import transcript_judge_usage
+
+    conn = getattr(db, "conn", db)  # a sqlite_utils Database or a plain connection (read-only readers)
+    row = conn.execute(_TOTALS, {"run": run_id}).fetchone()
+    totals = {**dict(zip(TOTAL_COLUMNS, row[:6])), "n_judged_cases": row[6]}
+    cost, costed, prompt, completion = transcript_judge_usage(conn, run_id)
+    if costed or prompt or completion:  # conversations: the transcript judgements their results used
+        totals["judge_cost"] = (totals["judge_cost"] or 0.0) + (cost or 0.0)
+        totals["judge_prompt_tokens"] = (totals["judge_prompt_tokens"] or 0) + prompt
+        totals["judge_completion_tokens"] = (totals["judge_completion_tokens"] or 0) + completion
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'transcript_judgements'").fetchone():
+        paid = conn.execute("SELECT count(*) FROM transcript_judgements WHERE run_id = ?", [run_id]).fetchone()[0]
+        totals["judge_calls"] = (totals["judge_calls"] or 0) + paid  # the transcript judge calls it paid for
+    return totals
 
 
 def record_judge_totals(db: sqlite_utils.Database, run_id: int) -> dict:

@@ -14,7 +14,8 @@ from typing import Callable, NamedTuple
 
 import sqlite_utils
 
-from helmbench.store import generations, schema_failure_kind, schema_judge, schema_reviews, turns
+from helmbench.store import (generations, schema_failure_kind, schema_judge, schema_reviews,
+                             schema_transcript_links, turns)
 from helmbench.store.schema_v1 import DDL
 
 
@@ -43,6 +44,8 @@ MIGRATIONS: list[Migration] = [
     Migration(5, "generations: cached `helmbench generate` calls", generations.apply),
     Migration(6, "conversations: turns, result_turns, checkpoint_verdicts, transcript_judgements", turns.apply),
     Migration(7, "reviews: clinicians' verdicts keyed by what the judge saw", schema_reviews.apply),
+    Migration(8, "result_transcript_judgements: the transcript judgements a result used",
+              schema_transcript_links.apply),
 ]
 
 

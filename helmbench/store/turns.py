@@ -145,6 +145,8 @@ class VerdictWrite(NamedTuple):
     turns: list[tuple[str, str]]
     model: str
     settings_hash: str
+    # (judge_request_hash, judge_model, judge_settings_hash) of the transcript judgements it used
+    judgements: list[tuple[str, str, str]] = []
 
 
 def write_conversation_batch(db: sqlite_utils.Database, writes: Iterable) -> int:
@@ -175,6 +177,10 @@ def write_conversation_batch(db: sqlite_utils.Database, writes: Iterable) -> int
                     conn.execute("INSERT OR IGNORE INTO result_turns SELECT ?, id FROM turns WHERE turn_key = ? "
                                  "AND role = ? AND model = ? AND settings_hash = ? AND sample = ?",
                                  [rid, key, role, w.model, w.settings_hash, res["sample"]])
+                conn.execute("DELETE FROM result_transcript_judgements WHERE result_id = ?", [rid])
+                conn.executemany("INSERT OR IGNORE INTO result_transcript_judgements SELECT ?, id FROM "
+                                 "transcript_judgements WHERE judge_request_hash = ? AND judge_model = ? "
+                                 "AND judge_settings_hash = ?", [[rid, *key] for key in w.judgements])
             n += 1
     return n
 

@@ -360,3 +360,22 @@ def test_the_runs_judge_summary_counts_the_transcript_judge_calls(env, fake, tre
     fake.reset_counts()
     again = run(tree, "P1-B1-S3")  # stored: nothing asked, nothing counted
     assert fake.total == 0 and again.judge.calls == again.judge.transcripts == 0
+
+
+def test_a_runs_judge_cost_counts_the_transcript_judgements_its_results_used(env, fake, tree):
+    from helmbench.score.leaderboard import build_leaderboard
+
+    compile_(tree)
+    run(tree, "P1-B1-S3")
+    (paid,) = rows(tree, "SELECT SUM(cost) FROM transcript_judgements")[0]
+    assert paid > 0
+    links = rows(tree, "SELECT count(*) FROM result_transcript_judgements")[0][0]
+    assert links == rows(tree, "SELECT count(*) FROM transcript_judgements")[0][0] > 0
+    (calls, cost), = rows(tree, "SELECT judge_calls, judge_cost FROM runs")
+    assert calls == fake.by_model["test/judge"] and abs(cost - paid) < 1e-12
+    (row,) = build_leaderboard(tree / "build/results.db", None, bootstrap=0, seed=0).rows
+    assert abs(row.judge_cost - paid) < 1e-12  # the report's judge cost is what was billed
+    (tree / "build/results.db").rename(tree / "build/first.db")
+    fake.reset_counts()
+    run(tree, "P1-B1-S3")  # a new database: paid again, linked again
+    assert rows(tree, "SELECT judge_calls FROM runs") == [(fake.by_model["test/judge"],)]

@@ -79,6 +79,7 @@ class Conversation:
     # (criterion, judge request, judge) still to judge: one entry per judge of an ensemble
     criteria: list[tuple[dict, dict, Any]] = field(default_factory=list)
     votes: dict[str, list] = field(default_factory=dict)  # criterion code → each judge's CriterionVerdict so far
+    judgements: list[tuple[str, str, str]] = field(default_factory=list)  # the transcript judgements used (keys)
 
     @property
     def conv(self) -> dict:
@@ -322,6 +323,7 @@ class ConversationTurns:
 
     def judged(self, s: Conversation, row: dict) -> None:
         criterion, _, _ = s.criteria.pop(0)
+        s.judgements.append((row["judge_request_hash"], row["judge_model"], row["judge_settings_hash"]))
         if row.get("error_kind"):
             verdict = criterion_error(criterion, row["error_kind"], row.get("error_message") or "")
         else:
@@ -343,7 +345,7 @@ class ConversationTurns:
         result = {"run_id": s.mp.run_id, "case_id": s.case["id"], "case_hash": s.case["hash"], "sample": s.sample,
                   "response_id": None, "verdict": outcome.verdict, "score": outcome.score, "reason": outcome.reason,
                   "created_at": now()}
-        self.writer.add(VerdictWrite(result, s.rows, s.used, s.mp.id, s.mp.settings_hash))
+        self.writer.add(VerdictWrite(result, s.rows, s.used, s.mp.id, s.mp.settings_hash, s.judgements))
         s.mp.verdicts[outcome.verdict] += 1
         if outcome.verdict != "ERROR":
             s.mp.settled.add((s.case["hash"], s.sample))
