@@ -224,7 +224,6 @@ PLAN_FILE = "review-plan.json"
 def _plan(path: Path | None, db: Path, *, required: bool):
     """The review plan at `path` (default: review-plan.json beside the database), or None when there is none."""
     from helmbench.cli import validate
-    from helmbench.errors import UsageError
     from helmbench.score.review_plan import load_plan
 
     given = path is not None
@@ -233,8 +232,6 @@ def _plan(path: Path | None, db: Path, *, required: bool):
         return None
     validate.input_file(path, "--plan", what="review plan",
                         hint="write one with `helmbench review plan --reviewer NAME --reviewer NAME …`")
-    if not path.exists():
-        raise UsageError("no review plan", hint="write one with `helmbench review plan --reviewer NAME --reviewer NAME …`")
     return load_plan(path)
 
 
