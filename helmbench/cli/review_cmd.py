@@ -241,6 +241,9 @@ def review_plan(
     sample: Optional[int] = typer.Option(None, "--sample", min=1,
                                          help="Plan this many items, stratified by scenario and judge verdict (default: all)."),
     seed: int = typer.Option(0, "--seed", help="The same seed, reviewers and items give the same plan."),
+    per_item: Optional[int] = typer.Option(None, "--per-item", min=1, max=20,
+                                           help="Reviewers per item (default: benchmark.yml calibration.reviewers_per_item, "
+                                                "else 2)."),
     db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest",
                                             help="Whose judged items (default build/manifest.jsonl, else the latest judged runs)."),
@@ -250,6 +253,7 @@ def review_plan(
 
     k is benchmark.yml's `calibration: {reviewers_per_item: k}` (default 2): with two or more
     reviewers per item, Krippendorff's α between clinicians can be measured on every item.
+    `--per-item 1` shares the sample out with no overlap (one clinician alone gets every item).
     Reviewers' loads differ by at most one item within each stratum (scenario × judge verdict).
     The plan is a file (review-plan.json beside results.db) that `helmbench review`, `review
     packet` and `review status` follow; the same seed and reviewers give the same plan.
@@ -280,15 +284,16 @@ def review_plan(
     conn = open_readonly(db)
     try:
         manifest_hash, items = judged_items(conn, _manifest_hash(conn, manifest))
-        k = per_item_of(declared_calibration(conn, manifest_hash))
+        k = per_item or per_item_of(declared_calibration(conn, manifest_hash))
     finally:
         conn.close()
     if not items:
         raise UsageError(f"{db} holds no judged items to review",
                          hint="run a benchmark with judged (sqe) scenarios first: `helmbench run`")
     if k > len(names):
-        raise UsageError(f"--reviewer: {k} reviewers per item (benchmark.yml calibration: reviewers_per_item) "
-                         f"needs at least {k} reviewers, got {len(names)}", hint=f"name {k} or more reviewers")
+        raise UsageError(f"--reviewer: {k} reviewers per item (benchmark.yml calibration: reviewers_per_item, or "
+                         f"--per-item) needs at least {k} reviewers, got {len(names)}",
+                         hint=f"name {k} or more reviewers, or pass --per-item {len(names)}")
     try:
         made = make_plan(items, names, per_item=k, size=sample, seed=seed, manifest_hash=manifest_hash)
     except ValueError as exc:

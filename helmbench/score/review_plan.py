@@ -173,7 +173,7 @@ def blind_item(item: JudgedItem) -> dict:
     return {"item_hash": item.hash, "case_id": item.case_id, "scenario": item.scenario,
             "criterion": {"code": c["code"], "title": c.get("title"), "text": c["text"], "options": list(c["options"]),
                           "response_type": c.get("response_type") or "single"},
-            "messages": [{"role": str(m.get("role") or "user"), "content": m.get("content")} for m in item.messages],
+            "messages": [{"role": m.get("role"), "content": m.get("content")} for m in item.messages],  # as hashed
             "output": item.output}
 
 

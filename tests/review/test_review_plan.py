@@ -307,3 +307,23 @@ def test_reviewers_per_item_is_checked_by_lint_and_carried_when_set(tmp_path):
         "min_kappa": 0.6, "min_n": 30, "reviewers_per_item": 3}
     (root / "benchmark.yml").write_text(base + "calibration:\n  min_n: 40\n")
     assert compile_tree(root, tmp_path / "b2").header["catalog"]["calibration"] == {"min_kappa": 0.6, "min_n": 40}
+
+
+def test_k_comes_from_the_manifests_calibration_settings_or_per_item(judged_db, tmp_path):
+    db = judged_db["db"]
+    conn = sqlite3.connect(db)
+    header = json.loads(conn.execute("SELECT header_json FROM manifests").fetchone()[0])
+    header["catalog"]["calibration"] = {"min_kappa": 0.6, "min_n": 30, "reviewers_per_item": 3}  # as compiled
+    with conn:
+        conn.execute("UPDATE manifests SET header_json = ?", [json.dumps(header)])
+    conn.close()
+    runner = CliRunner()
+    plan = tmp_path / "plan.json"
+    r = runner.invoke(app, ["review", "plan", "--db", str(db), "--out", str(plan), "--sample", "10",
+                            *[a for n in ["a", "b", "c", "d"] for a in ("-r", n)]])
+    assert r.exit_code == 0 and "3 reviewer(s) each" in r.output, r.output
+    assert set(Counter(h for hs in json.loads(plan.read_text())["assigned"].values() for h in hs).values()) == {3}
+    r = runner.invoke(app, ["review", "plan", "--db", str(db), "--out", str(plan), "--sample", "10", "-r", "solo",
+                            "--per-item", "1"])
+    assert r.exit_code == 0, r.output
+    assert len(json.loads(plan.read_text())["assigned"]["solo"]) == 10, "one clinician alone gets every sampled item"
