@@ -305,6 +305,10 @@ def test_reviewers_per_item_is_checked_by_lint_and_carried_when_set(tmp_path):
     (root / "benchmark.yml").write_text(base + "calibration:\n  reviewers_per_item: 3\n")
     assert compile_tree(root, tmp_path / "b1").header["catalog"]["calibration"] == {
         "min_kappa": 0.6, "min_n": 30, "reviewers_per_item": 3}
+    from helmbench.spec.models import CalibrationThreshold
+
+    field = CalibrationThreshold.model_json_schema()["properties"]["reviewers_per_item"]  # editors see it too
+    assert (field["minimum"], field["maximum"], field["default"]) == (1, 20, 2)
     (root / "benchmark.yml").write_text(base + "calibration:\n  min_n: 40\n")
     assert compile_tree(root, tmp_path / "b2").header["catalog"]["calibration"] == {"min_kappa": 0.6, "min_n": 40}
 
@@ -327,3 +331,33 @@ def test_k_comes_from_the_manifests_calibration_settings_or_per_item(judged_db, 
                             "--per-item", "1"])
     assert r.exit_code == 0, r.output
     assert len(json.loads(plan.read_text())["assigned"]["solo"]) == 10, "one clinician alone gets every sampled item"
+
+
+def test_the_packet_page_has_the_review_pages_guards_and_resumes_from_its_verdicts_file(judged_db, tmp_path):
+    import httpx
+
+    from helmbench.publish.review.serve import prepare_packet, running
+    from helmbench.store.review_files import read
+
+    path = _packet(tmp_path, judged_db)
+    prepared = prepare_packet(path)
+    first = prepared.app.sample[0]
+    with running(prepared.app) as url, httpx.Client(base_url=url, follow_redirects=False) as client:
+        assert client.get("/", headers={"host": "evil.example:80"}).status_code == 421
+        page = client.get("/")
+        assert page.status_code == 200 and "Reviewing as <b>Ana</b>" in page.text and "not you?" not in page.text
+        assert client.post("/verdict", data={"item": first, "judgment": "PASS"}).status_code == 403, "no CSRF token"
+        token = client.cookies["csrftoken"]
+        assert client.post("/reviewer", data={"reviewer": "Eve", "csrftoken": token}).status_code == 303
+        assert client.post("/verdict", data={"item": first, "judgment": "MAYBE", "csrftoken": token}).status_code == 400
+        assert client.post("/verdict", data={"item": first, "judgment": "FAIL", "csrftoken": token,
+                                             "confidence": "low", "note": "=1+1"}).status_code == 303
+        assert "1 of 4 reviewed" in client.get("/").text
+    verdicts = tmp_path / "ana.review-verdicts.jsonl"
+    assert verdicts.exists() and not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")], \
+        "no temporary file is left behind"
+    (row,) = read(verdicts)
+    assert (row["item_hash"], row["reviewer"], row["judgment"], row["confidence"]) == (first, "Ana", "FAIL", "low")
+    again = prepare_packet(path)  # the reviewer stops and starts again: the item is not asked twice
+    assert again.app.done_by("Ana") == {first}
+    assert again.app.queue("Ana").next({first}) == prepared.app.sample[1]
