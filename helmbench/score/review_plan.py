@@ -78,12 +78,15 @@ def assign(items: dict[str, JudgedItem], sample: list[str], reviewers: list[str]
            seed: int = 0) -> dict[str, list[str]]:
     """Reviewer → the sampled items they review: every item gets `per_item` distinct reviewers.
 
-    Greedy, item by item in sample order: the reviewers chosen for an item are those with the
-    fewest items of its stratum so far, then the fewest items overall, then the fewest items
-    already shared with the reviewers chosen for it (so that pairs vary), then a seeded draw.
-    Choosing the k lowest stratum loads keeps every stratum's loads within one of each other
-    (if fewer than k reviewers are at the lowest load, all of them are chosen and the rest come
-    from the next level, which leaves the loads at two adjacent levels again).
+    Greedy, stratum by stratum (the largest first), item by item in sample order: the reviewers
+    chosen for an item are those with the fewest items of its stratum so far, then the fewest
+    items overall, then the fewest items already shared with the reviewers chosen for it (so
+    that pairs vary), then a seeded draw. Choosing the k lowest stratum loads keeps every
+    stratum's loads within one of each other (if fewer than k reviewers are at the lowest load,
+    all of them are chosen and the rest come from the next level, which leaves the loads at two
+    adjacent levels again). Taking whole strata in turn lets each stratum's remainder go to the
+    reviewers with the fewest items overall, which in practice keeps the totals within one too
+    (300 random plans in the tests; not a proof).
     """
     if per_item > len(reviewers):
         raise ValueError(f"{per_item} reviewers per item needs at least {per_item} reviewers, got {len(reviewers)}")
@@ -93,7 +96,10 @@ def assign(items: dict[str, JudgedItem], sample: list[str], reviewers: list[str]
     load: Counter = Counter()
     shared: Counter = Counter()
     out: dict[str, list[str]] = {r: [] for r in reviewers}
+    groups: dict[tuple[str, str], list[str]] = {}
     for h in sample:
+        groups.setdefault(stratum(items[h]), []).append(h)
+    for h in [h for key in sorted(groups, key=lambda s: (-len(groups[s]), s)) for h in groups[key]]:
         loads = in_stratum.setdefault(stratum(items[h]), Counter())
         chosen: list[str] = []
         for _ in range(per_item):
