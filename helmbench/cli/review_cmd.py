@@ -186,8 +186,10 @@ def review(
         if verdicts is not None:
             validate.output_file(verdicts, "--verdicts", what="verdicts file")
             if verdicts.suffix.lower() != ".jsonl":
-                raise typer.BadParameter("name the verdicts file .jsonl (what `helmbench review import` reads)",
-                                         param_hint="--verdicts")
+                from helmbench.errors import UsageError
+
+                raise UsageError(f"--verdicts: {verdicts} is not a .jsonl file",
+                                 hint="name the verdicts file .jsonl (what `helmbench review import` reads)")
         prepared = prepare_packet(packet, verdicts, host=host)
         validate.output_file(prepared.app.verdicts.path, "--verdicts", what="verdicts file")
         described = (f"reviewing the packet of {prepared.app.reviewer} ({len(prepared.app.sample)} item(s)); "

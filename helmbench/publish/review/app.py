@@ -12,7 +12,7 @@ verdicts; no option is pre-selected. Everything authored or generated is escaped
 autoescape; the Content-Security-Policy allows only this server's own script and style (no
 inline script, nothing from another host), so even a missed escape could not run.
 
-Where verdicts go is a `Verdicts` store: `DbVerdicts` (results.db, the maintainer's machine) or
+Where verdicts go is a store with `done_by` and `save`: `DbVerdicts` (results.db, the maintainer's machine) or
 `FileVerdicts` (a packet's verdicts file, in the format `helmbench review import` reads). The
 page, its checks and its guards are the same for both: a packet is served by this very app.
 
@@ -117,7 +117,7 @@ class FileVerdicts:
 class ReviewApp:
     """The application; `items` and `sample` are fixed for the server's lifetime.
 
-    `verdicts`: where verdicts go (a `Verdicts` store, or the path of results.db). `reviewer`:
+    `verdicts`: where verdicts go (`DbVerdicts`, `FileVerdicts`, or the path of results.db). `reviewer`:
     the one reviewer of a packet (no name page then). `plan` (`score.review_plan.Plan`): a
     reviewer in it gets their planned items, anyone else the whole sample."""
 
