@@ -73,6 +73,13 @@ def agreement(
     criterion counts as calibrated (benchmark.yml `calibration: {min_kappa, min_n}`). Reviews of
     an earlier wording of a criterion are stale: counted apart, never in the numbers.
 
+    How verdicts combine: each clinician's option is PASS or FAIL by the criterion's pass
+    values (any option that is not a pass value, PARTIAL included, counts as FAIL); an item's
+    clinicians' consensus is their majority, and an even split has none (the item is left out
+    of κ, sensitivity and specificity and counted as split, but counts toward α). Several judges
+    combine the same way, except that a tie is a FAIL. A badge's date is that of the latest
+    current review (stale reviews and dates in the future never date it).
+
     Examples:
 
         helmbench agreement
@@ -129,19 +136,38 @@ def review(
     seed: int = typer.Option(0, "--seed", help="Which sample: the same seed gives every reviewer the same items."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback unless you mean otherwise)."),
     port: int = typer.Option(8002, "--port", "-p", min=0, max=65535, help="Port (0: any free one)."),
+    packet: Optional[Path] = typer.Option(None, "--packet",
+                                          help="Serve this review packet (from `helmbench review packet`): no database needed."),
+    verdicts: Optional[Path] = typer.Option(None, "--verdicts",
+                                            help="With --packet: where the verdicts go (default: beside the packet, "
+                                                 "NAME-verdicts.jsonl)."),
+    plan: Optional[Path] = typer.Option(None, "--plan", help="The review plan to follow (default build/review-plan.json "
+                                                             "when it exists)."),
 ) -> None:
     """Serve the blind review page on http://127.0.0.1:8002 (Ctrl-C stops it).
 
     One judged item at a time: the exact messages the model was sent, its reply, and the
     criterion's text and options. The model, the judge's verdict and other reviewers' verdicts
     are hidden; the order is random per reviewer; the sample is stratified by scenario and judge
-    verdict. Verdicts are stored in results.db, keyed by what the judge saw.
+    verdict. Verdicts are stored in results.db, keyed by what the judge saw. With a review plan
+    (`helmbench review plan`), a reviewer named in it gets the items planned for them.
+
+    A clinician elsewhere gets a packet instead (`helmbench review packet`): `helmbench review
+    --packet ana.review.json` serves it on their own machine, without any results database, and
+    writes their verdicts to a file to send back (`helmbench review import` reads it).
+
+    How verdicts combine: see `helmbench agreement --help` (PARTIAL counts as FAIL; the
+    clinicians' majority is compared with the judge; an even split is left out).
 
     Examples:
 
         helmbench review
 
         helmbench review --sample 60 --port 8010
+
+        helmbench review --packet ana.review.json
+
+        helmbench review plan --reviewer ana --reviewer ben --reviewer cleo --sample 60
 
         helmbench review export --format csv --out ana.csv
 
@@ -151,26 +177,286 @@ def review(
         return
     from helmbench.cli import validate
     from helmbench.publish.review.app import LOOPBACK
-    from helmbench.publish.review.serve import bind, prepare, serve
+    from helmbench.publish.review.serve import bind, prepare, prepare_packet, serve
+    from helmbench.spec.discover import in_build
+    from helmbench.store import open_readonly
+
+    if packet is not None:
+        validate.input_file(packet, "--packet", what="review packet")
+        if verdicts is not None:
+            validate.output_file(verdicts, "--verdicts", what="verdicts file")
+            if verdicts.suffix.lower() != ".jsonl":
+                from helmbench.errors import UsageError
+
+                raise UsageError(f"--verdicts: {verdicts} is not a .jsonl file",
+                                 hint="name the verdicts file .jsonl (what `helmbench review import` reads)")
+        prepared = prepare_packet(packet, verdicts, host=host)
+        validate.output_file(prepared.app.verdicts.path, "--verdicts", what="verdicts file")
+        described = (f"reviewing the packet of {prepared.app.reviewer} ({len(prepared.app.sample)} item(s)); "
+                     f"verdicts go to {prepared.app.verdicts.path}")
+    else:
+        db, manifest = in_build(db=db, manifest=manifest)
+        validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
+        conn = open_readonly(db)
+        try:
+            wanted = _manifest_hash(conn, manifest)
+        finally:
+            conn.close()
+        validate.db_to_write(db)
+        followed = _plan(plan, db, required=False)
+        prepared = prepare(db, wanted, size=sample, seed=seed, host=host, plan=followed)
+        described = (f"reviewing {len(prepared.app.sample)} of {len(prepared.app.items)} judged item(s) of manifest "
+                     f"{prepared.manifest_hash}")
+        if prepared.app.plan is not None:
+            described += f", following the review plan ({', '.join(prepared.app.plan.reviewers)})"
+        elif followed is not None:
+            typer.echo("warning: the review plan is of another manifest; not followed "
+                       "(write a new one with `helmbench review plan`)", err=True)
+    sock = bind(host, port)
+    shown = f"[{host}]" if ":" in host else host
+    typer.echo(f"{described}: http://{shown}:{sock.getsockname()[1]}/  (Ctrl-C stops)", err=True)
+    if host not in LOOPBACK:
+        typer.echo(f"warning: listening on {host}, not loopback: anyone who can reach it sees the items", err=True)
+    serve(prepared.app, sock)
+
+
+PLAN_FILE = "review-plan.json"
+
+
+def _plan(path: Path | None, db: Path, *, required: bool):
+    """The review plan at `path` (default: review-plan.json beside the database), or None when there is none."""
+    from helmbench.cli import validate
+    from helmbench.score.review_plan import load_plan
+
+    given = path is not None
+    path = path if given else db.parent / PLAN_FILE
+    if not path.exists() and not given and not required:
+        return None
+    validate.input_file(path, "--plan", what="review plan",
+                        hint="write one with `helmbench review plan --reviewer NAME --reviewer NAME …`")
+    return load_plan(path)
+
+
+@review_app.command("plan")
+def review_plan(
+    reviewer: list[str] = typer.Option(..., "--reviewer", "-r", help="A reviewer's name (repeat for each)."),
+    sample: Optional[int] = typer.Option(None, "--sample", min=1,
+                                         help="Plan this many items, stratified by scenario and judge verdict (default: all)."),
+    seed: int = typer.Option(0, "--seed", help="The same seed, reviewers and items give the same plan."),
+    per_item: Optional[int] = typer.Option(None, "--per-item", min=1, max=20,
+                                           help="Reviewers per item (default: benchmark.yml calibration.reviewers_per_item, "
+                                                "else 2)."),
+    db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest",
+                                            help="Whose judged items (default build/manifest.jsonl, else the latest judged runs)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write the plan here (default build/review-plan.json)."),
+) -> None:
+    """Plan who reviews what: each sampled item gets k reviewers, shared fairly within every stratum.
+
+    k is benchmark.yml's `calibration: {reviewers_per_item: k}` (default 2): with two or more
+    reviewers per item, Krippendorff's α between clinicians can be measured on every item.
+    `--per-item 1` shares the sample out with no overlap (one clinician alone gets every item).
+    Reviewers' loads differ by at most one item within each stratum (scenario × judge verdict).
+    The plan is a file (review-plan.json beside results.db) that `helmbench review`, `review
+    packet` and `review status` follow; the same seed and reviewers give the same plan.
+
+    Examples:
+
+        helmbench review plan --reviewer ana --reviewer ben --reviewer cleo --sample 60
+
+        helmbench review packet --out-dir packets/
+    """
+    from helmbench.cli import validate
+    from helmbench.errors import UsageError
+    from helmbench.score.review_items import judged_items
+    from helmbench.score.review_plan import make_plan, per_item_of
+    from helmbench.spec.discover import in_build
+    from helmbench.store import open_readonly
+    from helmbench.store.queries.reviews import declared_calibration
+    from helmbench.store.review_packets import write_json
+
+    db, manifest = in_build(db=db, manifest=manifest)
+    validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
+    out = out or db.parent / PLAN_FILE
+    validate.output_file(out, "--out", what="review plan")
+    names = [" ".join(r.split()) for r in reviewer]
+    bad = next((r for r in names if not r or len(r) > 200 or not r.isprintable()), None)
+    if bad is not None:
+        raise UsageError(f"--reviewer: {bad!r} is not a name (1 to 200 printable characters)", hint="pass each reviewer's name")
+    conn = open_readonly(db)
+    try:
+        manifest_hash, items = judged_items(conn, _manifest_hash(conn, manifest))
+        k = per_item or per_item_of(declared_calibration(conn, manifest_hash))
+    finally:
+        conn.close()
+    if not items:
+        raise UsageError(f"{db} holds no judged items to review",
+                         hint="run a benchmark with judged (sqe) scenarios first: `helmbench run`")
+    if k > len(names):
+        raise UsageError(f"--reviewer: {k} reviewers per item (benchmark.yml calibration: reviewers_per_item, or "
+                         f"--per-item) needs at least {k} reviewers, got {len(names)}",
+                         hint=f"name {k} or more reviewers, or pass --per-item {len(names)}")
+    try:
+        made = make_plan(items, names, per_item=k, size=sample, seed=seed, manifest_hash=manifest_hash)
+    except ValueError as exc:
+        raise UsageError(f"--reviewer: {exc}", hint="name each reviewer once") from None
+    write_json(out, made.to_dict())
+    typer.echo(f"review plan written to {out}: {len(made.sample)} item(s) of manifest {manifest_hash}, "
+               f"{k} reviewer(s) each")
+    for r in made.reviewers:
+        typer.echo(f"  {_shown(r)}: {len(made.assigned[r])} item(s)")
+
+
+def _shown(text: str) -> str:
+    from helmbench.lint.render import printable
+
+    return printable(text)
+
+
+def _slug(name: str) -> str:
+    import re
+
+    return re.sub(r"[^\w]+", "-", name.casefold(), flags=re.UNICODE).strip("-_")[:60] or "reviewer"
+
+
+@review_app.command("packet")
+def review_packet(
+    reviewer: Optional[list[str]] = typer.Option(None, "--reviewer", "-r",
+                                                 help="Whose packet (repeat for several; default: every reviewer of the plan)."),
+    out_dir: Optional[Path] = typer.Option(None, "--out-dir", "-o",
+                                           help="Write the packets here, one NAME.review.json each (default build/review-packets)."),
+    plan: Optional[Path] = typer.Option(None, "--plan", help="The review plan (default build/review-plan.json)."),
+    db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db)."),
+) -> None:
+    """Write a blinded packet of the items each reviewer still has to review, to send by email.
+
+    A packet is one file: the reviewer's name and, for each item planned for them and not yet
+    reviewed, the messages the model was sent, its reply and the criterion (never the model,
+    the judge's verdict or anyone's verdict). The reviewer opens it with `helmbench review
+    --packet FILE` (no results database needed) and sends back the verdicts file it writes,
+    which `helmbench review import` adds here.
+
+    Examples:
+
+        helmbench review packet --out-dir packets/
+
+        helmbench review packet --reviewer ana --out-dir packets/
+    """
+    from helmbench.cli import validate
+    from helmbench.errors import UsageError
+    from helmbench.score.review_items import judged_items
+    from helmbench.score.review_plan import packet_items
+    from helmbench.spec.discover import in_build
+    from helmbench.store import open_readonly
+    from helmbench.store.queries.reviews import all_reviews
+    from helmbench.store.review_packets import PACKET_FORMAT, write_json
+
+    (db,) = in_build(db=db)
+    validate.db_to_read(db)
+    followed = _plan(plan, db, required=True)
+    out_dir = out_dir or db.parent / "review-packets"
+    validate.output_dir(out_dir, "--out-dir")
+    names = reviewer or followed.reviewers
+    unknown = [r for r in names if followed.of(r) is None]
+    if unknown:
+        raise UsageError(f"--reviewer: {unknown[0]!r} is not in the review plan ({', '.join(followed.reviewers)})",
+                         hint="add them with `helmbench review plan --reviewer …` (a new plan) or pick a planned reviewer")
+    conn = open_readonly(db)
+    try:
+        _, items = judged_items(conn, followed.manifest_hash)
+        done: dict[str, set[str]] = {}  # plan name → items they have a verdict on, however the name was spelt
+        for row in all_reviews(conn):
+            named = followed.named(row["reviewer"])
+            if named is not None:
+                done.setdefault(named, set()).add(row["item_hash"])
+    finally:
+        conn.close()
+    used: set[str] = set()
+    for r in names:
+        name = followed.named(r)
+        slug = _slug(name)
+        while slug in used:
+            slug += "-2"
+        used.add(slug)
+        todo, gone = packet_items(followed, name, items, done.get(name, set()))
+        path = out_dir / f"{slug}.review.json"
+        write_json(path, {"format": PACKET_FORMAT, "version": 1, "reviewer": name,
+                          "manifest_hash": followed.manifest_hash, "seed": followed.seed,
+                          "about": f"A HELMBench review packet for {name}. Open it with: "
+                                   f"helmbench review --packet {path.name}",
+                          "items": todo})
+        note = f" ({gone} planned item(s) no longer judged as planned: re-plan to replace them)" if gone else ""
+        typer.echo(f"{path}: {len(todo)} item(s) for {_shown(name)}{note}")
+
+
+class StatusFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
+@review_app.command("status")
+def review_status(
+    plan: Optional[Path] = typer.Option(None, "--plan", help="The review plan (default build/review-plan.json when it exists)."),
+    db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest",
+                                            help="Without a plan: whose judged items (default build/manifest.jsonl, "
+                                                 "else the latest judged runs)."),
+    format: StatusFormat = typer.Option(StatusFormat.text, "--format", "-f", help="text or json."),
+) -> None:
+    """How far the review is: per reviewer what is assigned and done, per criterion the items with ≥ 2 reviews.
+
+    Counts current reviews (stale ones, of an earlier wording, are not counted). "≥2" is the
+    number of items Krippendorff's α between clinicians is computed on (`helmbench agreement`).
+
+    Examples:
+
+        helmbench review status
+
+        helmbench review status --format json
+    """
+    from helmbench.cli import validate
+    from helmbench.score.review_plan import load_status
     from helmbench.spec.discover import in_build
     from helmbench.store import open_readonly
 
     db, manifest = in_build(db=db, manifest=manifest)
     validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
+    followed = _plan(plan, db, required=False)
     conn = open_readonly(db)
     try:
-        wanted = _manifest_hash(conn, manifest)
+        status = load_status(conn, followed, _manifest_hash(conn, manifest))
     finally:
         conn.close()
-    validate.db_to_write(db)
-    prepared = prepare(db, wanted, size=sample, seed=seed, host=host)
-    sock = bind(host, port)
-    shown = f"[{host}]" if ":" in host else host
-    typer.echo(f"reviewing {len(prepared.app.sample)} of {len(prepared.app.items)} judged item(s) of manifest "
-               f"{prepared.manifest_hash}: http://{shown}:{sock.getsockname()[1]}/  (Ctrl-C stops)", err=True)
-    if host not in LOOPBACK:
-        typer.echo(f"warning: listening on {host}, not loopback: anyone who can reach it sees the items", err=True)
-    serve(prepared.app, sock)
+    if format is StatusFormat.json:
+        typer.echo(json.dumps(status.to_dict(), ensure_ascii=False, indent=2))
+        return
+    typer.echo("\n".join(status_lines(status)))
+
+
+def _table(rows: list[list[str]], right: set[int]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+            for row in rows]
+
+
+def status_lines(status) -> list[str]:
+    """The text rendering of `review status`: the plan, then reviewers, then criteria."""
+    p = status.plan
+    lines = [f"review status of manifest {status.manifest_hash or '—'}; "
+             + (f"plan: {len(p.sample)} item(s), {p.per_item} reviewer(s) each, seed {p.seed}" if p else
+                "no review plan (`helmbench review plan` writes one)")]
+    if status.missing:
+        lines.append(f"{status.missing} planned item(s) are no longer judged as planned (a criterion was reworded): "
+                     "write a new plan")
+    rows = [["reviewer", "assigned", "done", "to do", "other reviews"]]
+    rows += [[_shown(r.reviewer), str(r.assigned), str(r.done), str(r.assigned - r.done), str(r.other)]
+             for r in status.reviewers]
+    lines += [""] + (_table(rows, {1, 2, 3, 4}) if len(rows) > 1 else ["no reviewers yet"])
+    rows = [["criterion", "items", "planned", "reviews assigned", "done", "≥1 review", "≥2 reviews (α)"]]
+    rows += [[_shown(c.key), str(c.items), str(c.planned), str(c.assigned), str(c.done), str(c.reviewed),
+              str(c.overlap)] for c in status.criteria]
+    lines += [""] + _table(rows, {1, 2, 3, 4, 5, 6})
+    return lines
 
 
 @review_app.command("export")

@@ -19,6 +19,8 @@ Measures (per criterion, and overall over every item):
 - with several judges: Krippendorff's α between the judges, over every judged item.
 
 Calibrated: κ ≥ `min_kappa` and n ≥ `min_n` (benchmark.yml `calibration:`; defaults 0.6 and 30).
+Its date (the badge's) is that of the latest review that counts: a current review, not dated in
+the future; a stale review, or one of an item no longer judged, never dates a badge.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
 from helmbench.run.judge.judge import majority
@@ -164,6 +167,19 @@ class Calibration:
         return d
 
 
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _when(stamp: str) -> datetime:
+    """A review's time, comparable whatever its offset (no offset: UTC, as imports take it); unreadable: never."""
+    try:
+        at = datetime.fromisoformat(stamp)
+    except (TypeError, ValueError):
+        return datetime.max.replace(tzinfo=timezone.utc)
+    return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+
+
 def judge_verdict(item: JudgedItem) -> str | None:
     verdicts = [v for _, v in item.judges.values() if v in (PASS, FAIL)]
     return majority(verdicts) if verdicts else None
@@ -176,7 +192,8 @@ def _calibrate(scenario: str | None, criterion: str | None, items: list[JudgedIt
     clinician_units: list[list[str]] = []
     judge_units: list[list[str]] = []
     reviewers: set[str] = set()
-    dates = [r["created_at"] for r in stale]
+    dates: list[str] = []  # of the reviews that count: current ones, none dated in the future (stale ones never)
+    latest = _now()
     judges: set[str] = set()
     for item in items:
         judges.update(item.judges)
@@ -186,7 +203,7 @@ def _calibrate(scenario: str | None, criterion: str | None, items: list[JudgedIt
             continue
         cal.n_reviewed += 1
         reviewers.update(r["reviewer"] for r in mine)
-        dates.extend(r["created_at"] for r in mine)
+        dates.extend(r["created_at"] for r in mine if _when(r["created_at"]) <= latest)
         verdicts = [item.verdict_of(r["judgment"]) for r in mine]
         if len(verdicts) >= 2:
             clinician_units.append(verdicts)
@@ -202,7 +219,7 @@ def _calibrate(scenario: str | None, criterion: str | None, items: list[JudgedIt
     cal.alpha, cal.n_alpha = krippendorff_alpha(clinician_units), len(clinician_units)
     cal.judges = max(1, len(judges))
     cal.judge_alpha = krippendorff_alpha(judge_units) if len(judges) > 1 else None
-    cal.last_review = max(dates) if dates else None
+    cal.last_review = max(dates, key=_when) if dates else None
     return cal
 
 

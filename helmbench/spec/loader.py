@@ -229,7 +229,10 @@ class Loader:
                 info = BehaviourInfo(pcode, bcode, b.title, b.description, compliance, b.weight)
                 bench.behaviours[info.key] = info
         bench.floors = [f.model_dump() for f in model.floors]
-        bench.calibration = model.calibration.model_dump() if model.calibration else None
+        # reviewers_per_item only when written: a tree that does not set it keeps its manifest's bytes
+        bench.calibration = model.calibration.model_dump(
+            exclude=None if "reviewers_per_item" in model.calibration.model_fields_set else {"reviewers_per_item"}
+        ) if model.calibration else None
 
     def load_scoring(self, bench: Benchmark) -> None:
         path = self.find(self.root, "scoring.yaml", "scoring.yml")

@@ -228,10 +228,14 @@ class CalibrationThreshold(Strict):
     """When a judged criterion counts as calibrated: its judge agrees with clinicians' blind reviews enough.
 
     Below it, every number that rests on that criterion is shown with an "uncalibrated" badge.
+    `reviewers_per_item` is how a review plan shares the sample among clinicians.
     """
 
     min_kappa: Annotated[float, Field(ge=-1, le=1, description="the lowest judge–clinician Cohen's κ, in [-1, 1]")] = 0.6
     min_n: Annotated[int, Field(ge=1, le=1_000_000, description="the fewest reviewed items (with a clinicians' consensus)")] = 30
+    reviewers_per_item: Annotated[int, Field(ge=1, le=20, description="how many clinicians a review plan gives each "
+                                                                     "sampled item (helmbench review plan); two or more "
+                                                                     "measure the clinicians' agreement (α)")] = 2
 
 
 class BenchmarkFile(Strict):
@@ -241,7 +245,8 @@ class BenchmarkFile(Strict):
     pillars: dict[str, Pillar] = {}
     floors: list[Floor] = Field([], description="safety floors that cap the composite score")
     calibration: CalibrationThreshold | None = Field(None, description="when a judged criterion counts as calibrated "
-                                                                       "(helmbench agreement); default κ ≥ 0.6, n ≥ 30")
+                                                                       "(helmbench agreement) and how many clinicians review "
+                                                                       "each sampled item; default κ ≥ 0.6, n ≥ 30, 2 per item")
 
     _v = field_validator("version", mode="before")(lambda cls, v: _as_text(v))
 

@@ -1,4 +1,5 @@
-"""The review page as a plain ASGI application: one judged item at a time, blind, written back to results.db.
+"""The review page as a plain ASGI application: one judged item at a time, blind, written back to results.db
+(or, serving a packet on a clinician's own machine, to a verdicts file beside it).
 
 Why no web framework: four routes, form posts and two static files; uvicorn (already installed
 with Datasette) serves it and `asgi_csrf` (likewise) guards every write. Why not a Datasette
@@ -10,6 +11,10 @@ text and options. Never the model's id, the judge's verdict or reasoning, or oth
 verdicts; no option is pre-selected. Everything authored or generated is escaped by Jinja's
 autoescape; the Content-Security-Policy allows only this server's own script and style (no
 inline script, nothing from another host), so even a missed escape could not run.
+
+Where verdicts go is a store with `done_by` and `save`: `DbVerdicts` (results.db, the maintainer's machine) or
+`FileVerdicts` (a packet's verdicts file, in the format `helmbench review import` reads). The
+page, its checks and its guards are the same for both: a packet is served by this very app.
 
 Security: the CSRF token (`asgi_csrf`: a signed cookie that the form must echo) is checked on
 every POST, including POSTs without cookies; on loopback the Host header must name loopback
@@ -30,7 +35,7 @@ from helmbench.publish.review.queue import Queue
 from helmbench.score.review_items import JudgedItem
 from helmbench.store.db import connect
 from helmbench.store.queries.reviews import reviewed_by
-from helmbench.store.reviews import CONFIDENCES, save_review
+from helmbench.store.reviews import CONFIDENCES, now, save_review
 
 HERE = Path(__file__).parent
 STATIC = {"/static/review.css": ("review.css", "text/css; charset=utf-8"),
@@ -60,17 +65,72 @@ def redirect(to: str = "/", headers: list[tuple[bytes, bytes]] | None = None) ->
     return Response(303, headers=[(b"location", to.encode()), *(headers or [])])
 
 
-class ReviewApp:
-    """The application; `items` and `sample` are fixed for the server's lifetime."""
+class DbVerdicts:
+    """Verdicts in results.db (each written in its own transaction, as it is given)."""
 
-    def __init__(self, db_path: Path, items: dict[str, JudgedItem], sample: list[str], *, seed: int = 0,
-                 loopback: bool = True):
+    def __init__(self, db_path: Path):
         self.db_path = Path(db_path)
+        self.where = None  # nothing for the reviewer to send back: the verdicts are already where they count
+
+    def done_by(self, reviewer: str) -> set[str]:
+        conn = connect(self.db_path)
+        try:
+            return reviewed_by(conn, reviewer)
+        finally:
+            conn.conn.close()
+
+    def save(self, review: dict) -> None:
+        db = connect(self.db_path)
+        try:
+            save_review(db, review)
+        finally:
+            db.conn.close()
+
+
+class FileVerdicts:
+    """A packet's verdicts, kept in a JSONL file in `helmbench review import`'s format.
+
+    Why the whole file is rewritten on each verdict (a temporary file in its folder, then a
+    rename) rather than appended to: a crash or a full disk mid-write leaves the previous,
+    complete file, never a torn last line that would make the import refuse the whole file."""
+
+    def __init__(self, path: Path, rows: list[dict]):
+        self.path = Path(path)
+        self.where = self.path
+        self.rows = {r["item_hash"]: r for r in rows}
+
+    def done_by(self, reviewer: str) -> set[str]:
+        return {h for h, r in self.rows.items() if r["reviewer"] == reviewer}
+
+    def save(self, review: dict) -> None:
+        import io
+
+        from helmbench.store.review_files import FIELDS, write
+        from helmbench.store.review_packets import write_text
+
+        self.rows[review["item_hash"]] = {**{k: review.get(k) for k in FIELDS}, "created_at": now()}
+        out = io.StringIO()
+        write(list(self.rows.values()), "jsonl", out)
+        write_text(self.path, out.getvalue())
+
+
+class ReviewApp:
+    """The application; `items` and `sample` are fixed for the server's lifetime.
+
+    `verdicts`: where verdicts go (`DbVerdicts`, `FileVerdicts`, or the path of results.db). `reviewer`:
+    the one reviewer of a packet (no name page then). `plan` (`score.review_plan.Plan`): a
+    reviewer in it gets their planned items, anyone else the whole sample."""
+
+    def __init__(self, verdicts, items: dict[str, JudgedItem], sample: list[str], *, seed: int = 0,
+                 loopback: bool = True, reviewer: str | None = None, plan=None):
+        self.verdicts = verdicts if hasattr(verdicts, "save") else DbVerdicts(verdicts)
         self.items = items
         self.sample = sample
         self.in_sample = set(sample)
         self.seed = seed
         self.loopback = loopback
+        self.reviewer = reviewer
+        self.plan = plan
         self.queues: dict[str, Queue] = {}
         self.env = Environment(loader=FileSystemLoader(str(HERE / "templates")),
                                autoescape=select_autoescape(default=True, default_for_string=True),
@@ -100,8 +160,8 @@ class ReviewApp:
                 return self.page("error.html.j2", scope, status=413, message="The form was too large.")
             return self.reviewer_form(scope, form) if path == "/reviewer" else self.verdict(scope, form)
         if method in ("GET", "HEAD") and path == "/":
-            reviewer = _reviewer(headers)
-            if reviewer is None or scope.get("query_string") == b"change":
+            reviewer = self.reviewer_of(headers)
+            if self.reviewer is None and (reviewer is None or scope.get("query_string") == b"change"):
                 return self.page("name.html.j2", scope, reviewer=reviewer)
             return self.item_page(scope, reviewer)
         return self.page("error.html.j2", scope, status=404 if method in ("GET", "HEAD") else 405,
@@ -110,21 +170,28 @@ class ReviewApp:
     # --- pages -----------------------------------------------------------------------------
     def page(self, template: str, scope, *, status: int = 200, **context) -> Response:
         token = scope["csrftoken"]() if "csrftoken" in scope else ""
-        html = self.env.get_template(template).render(csrftoken=token, **context)
+        html = self.env.get_template(template).render(csrftoken=token, packet=self.reviewer is not None,
+                                                      verdicts_file=self.verdicts.where, **context)
         return Response(status, html.encode("utf-8"))
+
+    def reviewer_of(self, headers: dict) -> str | None:
+        """The packet's reviewer, or the name in the cookie."""
+        return self.reviewer if self.reviewer is not None else _reviewer(headers)
 
     def queue(self, reviewer: str) -> Queue:
         q = self.queues.get(reviewer)
         if q is None:
-            q = self.queues[reviewer] = Queue.for_reviewer(self.sample, reviewer, self.seed)
+            if self.reviewer is not None:  # a packet: its items, in the order the plan gave them
+                q = Queue(reviewer, list(self.sample))
+            else:
+                planned = self.plan.of(reviewer) if self.plan is not None else None
+                q = Queue(reviewer, [h for h in planned if h in self.in_sample]) if planned is not None else \
+                    Queue.for_reviewer(self.sample, reviewer, self.seed)
+            self.queues[reviewer] = q
         return q
 
     def done_by(self, reviewer: str) -> set[str]:
-        conn = connect(self.db_path)
-        try:
-            return reviewed_by(conn, reviewer) & self.in_sample
-        finally:
-            conn.conn.close()
+        return self.verdicts.done_by(reviewer) & self.in_sample
 
     def item_page(self, scope, reviewer: str, *, status: int = 200, message: str | None = None) -> Response:
         queue = self.queue(reviewer)
@@ -140,6 +207,8 @@ class ReviewApp:
 
     # --- writes ----------------------------------------------------------------------------
     def reviewer_form(self, scope, form: list[tuple[str, str]]) -> Response:
+        if self.reviewer is not None:  # a packet names its reviewer
+            return redirect("/")
         name = " ".join(_one(form, "reviewer").split())
         if not name or len(name) > MAX_NAME or not name.isprintable():
             return self.page("name.html.j2", scope, status=400, reviewer=None,
@@ -148,7 +217,7 @@ class ReviewApp:
         return redirect("/", [(b"set-cookie", cookie.encode("latin-1"))])
 
     def verdict(self, scope, form: list[tuple[str, str]]) -> Response:
-        reviewer = _reviewer(dict(scope.get("headers") or []))
+        reviewer = self.reviewer_of(dict(scope.get("headers") or []))
         if reviewer is None:
             return redirect("/")
         h = _one(form, "item")
@@ -165,14 +234,10 @@ class ReviewApp:
         if confidence not in (None, *CONFIDENCES) or (note and len(note) > MAX_NOTE):
             return self.item_page(scope, reviewer, status=400,
                                   message=f"Confidence is low, medium or high; a note is at most {MAX_NOTE} characters.")
-        db = connect(self.db_path)
-        try:
-            save_review(db, {"item_hash": item.hash, "reviewer": reviewer, "case_id": item.case_id,
-                             "scenario": item.scenario, "criterion": item.criterion["code"],
-                             "criterion_text": item.criterion["text"],
-                             "judgment": chosen if item.multi else chosen[0], "confidence": confidence, "note": note})
-        finally:
-            db.conn.close()
+        self.verdicts.save({"item_hash": item.hash, "reviewer": reviewer, "case_id": item.case_id,
+                            "scenario": item.scenario, "criterion": item.criterion["code"],
+                            "criterion_text": item.criterion["text"],
+                            "judgment": chosen if item.multi else chosen[0], "confidence": confidence, "note": note})
         return redirect("/")
 
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helmbench.errors import HelmbenchError
-from helmbench.publish.review.app import LOOPBACK, ReviewApp, with_csrf
-from helmbench.publish.review.queue import stratified_sample
-from helmbench.score.review_items import judged_items
+from helmbench.publish.review.app import LOOPBACK, FileVerdicts, ReviewApp, with_csrf
+from helmbench.score.review_items import JudgedItem, judged_items
+from helmbench.score.review_plan import Plan, stratified_sample
 from helmbench.store.db import open_db
 
 
@@ -27,8 +27,11 @@ class Prepared:
 
 
 def prepare(db_path: Path, manifest_hash: str | None = None, *, size: int | None = None, seed: int = 0,
-            host: str = "127.0.0.1") -> Prepared:
-    """Open (and migrate) the database, read the judged items and draw the sample."""
+            host: str = "127.0.0.1", plan: Plan | None = None) -> Prepared:
+    """Open (and migrate) the database, read the judged items and draw the sample.
+
+    With a `plan` (of this manifest), the sample is the plan's and each reviewer in it gets the
+    items planned for them; `size` and `seed` are then the plan's."""
     db = open_db(db_path)
     try:
         manifest_hash, items = judged_items(db, manifest_hash)
@@ -37,8 +40,42 @@ def prepare(db_path: Path, manifest_hash: str | None = None, *, size: int | None
     if not items:
         raise HelmbenchError(f"{db_path} holds no judged items to review",
                              hint="run a benchmark with judged (sqe) scenarios first: `helmbench run`")
-    sample = stratified_sample(items, size, seed)
-    return Prepared(ReviewApp(db_path, items, sample, seed=seed, loopback=host in LOOPBACK), manifest_hash)
+    if plan is not None and plan.manifest_hash != manifest_hash:
+        plan = None  # a plan of another manifest: its items are not these (the caller says so)
+    if plan is not None:
+        sample = [h for h in stratified_sample(items, None, plan.seed) if h in plan.sample]
+        seed = plan.seed
+    else:
+        sample = stratified_sample(items, size, seed)
+    return Prepared(ReviewApp(db_path, items, sample, seed=seed, loopback=host in LOOPBACK, plan=plan), manifest_hash)
+
+
+def verdicts_path(packet: Path) -> Path:
+    """Where a packet's verdicts go by default: beside it, `ana.review.json` → `ana.review-verdicts.jsonl`."""
+    stem = packet.name[:-5] if packet.name.endswith(".json") else packet.name
+    return packet.with_name(f"{stem}-verdicts.jsonl")
+
+
+def prepare_packet(packet_path: Path, verdicts: Path | None = None, *, host: str = "127.0.0.1") -> Prepared:
+    """The review page for a packet: its items, its reviewer, verdicts to a JSONL file; no database.
+
+    Verdicts already in the file (a review stopped half-way and started again) are read back,
+    checked as an import would check them, and not asked again."""
+    from helmbench.store.review_files import read
+    from helmbench.store.review_packets import read_packet
+
+    packet = read_packet(packet_path)
+    items = {i["item_hash"]: JudgedItem(i["item_hash"], i["case_id"], i["scenario"], i["messages"], i["output"],
+                                        i["criterion"]) for i in packet["items"]}
+    verdicts = verdicts or verdicts_path(packet_path)
+    rows = read(verdicts, {h: it.options for h, it in items.items()}) if verdicts.exists() else []
+    others = sorted({r["reviewer"] for r in rows} - {packet["reviewer"]})
+    if others:
+        raise HelmbenchError(f"{verdicts} holds verdicts by {others[0]!r}, not by {packet['reviewer']!r}",
+                             hint="pass another --verdicts file for this packet")
+    app = ReviewApp(FileVerdicts(verdicts, rows), items, [i["item_hash"] for i in packet["items"]],
+                    loopback=host in LOOPBACK, reviewer=packet["reviewer"])
+    return Prepared(app, packet["manifest_hash"])
 
 
 def bind(host: str, port: int) -> socket.socket:

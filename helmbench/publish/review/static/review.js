@@ -23,7 +23,13 @@
       submit(f); e.preventDefault(); return;
     }
     if (key === "n") { document.getElementById("note").focus(); e.preventDefault(); return; }
-    var input = f.querySelector('input[data-key="' + key + '"]');
+    // Compared as text, never pasted into a selector: a key such as " or \ would make the selector
+    // invalid and querySelector throw.
+    var input = null;
+    var inputs = f.querySelectorAll("input[data-key]");
+    for (var i = 0; i < inputs.length; i++) {
+      if (key !== "" && inputs[i].getAttribute("data-key") === key) { input = inputs[i]; break; }
+    }
     if (input) {
       if (input.type === "checkbox") { input.checked = !input.checked; } else { input.checked = true; }
       input.focus();
