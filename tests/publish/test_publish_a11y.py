@@ -63,6 +63,12 @@ def _check(browser, axe, base_url: str, path: str, scheme: str = "light") -> Non
     with recording_page(browser, base_url, color_scheme=scheme, viewport={"width": 1400, "height": 900}) as page:
         page.goto(f"{base_url}/{path}", wait_until="networkidle")
         if scheme == "dark":
+            # The theme's palette script sets the scheme from the system setting; on a loaded machine it can
+            # run after "networkidle", so wait for it (a page that never follows the system still fails here).
+            try:
+                page.wait_for_function("document.body.getAttribute('data-md-color-scheme') === 'slate'", timeout=10_000)
+            except Exception:
+                pass
             assert page.get_attribute("body", "data-md-color-scheme") == "slate"  # follows the system
         assert _violations(axe, page) == []
         assert page.errors == [] and page.foreign == []
