@@ -84,7 +84,7 @@ def serve(
     validate.db_to_read(db), validate.output_dir(publish_dir if publish_dir is not None else serve_dir,
                                                  "--publish" if publish_dir is not None else "--serve-dir")
     if publish_dir is not None:
-        snap = datasette.snapshot(db, publish_dir)
+        snap = datasette.snapshot(db, publish_dir, public=True)
         meta = datasette.write_metadata(snap, publish_dir / "metadata.json", site_url=site_url)
         print(f"snapshot {snap}\nmetadata {meta}")
         print(f"publish with, e.g.: datasette publish cloudrun {snap} --metadata {meta} --service helmbench")

@@ -207,11 +207,10 @@ def review_export(
     if out is None:
         write(rows, format.value, sys.stdout)
     else:
-        tmp = out.with_name(out.name + ".tmp")
-        out.parent.mkdir(parents=True, exist_ok=True)  # validated above as a folder that can be created
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
+        from helmbench import safewrite
+
+        with safewrite.atomic(out, text=True, newline="") as f:  # never through a link at --out
             write(rows, format.value, f)
-        tmp.replace(out)
         typer.echo(f"{len(rows)} review(s) written to {out}", err=True)
 
 
