@@ -129,6 +129,7 @@ def review(
     seed: int = typer.Option(0, "--seed", help="Which sample: the same seed gives every reviewer the same items."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback unless you mean otherwise)."),
     port: int = typer.Option(8002, "--port", "-p", min=0, max=65535, help="Port (0: any free one)."),
+    allow_host: list[str] = typer.Option([], "--allow-host", help="Also answer requests addressed to this host name (with the port), e.g. when binding to a LAN address; repeatable."),
 ) -> None:
     """Serve the blind review page on http://127.0.0.1:8002 (Ctrl-C stops it).
 
@@ -150,7 +151,7 @@ def review(
     if ctx.invoked_subcommand is not None:
         return
     from helmbench.cli import validate
-    from helmbench.publish.review.app import LOOPBACK
+    from helmbench.publish.local_guard import LOOPBACK
     from helmbench.publish.review.serve import bind, prepare, serve
     from helmbench.spec.discover import in_build
     from helmbench.store import open_readonly
@@ -163,14 +164,14 @@ def review(
     finally:
         conn.close()
     validate.db_to_write(db)
-    prepared = prepare(db, wanted, size=sample, seed=seed, host=host)
+    prepared = prepare(db, wanted, size=sample, seed=seed)
     sock = bind(host, port)
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"reviewing {len(prepared.app.sample)} of {len(prepared.app.items)} judged item(s) of manifest "
                f"{prepared.manifest_hash}: http://{shown}:{sock.getsockname()[1]}/  (Ctrl-C stops)", err=True)
     if host not in LOOPBACK:
         typer.echo(f"warning: listening on {host}, not loopback: anyone who can reach it sees the items", err=True)
-    serve(prepared.app, sock)
+    serve(prepared.app, sock, tuple(allow_host))
 
 
 @review_app.command("export")
@@ -221,7 +222,10 @@ def review_import(
 ) -> None:
     """Add the reviews of another machine's export; a file with any bad row imports nothing and names the lines.
 
-    A review already here (same item, same reviewer) is replaced only by a newer one.
+    A review already here (same item, same reviewer) is replaced only by a newer one. Refused, with
+    the line named: a reviewer name with control characters, a date in the future, an item that
+    is no judged output of any manifest in the database. Names are matched ignoring whitespace
+    and case ("ana " and "ANA" are "ana").
 
     Examples:
 
@@ -230,9 +234,10 @@ def review_import(
         helmbench review import cleo.jsonl --db build/results.db
     """
     from helmbench.cli import validate
-    from helmbench.score.review_items import judged_items
+    from helmbench.score.review_items import every_judged_item
     from helmbench.spec.discover import in_build
     from helmbench.store import open_db
+    from helmbench.store.queries.reviews import reviewed_items
     from helmbench.store.review_files import read
     from helmbench.store.reviews import import_reviews
 
@@ -242,8 +247,8 @@ def review_import(
     validate.db_to_write(db)
     database = open_db(db)
     try:
-        _, items = judged_items(database)
-        rows = read(file, {h: i.options for h, i in items.items()})
+        items = every_judged_item(database)
+        rows = read(file, {h: i.options for h, i in items.items()}, set(items) | reviewed_items(database))
         added, other = import_reviews(database, rows)
     finally:
         database.conn.close()

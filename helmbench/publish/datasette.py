@@ -226,9 +226,10 @@ def write_metadata(db: str | Path, path: str | Path, *, site_url: str | None = N
 
 
 def serve_command(snapshot_path: str | Path, metadata_path: str | Path, port: int,
-                  host: str = "127.0.0.1") -> list[str]:
-    """The Datasette command line: the snapshot immutable, on 127.0.0.1, with the metadata."""
+                  host: str = "127.0.0.1", allow_hosts: tuple[str, ...] = ()) -> list[str]:
+    """The command serving the snapshot immutable in Datasette, on `host`, with the metadata, behind
+    the local guard (`datasette_serve.py`: only requests addressed to this server are answered)."""
     import sys
 
-    return [sys.executable, "-m", "datasette", "serve", "-i", str(snapshot_path), "--host", host,
-            "--port", str(port), "--metadata", str(metadata_path)]
+    return [sys.executable, "-m", "helmbench.publish.datasette_serve", str(snapshot_path), str(metadata_path),
+            host, str(port), *allow_hosts]

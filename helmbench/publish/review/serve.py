@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helmbench.errors import HelmbenchError
-from helmbench.publish.review.app import LOOPBACK, ReviewApp, with_csrf
+from helmbench.publish.local_guard import allowed_hosts
+from helmbench.publish.review.app import ReviewApp, with_csrf
 from helmbench.publish.review.queue import stratified_sample
 from helmbench.score.review_items import judged_items
 from helmbench.store.db import open_db
@@ -26,8 +27,7 @@ class Prepared:
     manifest_hash: str | None
 
 
-def prepare(db_path: Path, manifest_hash: str | None = None, *, size: int | None = None, seed: int = 0,
-            host: str = "127.0.0.1") -> Prepared:
+def prepare(db_path: Path, manifest_hash: str | None = None, *, size: int | None = None, seed: int = 0) -> Prepared:
     """Open (and migrate) the database, read the judged items and draw the sample."""
     db = open_db(db_path)
     try:
@@ -38,7 +38,7 @@ def prepare(db_path: Path, manifest_hash: str | None = None, *, size: int | None
         raise HelmbenchError(f"{db_path} holds no judged items to review",
                              hint="run a benchmark with judged (sqe) scenarios first: `helmbench run`")
     sample = stratified_sample(items, size, seed)
-    return Prepared(ReviewApp(db_path, items, sample, seed=seed, loopback=host in LOOPBACK), manifest_hash)
+    return Prepared(ReviewApp(db_path, items, sample, seed=seed), manifest_hash)
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -56,24 +56,27 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def server(app, sock: socket.socket):
+def server(app, sock: socket.socket, allow_hosts: tuple[str, ...] = ()):
+    """uvicorn serving `app` on `sock`, behind the CSRF check and the local guard (the Host names
+    it answers: loopback and the bound address with this port, and `allow_hosts`)."""
     import uvicorn
 
-    config = uvicorn.Config(with_csrf(app), lifespan="off", log_level="warning", access_log=False,
+    bound, port = sock.getsockname()[:2]
+    config = uvicorn.Config(with_csrf(app, allowed_hosts(bound, port, allow_hosts)), lifespan="off", log_level="warning", access_log=False,
                             server_header=False, date_header=False)
     return uvicorn.Server(config)
 
 
-def serve(app, sock: socket.socket) -> None:
+def serve(app, sock: socket.socket, allow_hosts: tuple[str, ...] = ()) -> None:
     """Serve until Ctrl-C."""
-    server(app, sock).run(sockets=[sock])
+    server(app, sock, allow_hosts).run(sockets=[sock])
 
 
 @contextmanager
-def running(app, host: str = "127.0.0.1", port: int = 0):
+def running(app, host: str = "127.0.0.1", port: int = 0, allow_hosts: tuple[str, ...] = ()):
     """The server in a background thread (for tests and notebooks); yields its base URL."""
     sock = bind(host, port)
-    srv = server(app, sock)
+    srv = server(app, sock, allow_hosts)
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
