@@ -222,6 +222,24 @@ def place(src: Path | str, dest: Path | str, root: Path | str | None = None) -> 
     return dest
 
 
+def open_in_place(path: Path | str, root: Path | str | None = None, flags: int = os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                  mode: int = 0o644) -> int:
+    """A descriptor of `path` opened in place (for a file written as it goes: a run's log, a lock
+    file), below `root` and never through a link: the folders on the way and the file itself are
+    opened with `O_NOFOLLOW`, so a planted link is an error, not a write elsewhere."""
+    path = Path(path)
+    dfd, name = _folder_of(path, root)
+    try:
+        try:
+            return os.open(name, flags | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), mode, dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise _refuse(path, "it is a symbolic link") from None
+            raise
+    finally:
+        os.close(dfd)
+
+
 def links_in(folder: Path | str, limit: int = 200_000) -> Path | None:
     """The first symbolic link at or below `folder` (None: none), so a folder a tool will write
     into can be refused when a link in it could lead the tool's writes elsewhere."""
@@ -278,5 +296,5 @@ def swap_dir(new: Path | str, dest: Path | str) -> Path:
     return dest
 
 
-__all__ = ["UnsafeWrite", "atomic", "copy_file", "fresh_dir", "links_in", "make_dir", "place", "swap_dir", "write_bytes",
+__all__ = ["UnsafeWrite", "atomic", "copy_file", "fresh_dir", "links_in", "make_dir", "open_in_place", "place", "swap_dir", "write_bytes",
            "write_text"]

@@ -102,3 +102,40 @@ def test_review_export_refuses_a_link_at_out(tmp_path):
     ok = CliRunner().invoke(app, ["review", "export", "--db", str(db), "--out", str(tmp_path / "real.csv")])
     assert ok.exit_code == 0, ok.output
     assert (tmp_path / "real.csv").read_text().startswith("item_hash,")
+
+
+def test_a_run_log_or_lock_file_planted_as_a_link_is_refused(tmp_path):
+    from helmbench.run.logs import RunFile
+    from helmbench.store.lock import RunLock
+
+    victim = tmp_path / "victim"
+    victim.write_text("keep")
+    build = tmp_path / "build"
+    (build / "logs").mkdir(parents=True)
+    os.symlink(victim, build / "logs" / "run-1.log")
+    with pytest.raises(safewrite.UnsafeWrite):
+        RunFile(build / "logs" / "run-1.log")
+    fine = RunFile(build / "logs" / "run-2.log")
+    fine.stream.write("line\n")
+    fine.close()
+    assert (build / "logs" / "run-2.log").read_text() == "line\n"
+    lock = RunLock(build / "results.db")
+    os.symlink(victim, lock.path)
+    with pytest.raises(safewrite.UnsafeWrite):
+        lock.acquire()
+    assert victim.read_text() == "keep"
+
+
+def test_compile_refuses_a_build_folder_committed_as_a_link_inside_the_tree(tmp_path):
+    from helmbench.manifest import compile_tree
+
+    tree = tmp_path / "bench"
+    shutil.copytree(BASE, tree)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, tree / "build")
+    with pytest.raises(safewrite.UnsafeWrite, match="symbolic link"):
+        compile_tree(tree, tree / "build")
+    assert list(elsewhere.iterdir()) == []
+    os.unlink(tree / "build")
+    assert compile_tree(tree, tree / "build").path == tree / "build" / "manifest.jsonl"
