@@ -28,12 +28,18 @@ def test_a_write_is_atomic_and_leaves_no_temporary_file(tmp_path):
     assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["b.txt"]
 
 
-def test_a_link_at_the_target_or_on_the_way_is_refused(tmp_path):
+def _victim_and_link(tmp_path, link: Path) -> Path:
+    """A file of the user's, and a link to it planted at `link` (its folders made)."""
     victim = tmp_path / "victim"
     victim.write_text("keep")
+    link.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(victim, link)
+    return victim
+
+
+def test_a_link_at_the_target_or_on_the_way_is_refused(tmp_path):
     root = tmp_path / "root"
-    (root / "sub").mkdir(parents=True)
-    os.symlink(victim, root / "sub" / "file.txt")
+    victim = _victim_and_link(tmp_path, root / "sub" / "file.txt")
     with pytest.raises(safewrite.UnsafeWrite, match="symbolic link"):
         safewrite.write_text(root / "sub" / "file.txt", "x", root)
     os.symlink(tmp_path, root / "linked")  # a folder on the way
@@ -108,11 +114,8 @@ def test_a_run_log_or_lock_file_planted_as_a_link_is_refused(tmp_path):
     from helmbench.run.logs import RunFile
     from helmbench.store.lock import RunLock
 
-    victim = tmp_path / "victim"
-    victim.write_text("keep")
     build = tmp_path / "build"
-    (build / "logs").mkdir(parents=True)
-    os.symlink(victim, build / "logs" / "run-1.log")
+    victim = _victim_and_link(tmp_path, build / "logs" / "run-1.log")
     with pytest.raises(safewrite.UnsafeWrite):
         RunFile(build / "logs" / "run-1.log")
     fine = RunFile(build / "logs" / "run-2.log")
