@@ -196,8 +196,8 @@ def _inside(path: Path, base: Path, where: Path, key: str) -> Path | None:
     """`path` when it is a folder inside `base` reached without a link; None (with a warning) otherwise."""
     try:
         real = path.resolve()
-        ok = real.is_relative_to(base.resolve()) and not any(
-            p.is_symlink() for p in [path, *path.parents] if p.is_relative_to(base))
+        ok = real.is_relative_to(base.resolve()) and not any(  # the base itself may be a link the user made
+            p.is_symlink() for p in [path, *path.parents] if p != base and p.is_relative_to(base))
     except OSError:
         ok = False
     if not ok:
