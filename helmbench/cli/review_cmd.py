@@ -170,7 +170,9 @@ def review(
     typer.echo(f"reviewing {len(prepared.app.sample)} of {len(prepared.app.items)} judged item(s) of manifest "
                f"{prepared.manifest_hash}: http://{shown}:{sock.getsockname()[1]}/  (Ctrl-C stops)", err=True)
     if host not in LOOPBACK:
-        typer.echo(f"warning: listening on {host}, not loopback: anyone who can reach it sees the items", err=True)
+        typer.echo(f"warning: listening on {host}, not loopback: anyone who can reach it sees the items "
+                   "(it answers requests addressed to loopback, to the address it is bound to, and to the "
+                   "names given with --allow-host)", err=True)
     serve(prepared.app, sock, tuple(allow_host))
 
 
