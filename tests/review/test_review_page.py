@@ -229,7 +229,6 @@ def test_a_page_on_another_local_port_cannot_forge_a_verdict_or_rename_the_revie
     page = context.new_page()
     _start(page, url, "Cleo")
     cookies = {c["name"]: c for c in context.cookies()}
-    assert cookies["csrftoken"]["httpOnly"], "no script can read the CSRF cookie"
     _PortAttacker.target, _PortAttacker.item = url, app.sample[0]
     evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PortAttacker)
     threading.Thread(target=evil.serve_forever, daemon=True).start()
@@ -247,6 +246,7 @@ def test_a_page_on_another_local_port_cannot_forge_a_verdict_or_rename_the_revie
         evil.shutdown()
         context.close()
     assert rows(db, "SELECT count(*) FROM reviews")[0][0] == 0
+    assert cookies["csrftoken"]["httpOnly"], "no script can read the CSRF cookie"
 
 
 def test_multipart_and_malformed_bodies_get_4xx_never_500(served):
