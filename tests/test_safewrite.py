@@ -142,3 +142,13 @@ def test_compile_refuses_a_build_folder_committed_as_a_link_inside_the_tree(tmp_
     assert list(elsewhere.iterdir()) == []
     os.unlink(tree / "build")
     assert compile_tree(tree, tree / "build").path == tree / "build" / "manifest.jsonl"
+
+
+def test_a_results_database_planted_as_a_link_is_not_written_through(tmp_path):
+    from helmbench.store import open_db
+
+    (tmp_path / "build").mkdir()
+    os.symlink(tmp_path / "elsewhere.db", tmp_path / "build" / "results.db")  # dangling: SQLite would create it
+    with pytest.raises(safewrite.UnsafeWrite, match="symbolic link"):
+        open_db(tmp_path / "build" / "results.db")
+    assert not (tmp_path / "elsewhere.db").exists()
