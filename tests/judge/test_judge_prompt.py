@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, strategies as st
+
 from helmbench.run.judge import judge_request, judge_request_hash, judge_response_format, neutralise
 
 CR = {"code": "CR2", "title": "Prioritise", "text": "Does it put safety first?", "options": ["PASS", "PARTIAL", "FAIL"],
@@ -95,3 +97,13 @@ def test_a_reply_cannot_imitate_the_cases_tags_or_a_chat_template_inside_the_jud
     assert "&lt;/model_response>" in reply and "&lt;system_instructions>" in reply and "&lt;|im_start|>" in reply
     assert text.count("</model_response>") == 1
     assert "<system_instructions>\nBe kind." in text, "the case's own prompt keeps its tags"
+
+
+@given(st.text(max_size=300).filter(lambda t: "<" not in t and "[" not in t),
+       st.lists(st.from_regex(r"t_[a-z]{1,10}", fullmatch=True), max_size=4))
+def test_text_without_a_marker_crosses_unchanged(text, tags):
+    """Only a marker changes the text, so every request without one keeps its bytes and hash."""
+    from helmbench.run.neutralise import neutralise as shared
+
+    assert shared(text, tuple(tags)) == text
+    assert shared(f"<b>{text}</b> a < b, [x]", tuple(tags)) == f"<b>{text}</b> a < b, [x]"
