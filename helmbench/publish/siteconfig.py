@@ -125,6 +125,9 @@ def allowed(user: dict, *, allow_code: bool, where: Path) -> dict:
     """The keys of a repository's configuration the build takes (with a warning for each left out)."""
     out: dict = {}
     for key, value in user.items():
+        if key == "hooks" and isinstance(value, list):  # naming the packaged hook (this repository's file) is no code of its own
+            value = [h for h in value if not _same(Path(str(h)) if Path(str(h)).is_absolute()
+                                                   else where.absolute().parent / str(h), HOOKS)] or None
         if value is None:
             continue
         if key in CODE_KEYS and not allow_code:
