@@ -217,17 +217,19 @@ def report_data(db: str | Path, manifest=None, *, run_id: int | None = None, boo
 
 def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None,
             datasette_url: str = "http://127.0.0.1:8001", config_file: str | Path | None = None,
-            strict: bool = False, project_dir: str | Path | None = None) -> Path:
+            strict: bool = False, project_dir: str | Path | None = None, allow_site_code: bool = False) -> Path:
     """Build the static leaderboard site from `db` into `site_dir` (default: site/ beside the db).
 
     `manifest` (default: manifest.jsonl beside the db) picks which runs are shown;
     `datasette_url` is where the "rows behind this number" links point; `config_file` and
-    `project_dir` (a folder with mkdocs.yml or site/) override the packaged site. Returns the
-    site folder. Raises `HelmbenchError` when the build fails.
+    `project_dir` (a folder with mkdocs.yml or site/) override the packaged site, read as data:
+    their hooks, plugins, templates and scripts are taken only with `allow_site_code`. Returns
+    the site folder. Raises `HelmbenchError` when the build fails.
     """
     from helmbench.publish import PublishSettings, build_site
 
     db = Path(db)
     path = db.parent / "manifest.jsonl" if manifest is None else Path(getattr(manifest, "path", manifest))
     settings = PublishSettings(db=db, manifest=path, datasette_url=datasette_url.rstrip("/"))
-    return build_site(settings, config_file=config_file, site_dir=site_dir, strict=strict, project_dir=project_dir)
+    return build_site(settings, config_file=config_file, site_dir=site_dir, strict=strict, project_dir=project_dir,
+                      allow_code=allow_site_code)

@@ -9,6 +9,8 @@ Where the top-level modules sit (LAYERS below, lowest first):
 - `errors` (0): the user-facing error types, imported by every stage; it imports no stage. It
   may import `sqlite3`, only to recognise SQLite's exception classes in `explain` (it never
   opens a database): that one translation serves the CLI's catch-all guard as well as store.
+- `safewrite` (0): the one safe way to write a file (no link followed, atomic, inside a root); every
+  stage that writes (compile, generate, publish, the CLI) uses it, so it imports no stage.
 - `codes` (0): the catalogue of diagnostic codes (pure data), read by `diagnostics`.
 - `plugins` (0): the hook specifications and the plugin manager, which every stage may ask for
   its extensions; it must not import a stage (built-in plugins are found by module name).
@@ -34,7 +36,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "helmbench"
 
 #: Layer of each top-level module or package of helmbench (lower may not import higher).
 LAYERS: dict[str, int] = {
-    "errors": 0, "codes": 0, "plugins": 0, "__version__": 0,
+    "errors": 0, "codes": 0, "plugins": 0, "__version__": 0, "safewrite": 0,
     "spec": 1, "diagnostics": 1,
     "lint": 2,
     "manifest": 3,

@@ -25,7 +25,12 @@ MAX_TEXT = 200
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _MD_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|~=^$])")  # < > & " ' are entities below
-_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", "@": "&#64;", ":": "&#58;"}
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;", ":": "&#58;"}
+#: GitHub turns `@name` into a mention and `#1`, `GH-1`, `owner/repo#1` into references, entities or
+#: backslashes notwithstanding (`&#64;` is decoded first); a zero-width joiner after the sign, as
+#: GitHub's own advice for writing a mention that does not notify, breaks them while showing the same text.
+ZWJ = "\u200d"
+_REFERENCE = re.compile(r"(@|#|\bGH-)", re.IGNORECASE)
 
 
 def md_text(value: object, limit: int = MAX_TEXT) -> str:
@@ -33,8 +38,9 @@ def md_text(value: object, limit: int = MAX_TEXT) -> str:
     text = _CONTROL.sub(" ", str(value))
     if len(text) > limit:
         text = text[: limit - 1] + "…"
+    text = _REFERENCE.sub(lambda m: m.group(1) + ZWJ, text)
     text = _MD_PUNCT.sub(r"\\\1", text)
-    return "".join(_ENTITIES.get(ch, ch) for ch in text)  # HTML, @-mentions, scheme: autolinks (after: keeps &#)
+    return "".join(_ENTITIES.get(ch, ch) for ch in text)  # HTML, scheme: autolinks (after: keeps &#)
 
 
 def _scenarios(path: Path) -> tuple[dict[str, str], dict[str, str], dict]:

@@ -35,7 +35,7 @@ def template_files() -> list[tuple[str, Path]]:
 
 def scaffold(target: Path) -> tuple[list[str], list[str]]:
     """Write the template into `target`; returns (created, skipped) relative paths."""
-    from helmbench import __version__
+    from helmbench import __version__, safewrite
 
     existing_benchmark = (target / "scenarios").is_dir()
     created, skipped = [], []
@@ -46,10 +46,9 @@ def scaffold(target: Path) -> tuple[list[str], list[str]]:
         if path.exists() or path.is_symlink():
             skipped.append(dest)
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
         text = src.read_text(encoding="utf-8").replace("{version}", __version__)
-        with open(path, "x", encoding="utf-8", newline="\n") as f:  # "x": never replace a file made meanwhile
-            f.write(text)
+        # exclusive: never replace a file made meanwhile; a link in the way (scenarios -> elsewhere) is refused
+        safewrite.write_text(path, text, target, exclusive=True)
         created.append(dest)
     return created, skipped
 

@@ -24,13 +24,16 @@ def publish(
     config_file: Optional[Path] = typer.Option(None, "--config-file", "-f", help="An mkdocs.yml whose keys override the packaged site configuration (default: mkdocs.yml beside the benchmark, if any)."),
     site_dir: Optional[Path] = typer.Option(None, "--site-dir", help="Output folder (default: build/site)."),
     strict: bool = typer.Option(False, "--strict", help="Fail on any mkdocs warning."),
+    allow_site_code: bool = typer.Option(False, "--allow-site-code", help="Also take the hooks, plugins, custom templates, scripts and other Markdown extensions of the benchmark's mkdocs.yml (code from the repository: only if you trust it)."),
 ) -> None:
     """Build the static leaderboard site into build/site/ (wraps `mkdocs build`).
 
     Generates the leaderboard, a page per model, scenario and case, and the methodology from
     the results database at build time. The site works offline and makes no third-party request.
     Works in any folder holding a benchmark: the site's configuration and pages come with
-    helmbench; a mkdocs.yml or site/ folder beside the benchmark overrides or extends them.
+    helmbench; a mkdocs.yml or site/ folder beside the benchmark overrides or extends them. That
+    mkdocs.yml is read as data (no !ENV, no Python tags); its hooks, plugins, custom templates and
+    scripts are left out unless you pass --allow-site-code.
 
     Examples:
 
@@ -51,7 +54,7 @@ def publish(
     validate.publish_paths(db, manifest, config_file, site_dir)
     started = time.perf_counter()
     out = api.publish(db, site_dir, manifest=manifest, datasette_url=datasette_url, config_file=config_file,
-                      strict=strict, project_dir=discover.project_dir())
+                      strict=strict, project_dir=discover.project_dir(), allow_site_code=allow_site_code)
     note = "" if db.is_file() else " (no run has been made yet, dry run only: the leaderboard says how to make one)"
     print(f"site built in {time.perf_counter() - started:.1f} s → {printable(str(out))}{note}")
 
@@ -63,12 +66,15 @@ def serve(
     publish_dir: Optional[Path] = typer.Option(None, "--publish", help="Write the snapshot and metadata.json here for `datasette publish`, and do not serve."),
     serve_dir: Optional[Path] = typer.Option(None, "--serve-dir", help="Where snapshots and metadata.json are kept (default build/serve)."),
     site_url: Optional[str] = typer.Option(None, "--site-url", help="URL of the published site, linked from Datasette."),
+    allow_host: list[str] = typer.Option([], "--allow-host", help="Also answer requests addressed to this host name (with the port); repeatable. Others get 421 (no DNS rebinding)."),
 ) -> None:
     """Serve the raw results read-only in Datasette, from a consistent snapshot of the database.
 
     Snapshots the database with `VACUUM INTO` (a run may be writing to it), generates metadata
     (descriptions, facets, canned queries such as leaderboard and case_across_models) and runs
-    `datasette -i SNAPSHOT --host 127.0.0.1`. Ctrl-C stops it.
+    Datasette on SNAPSHOT (immutable) on 127.0.0.1, answering only requests addressed to
+    127.0.0.1 or localhost with its port (and --allow-host names). Ctrl-C stops it. `--publish`
+    writes a public copy: only the tables the leaderboard reads (no reviews, no generations).
 
     Examples:
 
@@ -84,14 +90,14 @@ def serve(
     validate.db_to_read(db), validate.output_dir(publish_dir if publish_dir is not None else serve_dir,
                                                  "--publish" if publish_dir is not None else "--serve-dir")
     if publish_dir is not None:
-        snap = datasette.snapshot(db, publish_dir)
+        snap = datasette.snapshot(db, publish_dir, public=True)
         meta = datasette.write_metadata(snap, publish_dir / "metadata.json", site_url=site_url)
         print(f"snapshot {snap}\nmetadata {meta}")
         print(f"publish with, e.g.: datasette publish cloudrun {snap} --metadata {meta} --service helmbench")
         return
     snap = datasette.new_snapshot(db, serve_dir)
     meta = datasette.write_metadata(snap, serve_dir / "metadata.json", site_url=site_url)
-    _run_datasette(datasette.serve_command(snap, meta, port), port, snap)
+    _run_datasette(datasette.serve_command(snap, meta, port, allow_hosts=tuple(allow_host)), port, snap)
 
 
 def _run_datasette(command: list[str], port: int, snap: Path) -> None:

@@ -143,6 +143,7 @@ def review(
                                                  "NAME-verdicts.jsonl)."),
     plan: Optional[Path] = typer.Option(None, "--plan", help="The review plan to follow (default build/review-plan.json "
                                                              "when it exists)."),
+    allow_host: list[str] = typer.Option([], "--allow-host", help="Also answer requests addressed to this host name (with the port), e.g. when binding to a LAN address; repeatable."),
 ) -> None:
     """Serve the blind review page on http://127.0.0.1:8002 (Ctrl-C stops it).
 
@@ -176,7 +177,7 @@ def review(
     if ctx.invoked_subcommand is not None:
         return
     from helmbench.cli import validate
-    from helmbench.publish.review.app import LOOPBACK
+    from helmbench.publish.local_guard import LOOPBACK
     from helmbench.publish.review.serve import bind, prepare, prepare_packet, serve
     from helmbench.spec.discover import in_build
     from helmbench.store import open_readonly
@@ -190,7 +191,7 @@ def review(
 
                 raise UsageError(f"--verdicts: {verdicts} is not a .jsonl file",
                                  hint="name the verdicts file .jsonl (what `helmbench review import` reads)")
-        prepared = prepare_packet(packet, verdicts, host=host)
+        prepared = prepare_packet(packet, verdicts)
         validate.output_file(prepared.app.verdicts.path, "--verdicts", what="verdicts file")
         described = (f"reviewing the packet of {prepared.app.reviewer} ({len(prepared.app.sample)} item(s)); "
                      f"verdicts go to {prepared.app.verdicts.path}")
@@ -204,7 +205,7 @@ def review(
             conn.close()
         validate.db_to_write(db)
         followed = _plan(plan, db, required=False)
-        prepared = prepare(db, wanted, size=sample, seed=seed, host=host, plan=followed)
+        prepared = prepare(db, wanted, size=sample, seed=seed, plan=followed)
         described = (f"reviewing {len(prepared.app.sample)} of {len(prepared.app.items)} judged item(s) of manifest "
                      f"{prepared.manifest_hash}")
         if prepared.app.plan is not None:
@@ -216,8 +217,10 @@ def review(
     shown = f"[{host}]" if ":" in host else host
     typer.echo(f"{described}: http://{shown}:{sock.getsockname()[1]}/  (Ctrl-C stops)", err=True)
     if host not in LOOPBACK:
-        typer.echo(f"warning: listening on {host}, not loopback: anyone who can reach it sees the items", err=True)
-    serve(prepared.app, sock)
+        typer.echo(f"warning: listening on {host}, not loopback: anyone who can reach it sees the items "
+                   "(it answers requests addressed to loopback, to the address it is bound to, and to the "
+                   "names given with --allow-host)", err=True)
+    serve(prepared.app, sock, tuple(allow_host))
 
 
 PLAN_FILE = "review-plan.json"
@@ -493,11 +496,10 @@ def review_export(
     if out is None:
         write(rows, format.value, sys.stdout)
     else:
-        tmp = out.with_name(out.name + ".tmp")
-        out.parent.mkdir(parents=True, exist_ok=True)  # validated above as a folder that can be created
-        with open(tmp, "w", encoding="utf-8", newline="") as f:
+        from helmbench import safewrite
+
+        with safewrite.atomic(out, text=True, newline="") as f:  # never through a link at --out
             write(rows, format.value, f)
-        tmp.replace(out)
         typer.echo(f"{len(rows)} review(s) written to {out}", err=True)
 
 
@@ -508,7 +510,10 @@ def review_import(
 ) -> None:
     """Add the reviews of another machine's export; a file with any bad row imports nothing and names the lines.
 
-    A review already here (same item, same reviewer) is replaced only by a newer one.
+    A review already here (same item, same reviewer) is replaced only by a newer one. Refused, with
+    the line named: a reviewer name with control characters, a date in the future, an item that
+    is no judged output of any manifest in the database. Names are matched ignoring whitespace
+    and case ("ana " and "ANA" are "ana").
 
     Examples:
 
@@ -517,9 +522,10 @@ def review_import(
         helmbench review import cleo.jsonl --db build/results.db
     """
     from helmbench.cli import validate
-    from helmbench.score.review_items import judged_items
+    from helmbench.score.review_items import every_judged_item
     from helmbench.spec.discover import in_build
     from helmbench.store import open_db
+    from helmbench.store.queries.reviews import reviewed_items
     from helmbench.store.review_files import read
     from helmbench.store.reviews import import_reviews
 
@@ -529,8 +535,8 @@ def review_import(
     validate.db_to_write(db)
     database = open_db(db)
     try:
-        _, items = judged_items(database)
-        rows = read(file, {h: i.options for h, i in items.items()})
+        items = every_judged_item(database)
+        rows = read(file, {h: i.options for h, i in items.items()}, set(items) | reviewed_items(database))
         added, other = import_reviews(database, rows)
     finally:
         database.conn.close()

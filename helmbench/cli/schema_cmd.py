@@ -71,11 +71,11 @@ def schema(
     """
     import json
 
+    from helmbench import safewrite
     from helmbench.cli import validate
 
     validate.output_dir(out, "--out")
-    out.mkdir(parents=True, exist_ok=True)
     for name, schema in build_schemas().items():
         text = json.dumps(schema, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-        (out / name).write_text(text, encoding="utf-8", newline="\n")
+        safewrite.write_text(out / name, text, out)
         print(out / name)

@@ -17,11 +17,13 @@ Rules that keep an author's files safe:
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
+from helmbench import safewrite
 from helmbench.errors import HelmbenchError
 from helmbench.spec import markdown as md
 from helmbench.spec.loader import CONSOLIDATED, INDIVIDUAL, META
@@ -118,19 +120,15 @@ def _check_part(part_frontmatter: str | None, body: str, draft: Draft, where: st
                             f"of {want}); nothing was written", hint="generate again, or write this one by hand")
 
 
-def _atomic_replace(path: Path, before: bytes | None, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.helmbench-tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    try:
+def _atomic_replace(root: Path, path: Path, before: bytes | None, data: bytes) -> None:
+    """Replace `path` with `data` through the safe writer (a random, exclusive temporary name;
+    no link followed), unless the file changed since it was read."""
+    def unchanged() -> None:
         now = path.read_bytes() if path.exists() else None
         if now != before:
             raise GenerateError(f"{path} changed while generating; nothing was written", hint="run the command again")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+
+    safewrite.write_bytes(path, data, root, before_replace=unchanged)
 
 
 def write_components(root: Path, sc: Scenario, kind: str, drafts: list[Draft]) -> list[Written]:
@@ -164,9 +162,8 @@ def _write_individual(root: Path, folder: Path, planned: list[tuple[str, Draft]]
         text = render_component(None, draft)
         fm, body, _ = md.split_single(text)
         _check_part(fm.text, body, draft, f"{folder.name}/{code}.md")
-    for code, draft in planned:
-        with open(inside(root, folder / f"{code}.md"), "x", encoding="utf-8", newline="\n") as f:  # "x": never overwrite
-            f.write(render_component(None, draft))
+    for code, draft in planned:  # exclusive: never overwrite
+        safewrite.write_text(inside(root, folder / f"{code}.md"), render_component(None, draft), root, exclusive=True)
 
 
 def _append_consolidated(root: Path, path: Path, kind: str, planned: list[tuple[str, Draft]]) -> None:
@@ -189,7 +186,7 @@ def _append_consolidated(root: Path, path: Path, kind: str, planned: list[tuple[
     for part, (code, draft) in zip(parts[len(old_parts):], planned):
         _check_part(part.frontmatter.text, part.body, draft, f"{path.name} {code}")
     data = text.replace("\n", "\r\n") if crlf else text
-    _atomic_replace(path, before, (b"\xef\xbb\xbf" if bom else b"") + data.encode("utf-8"))
+    _atomic_replace(root, path, before, (b"\xef\xbb\xbf" if bom else b"") + data.encode("utf-8"))
 
 
 def next_scenario_code(taken: list[str]) -> str:
@@ -204,16 +201,11 @@ def write_scenario_folder(root: Path, folder: Path, files: dict[str, str]) -> No
     inside(root, folder.parent)
     if folder.exists():
         raise GenerateError(f"{folder.relative_to(root).as_posix()} already exists; nothing was written")
-    tmp = folder.with_name(f".{folder.name}.helmbench-tmp")
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp.mkdir()
+    tmp = safewrite.fresh_dir(folder.parent, f".{folder.name}.", root)
     try:
         for name, text in sorted(files.items(), key=lambda kv: natural_key(kv[0])):
-            with open(tmp / name, "x", encoding="utf-8", newline="\n") as f:
-                f.write(text)
-        os.rename(tmp, folder)
+            safewrite.write_text(tmp / name, text, tmp, exclusive=True)
+        os.rename(tmp, folder)  # a folder that appeared meanwhile (not empty) makes this fail, never merge
     except BaseException:
-        for p in tmp.glob("*"):
-            p.unlink()
-        tmp.rmdir()
+        shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -9,13 +9,13 @@ case feeds, so it is its own group rather than "unchanged".
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import tarfile
 import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from helmbench import safewrite
 from helmbench.errors import HelmbenchError, UsageError
 from helmbench.manifest.reader import read_manifest
 from helmbench.spec.naming import natural_key
@@ -91,9 +91,8 @@ def compile_at_revision(root: Path, ref: str, out_dir: Path) -> Path:
         with tarfile.open(archive) as tar:
             tar.extractall(Path(tmp) / "src", filter="data")
         result = compile_tree(Path(tmp) / "src" / rel, Path(tmp) / "out")
-        out_dir.mkdir(parents=True, exist_ok=True)
         dest = out_dir / f"manifest-{ref.replace('/', '_')}.jsonl"
-        shutil.copyfile(result.path, dest)
+        safewrite.copy_file(result.path, dest, out_dir)
     return dest
 
 

@@ -12,10 +12,11 @@ import hashlib
 import os
 import shutil
 import stat
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from helmbench import __version__
+from helmbench import __version__, safewrite
 from helmbench.diagnostics import Diagnostic
 from helmbench.errors import HelmbenchError
 from helmbench.manifest.canonical import hash_of, canonical, canonical_normalised
@@ -85,40 +86,31 @@ def header_for(bench: Benchmark, mh: _ManifestHash, unreviewed: int = 0) -> dict
     return header
 
 
-def write_manifest(bench: Benchmark, out_dir: Path) -> tuple[Path, Path, dict]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    body_tmp = out_dir / ".manifest-cases.tmp"
-    final_tmp = out_dir / ".manifest.jsonl.tmp"
+def write_manifest(bench: Benchmark, out_dir: Path, root: Path | None = None) -> tuple[Path, Path, dict]:
+    """Write manifest.jsonl and its read-only copy under manifests/, through the safe writer: both
+    appear whole or not at all, and a link below `root` (default `out_dir`; a committed
+    `build/manifest.jsonl -> elsewhere`, or `build` itself when `root` is the tree) is refused,
+    never written through."""
+    root = out_dir if root is None else root
     mh = _ManifestHash()
     unreviewed = 0
-    try:
-        with open(body_tmp, "w", encoding="utf-8", newline="\n") as f:
-            for case in all_cases(bench):
-                mh.add(case["hash"])
-                unreviewed += "unreviewed" in case
-                f.write(canonical_normalised(case))  # records come normalised from all_cases
-                f.write("\n")
-        header = header_for(bench, mh, unreviewed)
-        with open(final_tmp, "wb") as out, open(body_tmp, "rb") as cases:  # bytes: no decode + re-encode
-            out.write(canonical(header).encode("utf-8") + b"\n")
-            shutil.copyfileobj(cases, out, 1 << 20)
-    except BaseException:  # a full disk: leave the previous manifest, and no half-written temporaries
-        final_tmp.unlink(missing_ok=True)
-        raise
-    finally:
-        body_tmp.unlink(missing_ok=True)
     path = out_dir / "manifest.jsonl"
-    os.replace(final_tmp, path)
+    safewrite.make_dir(out_dir, root)
+    with tempfile.TemporaryFile(dir=out_dir) as body:  # nameless: removed whatever happens
+        for case in all_cases(bench):  # records come normalised from all_cases
+            mh.add(case["hash"])
+            unreviewed += "unreviewed" in case
+            body.write(canonical_normalised(case).encode("utf-8") + b"\n")
+        header = header_for(bench, mh, unreviewed)
+        body.seek(0)
+        with safewrite.atomic(path, root) as out:  # a full disk: the previous manifest stays
+            out.write(canonical(header).encode("utf-8") + b"\n")
+            shutil.copyfileobj(body, out, 1 << 20)  # bytes: no decode + re-encode
     copy = out_dir / "manifests" / f"{header['manifest_hash'].split(':', 1)[1]}.jsonl"
     # Same hash means same cases and catalog; only the compiler version string can differ,
     # and a copy with other bytes (an older compiler, or a damaged file) is replaced.
-    if not (copy.is_file() and filecmp.cmp(path, copy, shallow=False)):
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        tmp = copy.with_suffix(".tmp")
-        tmp.unlink(missing_ok=True)
-        shutil.copyfile(path, tmp)
-        os.chmod(tmp, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-        os.replace(tmp, copy)
+    if not (copy.is_file() and not copy.is_symlink() and filecmp.cmp(path, copy, shallow=False)):
+        safewrite.copy_file(path, copy, root, perms=stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
     return path, copy, header
 
 
@@ -138,7 +130,10 @@ def compile_tree(root: str | Path, out_dir: str | Path = Path("build"), *,
         left_out = LeftOut()
         if not include_unreviewed:
             bench, left_out = reviewed_only(bench)
-        path, copy, header = write_manifest(bench, Path(out_dir))
+        out_dir = Path(out_dir)
+        # a build folder inside the tree is checked from the tree down: a committed `build` link is refused
+        inside = os.path.abspath(out_dir).startswith(os.path.abspath(root) + os.sep)
+        path, copy, header = write_manifest(bench, out_dir, Path(root) if inside else None)
     finally:
         markdown.clear_cache()  # bodies parsed once for lint and composition; not kept after
     return CompileResult(path, copy, header, diags, left_out)

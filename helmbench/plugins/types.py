@@ -24,7 +24,9 @@ class Evaluator:
     - `evaluate(evaluation, parsed_output) -> Outcome`: the verdict on a well-formed answer
       (`helmbench.run.evaluate.passed` / `fail`). None defers the case to the judge, which reads the
       criteria of the built-in `sqe` only, so the registry refuses None from a third-party plugin.
-      An exception here is that case's ERROR, not a crashed run.
+      Its return value is checked (`run.evaluate.registry.checked_evaluate`); a bad one, or
+      anything raised here (SystemExit included), is that case's ERROR naming the plugin, not a
+      crashed run.
     - `field`: the shape of the structured-output field the evaluation reads (`"one"` value or a
       `"list"`), so the shared lint checks (HB501-HB503, HB507) apply; None when it reads none.
     - `values(evaluation, scenario) -> (key, values)`: the values the field's enum must allow (HB503).

@@ -13,15 +13,24 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from contextlib import contextmanager
 from pathlib import Path
 
 from helmbench.publish.settings import PublishSettings
 
 
+#: Environment variables that look like credentials: absent while a site is built, so that no
+#: template, hook or configuration value can copy one into a page (publishing needs none).
+SECRET_ENV = re.compile(r"API_KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
+
+
 @contextmanager
 def _environment(values: dict[str, str]):
-    saved = {k: os.environ.get(k) for k in values}
+    hidden = [k for k in os.environ if SECRET_ENV.search(k)]
+    saved = {k: os.environ.get(k) for k in [*values, *hidden]}
+    for k in hidden:
+        del os.environ[k]
     os.environ.update(values)
     try:
         yield
@@ -35,14 +44,21 @@ def _environment(values: dict[str, str]):
 
 def build_site(settings: PublishSettings, *, config_file: str | Path | None = None,
                site_dir: str | Path | None = None, strict: bool = False,
-               project_dir: str | Path | None = None) -> Path:
+               project_dir: str | Path | None = None, allow_code: bool = False) -> Path:
     """Run `mkdocs build` with `settings` as inputs; returns the site folder.
 
     The packaged configuration and pages (`siteconfig.py`) are the defaults; `config_file`
     (default: `project_dir/mkdocs.yml` when there is one) and `project_dir/site/` override
-    or extend them. The site lands in `site_dir` (default: `build/site` beside the database).
+    or extend them, read as data (`allow_code`: also take their hooks, plugins, templates and
+    scripts). The site lands in `site_dir` (default: `build/site` beside the database): mkdocs
+    builds into a fresh folder HELMBench creates beside it, which then replaces it whole, so a
+    link planted in the site folder can never lead mkdocs' writes elsewhere (a site folder that
+    is, or holds, a link is refused), and a failed build leaves the previous site as it was.
     Raises `helmbench.errors.HelmbenchError` when the build fails (with --strict, on any warning).
     """
+    import shutil
+
+    from helmbench import safewrite
     from helmbench.errors import HelmbenchError, UsageError
 
     project = Path(project_dir) if project_dir is not None else None
@@ -54,24 +70,35 @@ def build_site(settings: PublishSettings, *, config_file: str | Path | None = No
     else:
         config_path = project / "mkdocs.yml" if project is not None and (project / "mkdocs.yml").is_file() else None
     out_dir = Path(site_dir) if site_dir is not None else settings.db.parent / "site"
+    link = safewrite.links_in(out_dir) if out_dir.exists() or out_dir.is_symlink() else None
+    if link is not None:
+        raise safewrite.UnsafeWrite(f"refusing to build the site into {out_dir}: {link} is a symbolic link; "
+                                    "nothing was written", hint="remove the link, or pass another --site-dir")
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
     from mkdocs.commands.build import build
     from mkdocs.exceptions import MkDocsException
 
     from helmbench.publish import siteconfig
 
-    with _environment(settings.as_env()):
-        try:
-            cfg = siteconfig.load(user_config=config_path, project_dir=project, work_dir=out_dir.parent,
-                                  site_dir=out_dir, strict=strict)
-            cfg.plugins.on_startup(command="build", dirty=False)
+    fresh = safewrite.fresh_dir(out_dir.parent, f".{out_dir.name}-building-")
+    work = safewrite.fresh_dir(out_dir.parent, f".{out_dir.name}-pages-")  # the merged pages, if any
+    try:
+        with _environment(settings.as_env()):
             try:
-                build(cfg)
-            finally:
-                cfg.plugins.on_shutdown()
-        except MkDocsException as exc:
-            raise HelmbenchError(f"the site build failed: {exc}") from None
-    return Path(cfg.site_dir)
+                cfg = siteconfig.load(user_config=config_path, project_dir=project, work_dir=work,
+                                      site_dir=fresh, strict=strict, allow_code=allow_code)
+                cfg.plugins.on_startup(command="build", dirty=False)
+                try:
+                    build(cfg)
+                finally:
+                    cfg.plugins.on_shutdown()
+            except MkDocsException as exc:
+                raise HelmbenchError(f"the site build failed: {exc}") from None
+        safewrite.swap_dir(fresh, out_dir)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+    return out_dir.absolute()
 
 
 def log_to_stderr(level: int = logging.INFO) -> None:

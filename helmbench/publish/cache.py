@@ -11,10 +11,11 @@ the entries it used are kept. A cache that cannot be read or written only makes 
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 from functools import lru_cache
 from pathlib import Path
+
+from helmbench import safewrite
 
 PROTOCOL = pickle.HIGHEST_PROTOCOL
 
@@ -38,8 +39,11 @@ def digest(obj) -> str:
 
 
 class BuildCache:
-    def __init__(self, folder: Path):
+    """`folder`: where entries live; `root`: the build folder it is in (writes never leave it, nor follow a link)."""
+
+    def __init__(self, folder: Path, root: Path | None = None):
         self.folder = folder
+        self.root = root if root is not None else folder
         self.used: set[str] = set()
 
     def key(self, kind: str, payload) -> str:
@@ -55,13 +59,10 @@ class BuildCache:
         return True, value
 
     def put(self, key: str, value) -> None:
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            tmp = self.folder / f"{key}.{os.getpid()}.tmp"  # two builds at once never share a temp file
-            tmp.write_bytes(pickle.dumps(value, protocol=PROTOCOL))
-            tmp.replace(self.folder / f"{key}.pickle")
+        try:  # the safe writer's temporary names are random: two builds at once never share one
+            safewrite.write_bytes(self.folder / f"{key}.pickle", pickle.dumps(value, protocol=PROTOCOL), self.root)
             self.used.add(key)
-        except OSError:
+        except (OSError, safewrite.UnsafeWrite):
             pass
 
     def get_chart(self, key: str, dest: str):
@@ -70,9 +71,7 @@ class BuildCache:
         if not hit:
             return False, None
         svg, value = entry
-        out = Path(dest)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(svg)
+        safewrite.write_bytes(dest, svg)  # into the build's fresh site folder
         return True, value
 
     def put_chart(self, key: str, dest: str, value) -> None:
@@ -93,9 +92,8 @@ class BuildCache:
 
     def mark_built(self) -> None:
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            (self.folder / "built").touch()
-        except OSError:
+            safewrite.write_bytes(self.folder / "built", b"", self.root)
+        except (OSError, safewrite.UnsafeWrite):
             pass
 
     def prune(self) -> None:

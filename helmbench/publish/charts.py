@@ -196,11 +196,9 @@ class ModelChartJob:
 
 
 def _write(path: str, content: bytes) -> None:
-    from pathlib import Path
+    from helmbench import safewrite
 
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_bytes(content)
+    safewrite.write_bytes(path, content)  # into the build's fresh site folder, never through a link
 
 
 def run_model_job(job: ModelChartJob) -> tuple[dict, dict]:

@@ -181,17 +181,23 @@ def _stamp() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
 
 
-def snapshot(db: str | Path, dest_dir: str | Path) -> Path:
-    """`VACUUM INTO` a consistent copy of `db` at `dest_dir/results.db` (which must not exist)."""
+def snapshot(db: str | Path, dest_dir: str | Path, *, public: bool = False, root: str | Path | None = None) -> Path:
+    """`VACUUM INTO` a consistent copy of `db` at `dest_dir/results.db`, with the scorer's `run_scores`.
+
+    `public` (`helmbench serve --publish`, for hosting): only the tables the published leaderboard
+    reads are kept (`store.snapshot.PUBLIC_TABLES`), never clinicians' reviews or generated drafts."""
     from helmbench.errors import UsageError
     from helmbench.score.leaderboard import score_every_run
-    from helmbench.store.snapshot import vacuum_into, write_run_scores
+    from helmbench.store.snapshot import keep_only, vacuum_into, write_run_scores
 
     src = Path(db)
     if not src.exists():
         raise UsageError(f"no results database at {src}", hint="run `helmbench run` first, or pass --db")
-    dest = vacuum_into(src, Path(dest_dir) / SNAPSHOT_NAME)
-    write_run_scores(dest, [run_scores_row(row) for row in score_every_run(dest)])
+    dest = Path(dest_dir) / SNAPSHOT_NAME
+    with vacuum_into(src, dest, root if root is not None else dest_dir) as copy:
+        write_run_scores(copy, [run_scores_row(row) for row in score_every_run(copy)])
+        if public:
+            keep_only(copy)
     return dest
 
 
@@ -205,24 +211,25 @@ def run_scores_row(row) -> dict:
 def new_snapshot(db: str | Path, serve_dir: str | Path, keep: int = KEEP_SNAPSHOTS) -> Path:
     """A fresh snapshot in `serve_dir/results-<UTC timestamp>/results.db`; older ones beyond `keep` removed."""
     root = Path(serve_dir)
-    path = snapshot(db, root / f"{DATASETTE_DB_NAME}-{_stamp()}")
-    old = sorted(p for p in root.glob(f"{DATASETTE_DB_NAME}-*") if p.is_dir() and p != path.parent)
+    path = snapshot(db, root / f"{DATASETTE_DB_NAME}-{_stamp()}", root=root)
+    old = sorted(p for p in root.glob(f"{DATASETTE_DB_NAME}-*") if p.is_dir() and not p.is_symlink() and p != path.parent)
     for stale in old[: max(0, len(old) - (keep - 1))]:
         shutil.rmtree(stale, ignore_errors=True)
     return path
 
 
 def write_metadata(db: str | Path, path: str | Path, *, site_url: str | None = None) -> Path:
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(metadata(db, site_url=site_url), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return p
+    from helmbench import safewrite
+
+    text = json.dumps(metadata(db, site_url=site_url), indent=2, ensure_ascii=False) + "\n"
+    return safewrite.write_text(path, text)
 
 
 def serve_command(snapshot_path: str | Path, metadata_path: str | Path, port: int,
-                  host: str = "127.0.0.1") -> list[str]:
-    """The Datasette command line: the snapshot immutable, on 127.0.0.1, with the metadata."""
+                  host: str = "127.0.0.1", allow_hosts: tuple[str, ...] = ()) -> list[str]:
+    """The command serving the snapshot immutable in Datasette, on `host`, with the metadata, behind
+    the local guard (`datasette_serve.py`: only requests addressed to this server are answered)."""
     import sys
 
-    return [sys.executable, "-m", "datasette", "serve", "-i", str(snapshot_path), "--host", host,
-            "--port", str(port), "--metadata", str(metadata_path)]
+    return [sys.executable, "-m", "helmbench.publish.datasette_serve", str(snapshot_path), str(metadata_path),
+            host, str(port), *allow_hosts]

@@ -121,7 +121,7 @@ def _executor() -> Executor:
         return _Inline()
 
 
-def _template_bytecode_cache(folder: Path) -> None:
+def _template_bytecode_cache(folder: Path, root: Path) -> None:
     """Keep the fragment templates' compiled code between builds (each build is a new interpreter).
 
     Jinja keys an entry by the template's name and checks its source's checksum, so an edited
@@ -131,9 +131,11 @@ def _template_bytecode_cache(folder: Path) -> None:
 
     from .render import environment
 
+    from helmbench import safewrite
+
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError:
+        safewrite.make_dir(folder, root)  # a link on the way is refused (Jinja then writes nothing)
+    except (OSError, safewrite.UnsafeWrite):
         return
     env = environment()
     if env.bytecode_cache is None:
@@ -164,8 +166,9 @@ class Builder:
         self.chart_futures, self.chart_tasks = {}, {}
         self.shell, self.shell_candidate, self.csp = None, None, None
         self._shutdown()
-        self.cache = BuildCache(self.settings.db.parent / "cache" / "site")
-        _template_bytecode_cache(self.settings.db.parent / "cache" / "templates")
+        build_dir = self.settings.db.parent
+        self.cache = BuildCache(build_dir / "cache" / "site", build_dir)
+        _template_bytecode_cache(build_dir / "cache" / "templates", build_dir)
         if self.cache.stale(self.settings.db):
             self.executor = _executor()  # charts will be drawn: let the worker import matplotlib meanwhile
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from helmbench.run.judge.judge import decide
 from helmbench.run.judge.judge_prompt import response_field
-from helmbench.store.queries.reviews import all_reviews, judged_rows, latest_judged_manifest
+from helmbench.store.queries.reviews import all_reviews, judged_manifests, judged_rows, latest_judged_manifest
 from helmbench.store.reviews import item_hash
 
 
@@ -74,6 +74,17 @@ def judged_items(db, manifest_hash: str | None = None) -> tuple[str | None, dict
         if row["judged_at"] and (item.judged_at is None or row["judged_at"] > item.judged_at):
             item.judged_at = row["judged_at"]
     return manifest_hash, items
+
+
+def every_judged_item(db) -> dict[str, JudgedItem]:
+    """The judged items of every manifest with judgements (the latest manifest's first): what a
+    review may be of, stale ones (an earlier wording of a criterion) included, so a review
+    exported from this database can always be imported again."""
+    items: dict[str, JudgedItem] = {}
+    for manifest_hash in judged_manifests(db):
+        for h, item in judged_items(db, manifest_hash)[1].items():
+            items.setdefault(h, item)
+    return items
 
 
 @dataclass

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from helmbench.score.calibration import judge_verdict
 from helmbench.score.review_items import JudgedItem, Reviews
 from helmbench.store.review_packets import PLAN_FORMAT
+from helmbench.store.reviews import reviewer_key  # one rule for who a name stands for (import, page, plan)
 
 DEFAULT_PER_ITEM = 2
 
@@ -62,11 +63,6 @@ def reviewer_order(hashes: list[str], reviewer: str, seed: int = 0) -> list[str]
     order = list(hashes)
     random.Random(f"order:{seed}:{reviewer}").shuffle(order)
     return order
-
-
-def reviewer_key(name: str) -> str:
-    """How two spellings of one reviewer's name are recognised as the same person (spaces, case)."""
-    return " ".join(name.split()).casefold()
 
 
 def per_item_of(declared: dict | None) -> int:

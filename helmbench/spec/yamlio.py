@@ -174,9 +174,26 @@ class YamlError(Exception):
 _UNCLOSED = ("flow sequence", "flow mapping", "quoted scalar")
 
 
-def load_yaml(text: str, line_offset: int = 0) -> tuple[object, list[DuplicateKey]]:
-    """Parse one YAML document; line numbers are shifted by `line_offset` (frontmatter)."""
-    loader = _Loader(text)
+class _InertTagsLoader(_Loader):
+    """Reads configuration as data: a value with a tag no safe loader knows (`!ENV`, `!relative`,
+    `!!python/object/apply:os.system`) becomes None and is recorded, never constructed."""
+
+
+def _inert(loader, suffix, node):
+    loader.inert.append((node.tag, node.start_mark.line + 1))
+    return None
+
+
+_InertTagsLoader.add_multi_constructor("", _inert)
+
+
+def load_yaml(text: str, line_offset: int = 0, *, inert_tags: list | None = None) -> tuple[object, list[DuplicateKey]]:
+    """Parse one YAML document; line numbers are shifted by `line_offset` (frontmatter).
+
+    `inert_tags`: a list to collect (tag, line) of values with unknown tags, which are read as
+    None instead of refusing the document (for a configuration file written for another tool)."""
+    loader = _Loader(text) if inert_tags is None else _InertTagsLoader(text)
+    loader.inert = inert_tags
     loader.duplicates = []
     loader.sizes = {}
     try:

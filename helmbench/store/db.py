@@ -103,6 +103,11 @@ def open_db(path: Path | str = DEFAULT_DB) -> sqlite_utils.Database:
     db = None
     try:
         if not memory:
+            if Path(path).is_symlink():  # SQLite would write (and create its -wal) through it
+                from helmbench.safewrite import UnsafeWrite
+
+                raise UnsafeWrite(f"refusing to write {path}: it is a symbolic link; nothing was written",
+                                  hint="pass the database file itself with --db")
             Path(path).parent.mkdir(parents=True, exist_ok=True)
             if Path(path).exists():
                 check_file(path, allow_empty=True)

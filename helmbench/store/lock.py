@@ -24,6 +24,7 @@ import socket
 from datetime import datetime, timezone
 from pathlib import Path
 
+from helmbench import safewrite
 from helmbench.errors import HelmbenchError
 
 
@@ -63,8 +64,7 @@ class RunLock:
         self._fd: int | None = None
 
     def acquire(self) -> "RunLock":
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = safewrite.open_in_place(self.path, flags=os.O_RDWR | os.O_CREAT)  # never through a planted link
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:

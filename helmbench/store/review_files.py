@@ -10,6 +10,16 @@ Columns (both formats): item_hash, reviewer, case_id, scenario, criterion, crite
 judgment, confidence, note, created_at. `judgment` is the option chosen, or the list of options
 for a multi-answer criterion: in JSONL a string or a list, in CSV that value as JSON
 (`"PASS"`, `["A", "B"]`); a bare word in CSV (PASS) is read as that string.
+
+A CSV file is opened in spreadsheets, and a cell starting with `=`, `+`, `-`, `@`, a tab or a
+carriage return is run there as a formula (CSV injection): notes and names are free text, so
+such a cell is written with a leading `'` (OWASP's rule), and so is a cell that starts with `'`
+itself; reading removes that one `'` again, so an export imports back exactly.
+
+What an import accepts (checked per row, the line named): a reviewer name of printable
+characters (whitespace and case are normalised once, in `store.reviews`, so "ana " and "ANA" are
+"ana"), a date and time not in the future (a review dated 9999 would win "newer wins" forever),
+and an item key that is a judged output of some manifest in the database (stale ones included).
 """
 
 from __future__ import annotations
@@ -18,12 +28,12 @@ import csv
 import io
 import json
 import re
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterable
 
 from helmbench.errors import HelmbenchError
-from helmbench.store.reviews import CONFIDENCES
+from helmbench.store.reviews import CONFIDENCES, reviewer_key, reviewer_name
 
 FIELDS = ("item_hash", "reviewer", "case_id", "scenario", "criterion", "criterion_text", "judgment", "confidence",
           "note", "created_at")
@@ -34,6 +44,21 @@ MAX_FIELD = 20_000
 MAX_NAME = 200
 MAX_SHOWN = 20
 _HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
+#: Cells a spreadsheet would read as a formula, and the quote that marks them as text.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+TEXT_MARK = "'"
+#: How far ahead of this machine's clock a review's date may be (another machine's clock drift).
+CLOCK_SKEW = timedelta(minutes=10)
+
+
+def csv_cell(value: str) -> str:
+    """`value` as a CSV cell no spreadsheet runs: a leading `'` before a formula start (and before `'`)."""
+    return TEXT_MARK + value if value.startswith((*FORMULA_START, TEXT_MARK)) else value
+
+
+def from_csv_cell(value: str) -> str:
+    """The text `csv_cell` wrote."""
+    return value[1:] if value.startswith(TEXT_MARK) else value
 
 
 def _fmt(path: Path) -> str:
@@ -57,11 +82,12 @@ def write(rows: list[dict], fmt: str, out: io.TextIOBase) -> None:
         for r in rows:
             out.write(json.dumps({k: r.get(k) for k in FIELDS}, ensure_ascii=False) + "\n")
         return
-    w = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\n")
+    w = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\r\n")  # RFC 4180; a cell holding CR is then quoted
     w.writeheader()
     for r in rows:
-        w.writerow({**{k: "" if r.get(k) is None else r[k] for k in FIELDS},
-                    "judgment": json.dumps(r["judgment"], ensure_ascii=False)})
+        cells = {**{k: "" if r.get(k) is None else str(r[k]) for k in FIELDS},
+                 "judgment": json.dumps(r["judgment"], ensure_ascii=False)}
+        w.writerow({k: csv_cell(v) for k, v in cells.items()})
 
 
 def _csv_records(text: str) -> Iterable[tuple[int, dict | str]]:
@@ -85,6 +111,7 @@ def _csv_records(text: str) -> Iterable[tuple[int, dict | str]]:
             elif any(v is None for v in row.values()):
                 yield line, "fewer cells than the header has columns"
             else:
+                row = {k: from_csv_cell(v) for k, v in row.items()}
                 judgment = row.get("judgment", "")
                 try:
                     row["judgment"] = json.loads(judgment)
@@ -113,7 +140,7 @@ def _jsonl_records(text: str) -> Iterable[tuple[int, dict | str]]:
         yield n, obj if isinstance(obj, dict) else f"expected a JSON object, got {type(obj).__name__}"
 
 
-def _problem(row: dict, options_of: dict[str, list[str]]) -> str | None:
+def _problem(row: dict, options_of: dict[str, list[str]], known: set[str] | None = None) -> str | None:
     """What is wrong with one row, or None."""
     unknown = sorted(set(row) - set(FIELDS) - {"source"})
     if unknown:
@@ -129,8 +156,13 @@ def _problem(row: dict, options_of: dict[str, list[str]]) -> str | None:
             return f"`{f}` is longer than {MAX_FIELD} characters"
     if not _HASH.match(row["item_hash"]):
         return f"`item_hash` {row['item_hash'][:80]!r} is not a sha256:… hash written by `helmbench review export`"
+    if known is not None and row["item_hash"] not in known:
+        return (f"`item_hash` {row['item_hash'][:24]}… matches no judged output in this database "
+                "(an export of another benchmark's database?)")
     if len(row["reviewer"].strip()) == 0 or len(row["reviewer"]) > MAX_NAME:
         return f"`reviewer` must be 1 to {MAX_NAME} characters"
+    if not row["reviewer"].replace(" ", "").isprintable() or any(c in row["reviewer"] for c in "\t\n\r\v\f"):
+        return f"`reviewer` {row['reviewer'][:40]!r} holds control characters"
     judgment = row["judgment"]
     if not (isinstance(judgment, str) or (isinstance(judgment, list) and all(isinstance(v, str) for v in judgment))):
         return "`judgment` must be an option (text) or a list of options"
@@ -143,9 +175,11 @@ def _problem(row: dict, options_of: dict[str, list[str]]) -> str | None:
     if row.get("confidence") not in (None, *CONFIDENCES):
         return f"`confidence` must be one of {', '.join(CONFIDENCES)} or empty, got {row['confidence']!r}"
     try:
-        datetime.fromisoformat(row["created_at"])
+        at = datetime.fromisoformat(row["created_at"])
     except ValueError:
         return f"`created_at` {row['created_at'][:40]!r} is not an ISO 8601 date and time"
+    if (at if at.tzinfo else at.replace(tzinfo=timezone.utc)) > datetime.now(timezone.utc) + CLOCK_SKEW:
+        return f"`created_at` {row['created_at'][:40]!r} is in the future"
     return None
 
 
@@ -156,13 +190,16 @@ def _utc(stamp: str) -> str:
     return (at if at.tzinfo else at.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).isoformat()
 
 
-def read(path: Path, options_of: dict[str, list[str]] | None = None) -> list[dict]:
-    """Every row of a review file, checked; raises naming each bad line (and imports nothing)."""
+def read(path: Path, options_of: dict[str, list[str]] | None = None, known: set[str] | None = None) -> list[dict]:
+    """Every row of a review file, checked; raises naming each bad line (and imports nothing).
+
+    `options_of`: item hash → the criterion's options; `known`: the item hashes a review may be of
+    (None: not checked)."""
     fmt = _fmt(path)
     if path.stat().st_size > MAX_BYTES:
         raise HelmbenchError(f"{path} is larger than {MAX_BYTES >> 20} MB: not a review export",
                              hint="split it, or check that it is the file `helmbench review export` wrote")
-    text = path.read_text(encoding="utf-8-sig")
+    text = path.read_bytes().decode("utf-8-sig")  # no newline translation: a CR inside a quoted cell is text
     records = _csv_records(text) if fmt == "csv" else _jsonl_records(text)
     rows: list[dict] = []
     problems: list[str] = []
@@ -171,9 +208,9 @@ def read(path: Path, options_of: dict[str, list[str]] | None = None) -> list[dic
         if len(rows) + len(problems) >= MAX_ROWS:
             problems.append(f"{path}:{line}: more than {MAX_ROWS} rows")
             break
-        why = rec if isinstance(rec, str) else _problem(rec, options_of or {})
+        why = rec if isinstance(rec, str) else _problem(rec, options_of or {}, known)
         if why is None:
-            key = (rec["item_hash"], rec["reviewer"])
+            key = (rec["item_hash"], reviewer_key(rec["reviewer"]))
             if key in seen:
                 why = f"a second verdict by {rec['reviewer']!r} on the same item (first on line {seen[key]})"
             else:
@@ -182,6 +219,7 @@ def read(path: Path, options_of: dict[str, list[str]] | None = None) -> list[dic
             problems.append(f"{path}:{line}: {why}")
             continue
         rows.append({k: rec.get(k) for k in FIELDS} | {"source": f"import:{path.name}",
+                                                      "reviewer": reviewer_name(rec["reviewer"]),
                                                       "created_at": _utc(rec["created_at"])})
     if problems:
         shown = problems[:MAX_SHOWN] + ([f"… and {len(problems) - MAX_SHOWN} more"] if len(problems) > MAX_SHOWN else [])

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
 from helmbench.errors import HelmbenchError
@@ -35,19 +34,12 @@ _HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write `text` to `path` atomically: a temporary file (random name, created exclusively) in the
-    same folder, flushed to disk, then renamed over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write `text` to `path` through the one safe writer (`helmbench.safewrite`): a temporary file
+    with a random name, created exclusively in the same folder, renamed over `path`; never through
+    a link. The folder the user named (or build/) is the root it vouches for."""
+    from helmbench.safewrite import write_text as safe_write_text
+
+    safe_write_text(path, text, path.parent, newline="")
 
 
 def write_json(path: Path, data: dict) -> None:

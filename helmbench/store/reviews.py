@@ -45,6 +45,36 @@ def connection_of(db) -> sqlite3.Connection:
     return getattr(db, "conn", db)
 
 
+def reviewer_name(name: str) -> str:
+    """A reviewer's name as written: runs of whitespace as one space, trimmed."""
+    return " ".join(str(name).split())
+
+
+def reviewer_key(name: str) -> str:
+    """Who a name stands for: "ana ", "ANA" and "Ana" are one reviewer (whitespace and case ignored)."""
+    return reviewer_name(name).casefold()
+
+
+def known_reviewers(db) -> dict[str, str]:
+    """reviewer_key → the spelling stored first, so every later spelling of a name joins its reviews."""
+    conn = connection_of(db)
+    out: dict[str, str] = {}
+    for (name,) in conn.execute("SELECT reviewer FROM reviews GROUP BY reviewer ORDER BY min(created_at), reviewer"):
+        out.setdefault(reviewer_key(name), name)
+    return out
+
+
+def _one_spelling(db, reviews: list[dict]) -> list[dict]:
+    """Reviews with each reviewer named by the spelling already stored (or first met), the one place
+    names are normalised, so the page, an import and the calibration count a person once."""
+    names = known_reviewers(db)
+    out = []
+    for r in reviews:
+        name = names.setdefault(reviewer_key(r["reviewer"]), reviewer_name(r["reviewer"]))
+        out.append({**r, "reviewer": name})
+    return out
+
+
 def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
@@ -58,6 +88,7 @@ _NEWER = " WHERE excluded.created_at > reviews.created_at"
 def save_review(db, review: dict) -> None:
     """Store one reviewer's verdict on one item; a second verdict by the same reviewer replaces the first."""
     conn = connection_of(db)
+    (review,) = _one_spelling(db, [review])
     row = _encoded({"created_at": now(), "source": "local", **review})
     with conn:
         conn.execute(_UPSERT, [_cell(row.get(c)) for c in REVIEW_COLUMNS])
@@ -71,7 +102,7 @@ def import_reviews(db, reviews: Iterable[dict]) -> tuple[int, int]:
     """
     conn = connection_of(db)
     before = conn.execute("SELECT count(*) FROM reviews").fetchone()[0]
-    rows = [_encoded(r) for r in reviews]
+    rows = [_encoded(r) for r in _one_spelling(db, list(reviews))]
     with conn:
         conn.executemany(_UPSERT + _NEWER, [[_cell(r.get(c)) for c in REVIEW_COLUMNS] for r in rows])
     after = conn.execute("SELECT count(*) FROM reviews").fetchone()[0]

@@ -1,16 +1,39 @@
-"""A consistent copy of results.db (`VACUUM INTO`), for serving while a run may be writing the original."""
+"""A consistent copy of results.db (`VACUUM INTO`), for serving while a run may be writing the original,
+and the public copy of it, which holds only what the published leaderboard reads.
+
+Why the copy is made in a fresh folder and then moved: SQLite opens `VACUUM INTO`'s target by
+name and would follow a symbolic link planted there; a folder HELMBench has just created holds
+none, and the finished file is moved into place by the safe writer (never through a link).
+"""
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
+from helmbench import safewrite
 from helmbench.errors import explain
 from helmbench.store.db import open_readonly
 
+#: The tables a public snapshot (`helmbench serve --publish`) keeps: what the leaderboard, its
+#: scores and Datasette's canned queries read. Everything else (clinicians' reviews and notes,
+#: generated drafts, any table a later migration adds) is left out until it is listed here.
+PUBLIC_TABLES = (
+    "manifests", "manifest_cases", "cases", "pillars", "behaviours", "scenarios", "conditions", "user_contexts",
+    "perturbations",
+    "models", "runs", "results", "responses", "judgements", "result_judgements",
+    "turns", "result_turns", "checkpoint_verdicts", "transcript_judgements", "result_transcript_judgements",
+    "run_scores", "migrations",
+)
 
-def vacuum_into(src: Path | str, dest: Path | str) -> Path:
-    """Write a compact, consistent copy of `src` at `dest` (replaced if present).
+
+@contextmanager
+def vacuum_into(src: Path | str, dest: Path | str, root: Path | str | None = None) -> Iterator[Path]:
+    """A compact, consistent copy of `src`, yielded (in a fresh folder) for the caller to complete,
+    then moved to `dest` (replaced if present) when the block ends without an exception.
 
     The source is opened (and checked) read-only first, so a corrupt file is refused before
     anything is written; a failure while writing (a full disk) names the copy's folder, not the
@@ -18,17 +41,44 @@ def vacuum_into(src: Path | str, dest: Path | str) -> Path:
     """
     dest = Path(dest)
     conn = open_readonly(src)
+    work = None
     try:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if dest.exists():
-            dest.unlink()
-        conn.execute("VACUUM INTO ?", [str(dest)])
+        work = safewrite.fresh_dir(dest.parent, ".snapshot-", root)
+        copy = work / dest.name
+        conn.execute("VACUUM INTO ?", [str(copy)])
+        conn.close()
+        yield copy
+        safewrite.place(copy, dest, root)
     except sqlite3.Error as exc:
-        dest.unlink(missing_ok=True)
         raise explain(exc, db=dest.parent) from None
     finally:
         conn.close()
+        if work is not None:
+            shutil.rmtree(work, ignore_errors=True)
     return dest
+
+
+def keep_only(snapshot: Path | str, tables: tuple[str, ...] = PUBLIC_TABLES) -> list[str]:
+    """Drop every table of `snapshot` not in `tables` (a full-text index goes with its table), then
+    VACUUM, so nothing of a dropped table stays in the file's free pages; returns what was dropped."""
+    conn = sqlite3.connect(str(snapshot))
+    try:
+        conn.execute("PRAGMA secure_delete = ON")
+        names = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                           "AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+        kept = set(tables)
+        gone = [n for n in names if n not in kept and not any(n.startswith(f"{t}_fts") for t in kept)]
+        virtual = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL%'")}
+        with conn:
+            for name in sorted(gone, key=lambda n: n not in virtual):  # an FTS table before its shadow tables
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", [name]).fetchone():
+                    conn.execute(f'DROP TABLE "{name}"')
+        conn.execute("VACUUM")
+        return gone
+    except sqlite3.Error as exc:
+        raise explain(exc, db=Path(snapshot).parent) from None
+    finally:
+        conn.close()
 
 
 #: The one table a snapshot has that results.db has not: every run's scores, computed by the

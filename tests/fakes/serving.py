@@ -20,3 +20,16 @@ def wait_for_datasette(base: str, proc, log: Path, timeout: float = 60) -> None:
         assert proc.poll() is None, log.read_text()
         assert time.monotonic() < deadline, "datasette did not start"
         time.sleep(0.2)
+
+
+def stop(proc, timeout: float = 30) -> int:
+    """Ctrl-C a server started by a test; killed if it does not stop within `timeout` (then re-raised)."""
+    import signal
+    import subprocess
+
+    proc.send_signal(signal.SIGINT)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
+from helmbench.errors import HelmbenchError
 from helmbench.generate.prompts import read_variant
 from helmbench.generate.writer import Draft, GenerateError, write_components
 from helmbench.spec import load_benchmark
@@ -85,3 +87,36 @@ def test_a_file_whose_last_component_swallows_what_follows_is_refused(tree):
     with pytest.raises(GenerateError, match="nothing was written"):
         write_components(tree, sc, "perturbation", [Draft("perturbation", meta, [("User's input", "text")])])
     assert path.read_bytes() == before
+
+
+def test_a_link_planted_at_a_temporary_name_is_neither_written_through_nor_left_in_place(tree, tmp_path):
+    """A pull request commits `.perturbations.md.helmbench-tmp -> a file of the maintainer's` (lint: clean):
+    the writer's temporary file has a random name, is created exclusively and never follows a link."""
+    folder = tree / "scenarios/P1/B1/S1--late-planning"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the maintainer's file\n")
+    for name in (".perturbations.md.helmbench-tmp", ".perturbations.md.tmp"):
+        os.symlink(victim, folder / name)
+    code, _ = lint_codes(tree)
+    assert code == 0
+    result = cli("generate", "noise", "P1-B1-S1-PT1", tree, "--seed", "3", "--transform", "typo")
+    assert result.exit_code == 0, result.output
+    assert victim.read_text() == "the maintainer's file\n"
+    target = folder / "perturbations.md"
+    assert not target.is_symlink() and "# PT3" in target.read_text()
+    assert sorted(p.name for p in folder.iterdir() if p.name.startswith(".")) == [
+        ".perturbations.md.helmbench-tmp", ".perturbations.md.tmp"]  # nothing of ours left behind
+
+
+def test_a_linked_scenario_folder_on_the_way_is_refused(tree, tmp_path):
+    """A folder on the way to the file that is a link (planted after loading) is refused, not followed."""
+    sc, _ = _pt1(tree)
+    folder = tree / sc.folder
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(folder, elsewhere)
+    os.symlink(elsewhere, folder)
+    before = (elsewhere / "perturbations.md").read_bytes()
+    meta = {"title": "x", "severity": 5, "generated_from": "PT1", "generated": {"axes": {"a": "b"}}, "reviewed": False}
+    with pytest.raises(HelmbenchError, match="symbolic link|symlink"):
+        write_components(tree, sc, "perturbation", [Draft("perturbation", meta, [("User's input", "text")])])
+    assert (elsewhere / "perturbations.md").read_bytes() == before

@@ -106,3 +106,14 @@ def test_markdown_escaping_covers_html_mentions_links_and_tables():
         assert raw not in out, raw
     assert not re.search(r"(?<!\\)[|`\[\]]", out)  # every pipe, backtick and bracket is escaped
     assert len(md_text("x" * 10_000)) < 250
+
+
+def test_mentions_and_references_are_broken_the_way_github_documents():
+    """`&#64;team` is decoded before GitHub looks for mentions, and `\\#1` still cross-links: a
+    zero-width joiner after the sign keeps the text and breaks the mention and the reference."""
+    out = md_text("ask @octocat and @org/team about #1, GH-2 and org/repo#3 (a@b.example)")
+    assert not re.search(r"@[\w-]", out), out
+    assert not re.search(r"#\\?\d|GH-\d|GH\\-\d", out, re.IGNORECASE), out
+    assert "&#64;" not in out
+    assert out.replace("\u200d", "").replace("\\", "").replace("&#58;", ":") == \
+        "ask @octocat and @org/team about #1, GH-2 and org/repo#3 (a@b.example)"

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from helmbench.errors import HelmbenchError
 from helmbench.publish import PublishSettings, build_site
 from packaged_helpers import authors_layout, helmbench
 
@@ -75,3 +76,87 @@ def test_missing_explicit_config_is_a_clear_error(tmp_path):
     repo = authors_layout(tmp_path / "repo")
     proc = helmbench("publish", "-f", "nope.yml", cwd=repo)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "nope.yml" in proc.stderr
+
+
+HOSTILE_MKDOCS = """\
+site_name: !!python/object/apply:os.system ["touch {marker}-python"]
+site_description: !ENV OPENROUTER_API_KEY
+copyright: !ENV [OPENROUTER_API_KEY, none]
+hooks:
+  - evil_hook.py
+plugins:
+  - search
+theme:
+  custom_dir: overrides
+  palette:
+    primary: teal
+extra_javascript:
+  - evil.js
+markdown_extensions:
+  - pymdownx.snippets:
+      base_path: ["/"]
+  - footnotes
+"""
+EVIL_HOOK = "import pathlib, os\npathlib.Path({marker!r} + '-hook').write_text(os.environ.get('OPENROUTER_API_KEY', 'no key'))\n"
+KEY = "sk-or-v1-SITE-CONFIG-SENTINEL-0123456789"
+
+
+def _hostile_repo(tmp_path):
+    repo = authors_layout(tmp_path / "repo")
+    marker = str(tmp_path / "pwned")
+    (repo / "mkdocs.yml").write_text(HOSTILE_MKDOCS.format(marker=marker), encoding="utf-8")
+    (repo / "evil_hook.py").write_text(EVIL_HOOK.format(marker=marker), encoding="utf-8")
+    (repo / "overrides").mkdir()
+    (repo / "overrides" / "main.html").write_text("{{ config.site_description }} custom-template-ran", encoding="utf-8")
+    return repo, tmp_path / "pwned"
+
+
+def _files_holding(root, needle: str) -> list[str]:
+    return [str(p) for p in root.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
+
+
+@pytest.mark.slow
+def test_a_hostile_mkdocs_yml_is_read_as_data_and_runs_nothing(tmp_path):
+    """`!!python/object/apply`, `!ENV OPENROUTER_API_KEY`, `hooks:`, a custom template folder and a
+    file-including extension: the site is built, none of them runs, and the key is in no file."""
+    repo, marker = _hostile_repo(tmp_path)
+    assert helmbench("compile", cwd=repo).returncode == 0
+    published = helmbench("publish", cwd=repo, env={"OPENROUTER_API_KEY": KEY})
+    assert published.returncode == 0, published.stderr
+    assert "Traceback" not in published.stderr
+    for what in ("!ENV", "python/object/apply", "`hooks` is ignored", "theme.custom_dir", "pymdownx.snippets",
+                 "extra_javascript"):
+        assert what in published.stderr, what
+    index = (repo / "build" / "site" / "index.html").read_text(encoding="utf-8")
+    assert 'data-md-color-primary="teal"' in index  # the data in it is taken
+    assert "custom-template-ran" not in index and "evil.js" not in index
+    assert list(tmp_path.glob("pwned*")) == []
+    assert _files_holding(tmp_path, KEY) == []
+
+    # the maintainer's explicit choice: the hook runs (so the refusal above is the allow-list's
+    # doing), yet the key is hidden from the build and a tagged value still reads as nothing
+    trusted = helmbench("publish", "--allow-site-code", cwd=repo, env={"OPENROUTER_API_KEY": KEY})
+    assert trusted.returncode == 0, trusted.stderr
+    assert (tmp_path / "pwned-hook").read_text() == "no key"
+    assert not (tmp_path / "pwned-python").exists()
+    assert _files_holding(tmp_path, KEY) == []
+
+
+def test_a_site_folder_that_is_or_holds_a_link_is_refused(tmp_path):
+    repo = authors_layout(tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / "build" / "site").mkdir(parents=True)
+    os.symlink(elsewhere, repo / "build" / "site" / "assets")
+    with pytest.raises(HelmbenchError, match="symbolic link"):
+        build_site(_settings(repo / "build"), site_dir=repo / "build" / "site", project_dir=repo)
+    os.unlink(repo / "build" / "site" / "assets")
+    os.rmdir(repo / "build" / "site")
+    os.symlink(elsewhere, repo / "build" / "site")
+    with pytest.raises(HelmbenchError, match="symbolic link"):
+        build_site(_settings(repo / "build"), site_dir=repo / "build" / "site", project_dir=repo)
+    assert list(elsewhere.iterdir()) == []
+    os.unlink(repo / "build" / "site")
+    out = build_site(_settings(repo / "build"), site_dir=repo / "build" / "site", project_dir=repo)
+    assert (out / "index.html").is_file() and not out.is_symlink()
+    assert sorted(p.name for p in (repo / "build").iterdir() if p.name.startswith(".")) == []

@@ -267,3 +267,80 @@ def test_a_broken_plugin_is_named_without_a_traceback_and_can_be_skipped(tmp_pat
     assert "HELMBENCH_DISABLE_PLUGINS=broken" in proc.stderr
     skipped = helmbench(env | {"HELMBENCH_DISABLE_PLUGINS": "broken"}, "lint", str(root))
     assert skipped.returncode == 0, skipped.stderr
+
+
+GARBAGE = """
+import itertools
+import threading
+from typing import Literal
+
+from pydantic import BaseModel
+
+from helmbench.plugins import Evaluator, hookimpl
+
+KINDS = ["none", "string", "nan", "huge", "exit", "verdict"]
+_next = itertools.count()
+_lock = threading.Lock()
+
+
+class Garbage(BaseModel):
+    type: Literal["garbage"]
+    field: str = "response"
+
+
+def evaluate(evaluation, parsed):
+    with _lock:
+        kind = KINDS[next(_next) % len(KINDS)]
+    if kind == "exit":
+        raise SystemExit(0)
+    return {"none": None, "string": "PASS", "nan": ("PASS", float("nan"), "r"), "huge": ("PASS", 1e6, "r"),
+            "verdict": ("MAYBE", 0.5, "r")}[kind]
+
+
+@hookimpl
+def register_evaluators(register):
+    register(Evaluator("garbage", Garbage, lambda ev, sc: {"type": "garbage"}, evaluate, field="one"))
+"""
+
+
+@pytest.mark.slow
+def test_a_plugin_evaluator_returning_garbage_stores_every_paid_answer_and_errors_its_cases(tmp_path, plugin_env):
+    """None, a bare string, a NaN or 1e6 score, an unknown verdict and SystemExit(0) from a plugin's
+    evaluator: the run finishes, every answer paid for is stored (a second run pays nothing), each
+    such case is an ERROR naming the plugin, and report and publish work."""
+    from tests.fakes.openrouter import FakeOpenRouter
+
+    site = fake_dist(tmp_path / "site", "helmbench-broken", "helmbench_broken", GARBAGE, "0.3")
+    env = plugin_env | {"PYTHONPATH": f"{site}:{plugin_env['PYTHONPATH']}"}
+    root = regex_tree(tmp_path / "bench")
+    s1 = root / "scenarios" / "P1" / "B1" / "S1--signpost" / "S1.md"
+    s1.write_text(re.sub(r"evaluation:\n(  .*\n)+", "evaluation:\n  type: garbage\n", s1.read_text()), encoding="utf-8")
+    db, manifest = root / "build" / "results.db", root / "build" / "manifest.jsonl"
+    comp = helmbench(env, "compile", str(root), "--out", str(root / "build"))
+    assert comp.returncode == 0, comp.stdout + comp.stderr
+    fake = FakeOpenRouter().start()
+    try:
+        env |= {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-plugin-test",
+                "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
+        args = ("run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"), "--db", str(db))
+        run = helmbench(env, *args, cwd=root)
+        assert "Traceback" not in run.stderr and "bug in helmbench" not in run.stderr, run.stderr
+        calls = fake.total
+        again = helmbench(env, *args, cwd=root)
+        assert "Traceback" not in again.stderr, again.stderr
+        assert fake.total == calls > 0, "every answer was stored the first time: nothing is paid twice"
+    finally:
+        fake.stop()
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM responses WHERE error_kind IS NULL").fetchone()[0] == calls
+    s1_rows = conn.execute("SELECT verdict, score, reason FROM results WHERE case_id LIKE '%-S1-%'").fetchall()
+    conn.close()
+    assert len(s1_rows) == 6 and {v for v, _, _ in s1_rows} == {"ERROR"} and {s for _, s, _ in s1_rows} == {None}
+    assert all("plugin 'broken' (helmbench-broken 0.3)" in r for _, _, r in s1_rows), s1_rows
+    reasons = " ".join(r for _, _, r in s1_rows)
+    for why in ("returned NoneType", "returned str", "score nan", "score 1000000.0", "SystemExit", "'MAYBE'"):
+        assert why in reasons, why
+    report = helmbench(env, "report", "--db", str(db), "--manifest", str(manifest), "--format", "json")
+    assert report.returncode == 0, report.stderr
+    pub = helmbench(env, "publish", "--db", str(db), "--manifest", str(manifest), "--site-dir", str(root / "site"))
+    assert pub.returncode == 0, pub.stderr

@@ -12,7 +12,7 @@ import sys
 import httpx
 import pytest
 
-from tests.fakes.serving import wait_for_datasette
+from tests.fakes.serving import stop, wait_for_datasette
 
 from publish_helpers import MODELS, REPO
 
@@ -138,3 +138,61 @@ def test_publish_writes_a_snapshot_and_metadata_without_serving(pipeline, tmp_pa
     assert (out / "results.db").is_file() and (out / "metadata.json").is_file()
     assert _count(out / "results.db") == _count(pipeline.db)
     assert "datasette publish" in proc.stdout
+
+
+def test_serve_answers_only_requests_addressed_to_itself(pipeline, tmp_path):
+    """DNS rebinding: a page on another name resolving to 127.0.0.1 sends that name as Host; the
+    real server (a `helmbench serve` process) answers it 421, and the name allowed with
+    --allow-host, loopback names and its own port 200."""
+    port = _free_port()
+    log = open(tmp_path / "serve.log", "w+")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "helmbench", "serve", "--port", str(port), "--db", str(pipeline.db),
+         "--serve-dir", str(tmp_path / "serve"), "--allow-host", "bench.lan"],
+        cwd=REPO, stdout=log, stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_datasette(base, proc, tmp_path / "serve.log")
+        url = f"{base}/results/results.json"
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1:1", f"127.0.0.1.evil.example:{port}"):
+            r = httpx.get(url, headers={"host": host}, timeout=10)
+            assert r.status_code == 421 and "rows" not in r.text, host
+        for host in (f"127.0.0.1:{port}", f"localhost:{port}", f"bench.lan:{port}", f"LOCALHOST:{port}"):
+            assert httpx.get(url, headers={"host": host}, timeout=10).status_code == 200, host
+        forged = httpx.post(f"{base}/-/permissions", headers={"origin": "http://evil.example"}, timeout=10)
+        assert forged.status_code == 403
+    finally:
+        stop(proc)
+        log.close()
+
+
+def test_the_public_snapshot_holds_no_reviews_generations_or_notes(pipeline, tmp_path):
+    """`serve --publish` is for public hosting: only the tables the leaderboard reads, and nothing of
+    a dropped table left in the file's free pages."""
+    from helmbench.store import open_db
+    from helmbench.store.reviews import save_review
+    from helmbench.store.snapshot import PUBLIC_TABLES
+
+    db = tmp_path / "results.db"
+    src = sqlite3.connect(pipeline.db)
+    dst = sqlite3.connect(db)
+    src.backup(dst)
+    src.close(), dst.close()
+    conn = open_db(db)
+    save_review(conn, {"item_hash": "sha256:" + "a" * 64, "reviewer": "Dr Private Reviewer", "case_id": "x",
+                       "scenario": "S1", "criterion": "CR1", "criterion_text": "t", "judgment": "PASS",
+                       "note": "PRIVATE-CLINICIAN-NOTE"})
+    conn.conn.close()
+    out = tmp_path / "publish"
+    proc = subprocess.run([sys.executable, "-m", "helmbench", "serve", "--db", str(db), "--publish", str(out)],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert proc.returncode == 0, proc.stderr
+    snap = out / "results.db"
+    tables = {r[0] for r in sqlite3.connect(snap).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "reviews" not in tables and "generations" not in tables
+    assert {t for t in tables if "_fts" not in t} <= set(PUBLIC_TABLES)
+    assert {"results", "runs", "models", "cases", "run_scores"} <= tables
+    raw = snap.read_bytes()
+    assert b"PRIVATE-CLINICIAN-NOTE" not in raw and b"Dr Private Reviewer" not in raw
+    assert "PRIVATE-CLINICIAN-NOTE" not in (out / "metadata.json").read_text()
+    assert _count(snap) == _count(db)

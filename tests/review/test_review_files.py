@@ -34,6 +34,14 @@ def _reviewed(db_path, reviewer="ana", n=6):
     return chosen
 
 
+def _a_real_item(db_path) -> str:
+    db = open_db(db_path)
+    try:
+        return sorted(judged_items(db)[1])[0]
+    finally:
+        db.conn.close()
+
+
 ALL = "SELECT item_hash, reviewer, judgment_json, confidence, note, created_at FROM reviews ORDER BY item_hash"
 
 
@@ -88,7 +96,7 @@ def test_an_import_with_one_bad_row_imports_nothing_and_names_the_line(judged_db
 def test_bad_csv_rows_are_named_by_line(judged_db, tmp_path, text, line, why):
     hdr = "item_hash,reviewer,case_id,scenario,criterion,criterion_text,judgment,confidence,note,created_at"
     f = tmp_path / "bad.csv"
-    f.write_text(text.format(hdr=hdr, h="a" * 64))
+    f.write_text(text.format(hdr=hdr, h=_a_real_item(judged_db["db"]).split(":")[1]))
     r = CliRunner().invoke(app, ["review", "import", str(f), "--db", str(judged_db["db"])])
     assert r.exit_code == 1, r.output
     assert f"{f}:{line}:" in r.output and why in r.output, r.output
@@ -182,3 +190,91 @@ def test_an_older_review_written_in_another_time_zone_does_not_replace_a_newer_o
     r = CliRunner().invoke(app, ["review", "import", str(older), "--db", str(judged_db["db"])])
     assert r.exit_code == 0, r.output
     assert rows(judged_db["db"], ALL) == before
+
+
+FORMULAS = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+1", "-2+3", "@SUM(A1)", "\tindented", "\rreturn",
+            "'quoted", "plain"]
+
+
+def test_exported_csv_cells_never_start_a_formula_and_import_back_exactly(judged, judged_db, tmp_path):
+    """OWASP CSV injection: a note or name a spreadsheet would run as a formula is written with a
+    leading quote, and read back as written."""
+    import csv
+
+    db = open_db(judged_db["db"])
+    _, items = judged_items(db)
+    for i, (h, text) in enumerate(zip(sorted(items), FORMULAS)):
+        it = items[h]
+        save_review(db, {"item_hash": h, "reviewer": f"{text.strip()} {i}" if text.strip() else f"r{i}",
+                         "case_id": it.case_id, "scenario": it.scenario, "criterion": it.criterion["code"],
+                         "criterion_text": it.criterion["text"], "judgment": "PASS", "note": text})
+    db.conn.close()
+    out = tmp_path / "all.csv"
+    assert CliRunner().invoke(app, ["review", "export", "--db", str(judged_db["db"]), "--out", str(out)]).exit_code == 0
+    with open(out, newline="", encoding="utf-8") as f:
+        cells = [c for row in csv.reader(f) for c in row]
+    assert not [c for c in cells if c[:1] in ("=", "+", "-", "@", "\t", "\r")], "a cell a spreadsheet would run"
+    assert "'=HYPERLINK" in out.read_text() and "''quoted" in out.read_text()
+    other = copy_of(judged["db"], tmp_path / "other.db")
+    r = CliRunner().invoke(app, ["review", "import", str(out), "--db", str(other)])
+    assert r.exit_code == 0, r.output
+    assert rows(other, ALL) == rows(judged_db["db"], ALL)
+    assert {n for (n,) in rows(other, "SELECT note FROM reviews")} == set(FORMULAS)
+
+
+def _jsonl_row(item, **over) -> str:
+    row = {"item_hash": item.hash, "reviewer": "ana", "case_id": item.case_id, "scenario": item.scenario,
+           "criterion": item.criterion["code"], "criterion_text": item.criterion["text"], "judgment": "PASS",
+           "confidence": None, "note": None, "created_at": "2026-11-20T10:00:00+00:00"}
+    return json.dumps({**row, **over})
+
+
+@pytest.mark.parametrize("over, why", [
+    ({"reviewer": "ana\x1b[31m"}, "control characters"),
+    ({"reviewer": "ana\u202eevil"}, "control characters"),
+    ({"created_at": "9999-01-01T00:00:00+00:00"}, "in the future"),
+    ({"item_hash": "sha256:" + "b" * 64}, "matches no judged output"),
+])
+def test_an_import_refuses_control_characters_future_dates_and_unknown_items_by_line(judged_db, tmp_path, over, why):
+    db = open_db(judged_db["db"])
+    _, items = judged_items(db)
+    db.conn.close()
+    first, second = (items[h] for h in sorted(items)[:2])
+    f = tmp_path / "in.jsonl"
+    f.write_text(_jsonl_row(first) + "\n" + _jsonl_row(second, **over) + "\n")
+    r = CliRunner().invoke(app, ["review", "import", str(f), "--db", str(judged_db["db"])])
+    assert r.exit_code == 1, r.output
+    assert f"{f}:2:" in r.output and why in r.output and "Traceback" not in r.output, r.output
+    assert rows(judged_db["db"], "SELECT count(*) FROM reviews")[0][0] == 0
+
+
+def test_one_person_is_one_reviewer_whatever_the_spacing_or_case(judged_db, tmp_path):
+    db = open_db(judged_db["db"])
+    _, items = judged_items(db)
+    db.conn.close()
+    a, b, c = (items[h] for h in sorted(items)[:3])
+    f = tmp_path / "in.jsonl"
+    f.write_text("\n".join([_jsonl_row(a, reviewer="ana"), _jsonl_row(b, reviewer="ana "),
+                            _jsonl_row(c, reviewer="  ANA")]) + "\n")
+    r = CliRunner().invoke(app, ["review", "import", str(f), "--db", str(judged_db["db"])])
+    assert r.exit_code == 0, r.output
+    assert rows(judged_db["db"], "SELECT DISTINCT reviewer FROM reviews") == [("ana",)]
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text(_jsonl_row(a, reviewer="Ana") + "\n" + _jsonl_row(a, reviewer="ANA ") + "\n")
+    r = CliRunner().invoke(app, ["review", "import", str(dup), "--db", str(judged_db["db"])])
+    assert r.exit_code == 1 and f"{dup}:2:" in r.output and "second verdict" in r.output, r.output
+
+
+def test_a_stale_review_exported_imports_back(judged_db, tmp_path):
+    """A review of an earlier wording matches no current item, but it is this database's: the round trip works."""
+    _reviewed(judged_db["db"], n=2)
+    conn = __import__("sqlite3").connect(judged_db["db"])
+    with conn:  # as if the criterion had been reworded since: the stored review's key is no current item
+        conn.execute("UPDATE reviews SET item_hash = 'sha256:' || substr('cccccccccccccccccccccccccccccccccccccccc"
+                     "cccccccccccccccccccccccc', 1, 64) WHERE rowid = (SELECT min(rowid) FROM reviews)")
+    conn.close()
+    out = tmp_path / "all.jsonl"
+    assert CliRunner().invoke(app, ["review", "export", "--db", str(judged_db["db"]), "--format", "jsonl",
+                                    "--out", str(out)]).exit_code == 0
+    r = CliRunner().invoke(app, ["review", "import", str(out), "--db", str(judged_db["db"])])
+    assert r.exit_code == 0 and "2 already here" in r.output, r.output

@@ -122,9 +122,12 @@ class _Attacker(http.server.BaseHTTPRequestHandler):
     target = ""
     item = ""
 
+    def page(self) -> str:
+        return (f'<form method="post" action="{self.target}/verdict"><input name="item" value="{self.item}">'
+                '<input name="judgment" value="PASS"></form><script>document.forms[0].submit()</script>')
+
     def do_GET(self):  # noqa: N802
-        body = (f'<form method="post" action="{self.target}/verdict"><input name="item" value="{self.item}">'
-                '<input name="judgment" value="PASS"></form><script>document.forms[0].submit()</script>').encode()
+        body = self.page().encode()
         self.send_response(200)
         self.send_header("content-type", "text/html")
         self.end_headers()
@@ -201,3 +204,63 @@ def test_the_review_pages_pass_wcag_aa(browser, served):
             bad = [f"{v['id']}: {v['help']} {v['nodes'][0]['target']}" for v in found.response["violations"]
                    if v["impact"] in ("serious", "critical")]
             assert bad == [], step
+
+
+class _PortAttacker(_Attacker):
+    """A page on another local port: reads the CSRF cookie (cookies are not separated by port) and
+    posts a verdict and a new reviewer name with it, as the signed-in reviewer."""
+
+    leaked = ""  # a token handed to the page as if it had leaked: the Origin check must still refuse
+
+    def page(self) -> str:
+        path = "/verdict" if self.path.startswith("/forge-verdict") else "/reviewer"
+        fields = (f'<input name="item" value="{self.item}"><input name="judgment" value="FAIL">' if path == "/verdict"
+                  else '<input name="reviewer" value="Mallory">')
+        return (f'<form method="post" action="{self.target}{path}">{fields}'
+                f'<input name="csrftoken" id="t" value="{self.leaked}"></form>'
+                '<script>var m = document.cookie.match(/csrftoken=([^;]+)/);'
+                'if (m) document.getElementById("t").value = m[1];'
+                'document.forms[0].submit()</script>')
+
+
+def test_a_page_on_another_local_port_cannot_forge_a_verdict_or_rename_the_reviewer(browser, served):
+    db, url, app = served["db"], served["url"], served["app"]
+    context = browser.new_context()
+    page = context.new_page()
+    _start(page, url, "Cleo")
+    cookies = {c["name"]: c for c in context.cookies()}
+    _PortAttacker.target, _PortAttacker.item = url, app.sample[0]
+    evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _PortAttacker)
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
+    evil_url = f"http://127.0.0.1:{evil.server_address[1]}"
+    try:
+        for leaked in ("", cookies["csrftoken"]["value"]):  # read from the cookie, or leaked some other way
+            _PortAttacker.leaked = leaked
+            for path in ("/verdict", "/reviewer"):
+                with page.expect_response(lambda r: r.url == url + path) as answer:
+                    page.goto(evil_url + "/forge" + path.replace("/", "-"))
+                assert answer.value.status == 403, (path, leaked)
+        page.goto(url + "/")
+        assert "Cleo" in page.content() and "Mallory" not in page.content()
+    finally:
+        evil.shutdown()
+        context.close()
+    assert rows(db, "SELECT count(*) FROM reviews")[0][0] == 0
+    assert cookies["csrftoken"]["httpOnly"], "no script can read the CSRF cookie"
+
+
+def test_multipart_and_malformed_bodies_get_4xx_never_500(served):
+    url = served["url"]
+    with httpx.Client(base_url=url, follow_redirects=False) as client:
+        client.get("/")
+        token = client.cookies["csrftoken"]
+        multipart = client.post("/verdict", data={"csrftoken": token, "item": "x"}, files={"f": ("a.txt", b"x" * 10)})
+        assert multipart.status_code == 415, multipart.text
+        for body, ctype in ((b"\xff\xfe%%%=&&", "application/x-www-form-urlencoded"),
+                            (b"{}", "application/json"), (b"csrftoken=" + token.encode(), "text/plain")):
+            r = client.post("/reviewer", content=body, headers={"content-type": ctype, "x-csrftoken": token})
+            assert 400 <= r.status_code < 500, (body, ctype, r.status_code)
+        assert client.get("/", headers={"host": f"localhost:{url.rsplit(':', 1)[1]}"}).status_code == 200
+        assert client.get("/", headers={"host": "127.0.0.1:1"}).status_code == 421, "another port is another server"
+        assert client.post("/verdict", data={"csrftoken": token}, headers={"origin": "http://127.0.0.1:1"}
+                           ).status_code == 403

@@ -88,3 +88,54 @@ def test_tag_threshold_matches_its_definition(tags, lo, hi):
     expected = len(given_set & {"A", "B", "C"}) >= lo and len(given_set - {"A", "B", "C"}) <= hi
     out = outcome_for(case(ev), answer({"tags": tags, "category": "c"}))
     assert (out.verdict == "PASS") == expected
+
+
+class _Exit(BaseException):
+    pass
+
+
+@pytest.mark.parametrize("returned, why", [
+    (lambda: None, "returned NoneType"),
+    (lambda: "PASS", "returned str"),
+    (lambda: ("PASS", float("nan"), "r"), "score nan"),
+    (lambda: ("PASS", 1e6, "r"), "score 1000000.0"),
+    (lambda: ("PASS", -0.5, "r"), "score -0.5"),
+    (lambda: ("PASS", True, "r"), "score True"),
+    (lambda: ("MAYBE", 0.5, "r"), "verdict 'MAYBE'"),
+    (lambda: ("PASS", 1.0, 42), "reason of type int"),
+    (lambda: ("ERROR", 0.0, "r"), "ERROR with the score"),
+    (lambda: ("FAIL", 0.0, "r", None, "weird"), "failure kind 'weird'"),
+    (lambda: (_ for _ in ()).throw(SystemExit(0)), "failed: SystemExit"),
+    (lambda: (_ for _ in ()).throw(_Exit("odd")), "failed: _Exit: odd"),
+    (lambda: (_ for _ in ()).throw(ValueError("bug")), "failed: ValueError: bug"),
+])
+def test_a_plugin_evaluators_garbage_is_an_error_naming_the_plugin(monkeypatch, returned, why):
+    from pydantic import BaseModel
+
+    from helmbench.plugins import registry as plugin_registry
+    from helmbench.plugins.types import Evaluator, PluginInfo
+
+    reg = plugin_registry.registry()
+    ev = Evaluator("garbage", BaseModel, lambda e, s: {"type": "garbage"}, lambda evaluation, parsed: returned())
+    monkeypatch.setitem(reg.evaluators, "garbage", ev)
+    monkeypatch.setitem(reg.owner, "garbage", "junk")
+    monkeypatch.setitem(reg.plugins, "junk", PluginInfo("junk", "helmbench-junk", "0.1", "junk"))
+    out = outcome_for(case({"type": "garbage"}), answer({"tags": [], "category": "c"}))
+    assert (out.verdict, out.score) == ("ERROR", None)
+    assert "plugin 'junk' (helmbench-junk 0.1)" in out.reason and why in out.reason, out.reason
+    assert out.parsed == {"tags": [], "category": "c"}
+
+
+def test_ctrl_c_inside_an_evaluator_still_stops_the_run(monkeypatch):
+    from pydantic import BaseModel
+
+    from helmbench.plugins import registry as plugin_registry
+    from helmbench.plugins.types import Evaluator
+
+    def interrupted(evaluation, parsed):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(plugin_registry.registry().evaluators, "garbage",
+                        Evaluator("garbage", BaseModel, lambda e, s: {"type": "garbage"}, interrupted))
+    with pytest.raises(KeyboardInterrupt):
+        outcome_for(case({"type": "garbage"}), answer({"tags": [], "category": "c"}))

@@ -16,9 +16,11 @@ Where verdicts go is a store with `done_by` and `save`: `DbVerdicts` (results.db
 `FileVerdicts` (a packet's verdicts file, in the format `helmbench review import` reads). The
 page, its checks and its guards are the same for both: a packet is served by this very app.
 
-Security: the CSRF token (`asgi_csrf`: a signed cookie that the form must echo) is checked on
-every POST, including POSTs without cookies; on loopback the Host header must name loopback
-too (a DNS-rebinding page cannot talk to it); request bodies are bounded.
+Security: the CSRF token (`asgi_csrf`: a signed, HttpOnly cookie that the form must echo) is
+checked on every POST, including POSTs without cookies; around it, `publish.local_guard` answers
+only requests addressed to this server (Host: loopback with its own port, or names allowed
+explicitly), refuses writes from another origin (another local port included) and bounds the
+body, for every mode the app serves.
 """
 
 from __future__ import annotations
@@ -44,7 +46,6 @@ COOKIE = "helmbench_reviewer"
 MAX_BODY = 64 << 10
 MAX_NOTE = 4000
 MAX_NAME = 200
-LOOPBACK = {"127.0.0.1", "localhost", "[::1]", "::1"}
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
        "form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
 HEADERS = [(b"content-security-policy", CSP.encode()), (b"x-content-type-options", b"nosniff"),
@@ -122,15 +123,12 @@ class ReviewApp:
     reviewer in it gets their planned items, anyone else the whole sample."""
 
     def __init__(self, verdicts, items: dict[str, JudgedItem], sample: list[str], *, seed: int = 0,
-                 loopback: bool = True, reviewer: str | None = None, plan=None):
+                 reviewer: str | None = None, plan=None):
         self.verdicts = verdicts if hasattr(verdicts, "save") else DbVerdicts(verdicts)
         self.items = items
         self.sample = sample
         self.in_sample = set(sample)
         self.seed = seed
-        self.loopback = loopback
-        self.reviewer = reviewer
-        self.plan = plan
         self.queues: dict[str, Queue] = {}
         self.env = Environment(loader=FileSystemLoader(str(HERE / "templates")),
                                autoescape=select_autoescape(default=True, default_for_string=True),
@@ -148,8 +146,6 @@ class ReviewApp:
 
     async def handle(self, scope, receive) -> Response:
         headers = dict(scope.get("headers") or [])
-        if self.loopback and not _loopback_host(headers.get(b"host", b"").decode("latin-1")):
-            return self.page("error.html.j2", scope, status=421, message="This page only answers on 127.0.0.1.")
         method, path = scope["method"], scope["path"]
         if path in STATIC and method in ("GET", "HEAD"):
             name, ctype = STATIC[path]
@@ -241,11 +237,6 @@ class ReviewApp:
         return redirect("/")
 
 
-def _loopback_host(host: str) -> bool:
-    name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-    return name.lower() in LOOPBACK
-
-
 def _reviewer(headers: dict) -> str | None:
     raw = headers.get(b"cookie", b"").decode("latin-1")
     cookie = SimpleCookie()
@@ -282,25 +273,14 @@ async def _form(receive, headers: dict) -> list[tuple[str, str]] | None:
     return parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
 
 
-def with_csrf(app: ReviewApp, secret: str | None = None):
-    """The app behind asgi_csrf: every POST to a write path needs the token, cookie or not.
-
-    The body is bounded before asgi_csrf reads it (it reads a form whole): a POST must say its
-    length (411 otherwise) and stay under MAX_BODY (413)."""
+def with_csrf(app: ReviewApp, hosts: frozenset[str], secret: str | None = None):
+    """The app behind asgi_csrf (every POST to a write path needs the token, cookie or not), behind
+    the local guard (who may ask; writes from this origin only, bounded url-encoded bodies; the
+    CSRF cookie HttpOnly). `hosts`: `local_guard.allowed_hosts(...)` for the bound socket."""
     from asgi_csrf import asgi_csrf
+
+    from helmbench.publish.local_guard import guard
 
     guarded = asgi_csrf(app, signing_secret=secret or secrets.token_hex(32), always_protect=WRITE_PATHS,
                         cookie_samesite="Strict")
-
-    async def bounded(scope, receive, send):
-        if scope["type"] == "http" and scope["method"] not in ("GET", "HEAD", "OPTIONS"):
-            length = dict(scope.get("headers") or []).get(b"content-length")
-            status = 411 if length is None or not length.isdigit() else 413 if int(length) > MAX_BODY else None
-            if status is not None:
-                await send({"type": "http.response.start", "status": status,
-                            "headers": [(b"content-type", b"text/plain; charset=utf-8"), *HEADERS]})
-                await send({"type": "http.response.body", "body": b"The request body is missing a length or too large."})
-                return
-        await guarded(scope, receive, send)
-
-    return bounded
+    return guard(guarded, hosts, max_body=MAX_BODY, cookie_httponly=(b"csrftoken",))

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from helmbench.errors import HelmbenchError
-from helmbench.publish.review.app import LOOPBACK, FileVerdicts, ReviewApp, with_csrf
+from helmbench.publish.local_guard import allowed_hosts
+from helmbench.publish.review.app import FileVerdicts, ReviewApp, with_csrf
 from helmbench.score.review_items import JudgedItem, judged_items
 from helmbench.score.review_plan import Plan, stratified_sample
 from helmbench.store.db import open_db
@@ -27,7 +28,7 @@ class Prepared:
 
 
 def prepare(db_path: Path, manifest_hash: str | None = None, *, size: int | None = None, seed: int = 0,
-            host: str = "127.0.0.1", plan: Plan | None = None) -> Prepared:
+            plan: Plan | None = None) -> Prepared:
     """Open (and migrate) the database, read the judged items and draw the sample.
 
     With a `plan` (of this manifest), the sample is the plan's and each reviewer in it gets the
@@ -47,7 +48,7 @@ def prepare(db_path: Path, manifest_hash: str | None = None, *, size: int | None
         seed = plan.seed
     else:
         sample = stratified_sample(items, size, seed)
-    return Prepared(ReviewApp(db_path, items, sample, seed=seed, loopback=host in LOOPBACK, plan=plan), manifest_hash)
+    return Prepared(ReviewApp(db_path, items, sample, seed=seed, plan=plan), manifest_hash)
 
 
 def verdicts_path(packet: Path) -> Path:
@@ -56,7 +57,7 @@ def verdicts_path(packet: Path) -> Path:
     return packet.with_name(f"{stem}-verdicts.jsonl")
 
 
-def prepare_packet(packet_path: Path, verdicts: Path | None = None, *, host: str = "127.0.0.1") -> Prepared:
+def prepare_packet(packet_path: Path, verdicts: Path | None = None) -> Prepared:
     """The review page for a packet: its items, its reviewer, verdicts to a JSONL file; no database.
 
     Verdicts already in the file (a review stopped half-way and started again) are read back,
@@ -74,7 +75,7 @@ def prepare_packet(packet_path: Path, verdicts: Path | None = None, *, host: str
         raise HelmbenchError(f"{verdicts} holds verdicts by {others[0]!r}, not by {packet['reviewer']!r}",
                              hint="pass another --verdicts file for this packet")
     app = ReviewApp(FileVerdicts(verdicts, rows), items, [i["item_hash"] for i in packet["items"]],
-                    loopback=host in LOOPBACK, reviewer=packet["reviewer"])
+                    reviewer=packet["reviewer"])
     return Prepared(app, packet["manifest_hash"])
 
 
@@ -93,24 +94,27 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def server(app, sock: socket.socket):
+def server(app, sock: socket.socket, allow_hosts: tuple[str, ...] = ()):
+    """uvicorn serving `app` on `sock`, behind the CSRF check and the local guard (the Host names
+    it answers: loopback and the bound address with this port, and `allow_hosts`)."""
     import uvicorn
 
-    config = uvicorn.Config(with_csrf(app), lifespan="off", log_level="warning", access_log=False,
+    bound, port = sock.getsockname()[:2]
+    config = uvicorn.Config(with_csrf(app, allowed_hosts(bound, port, allow_hosts)), lifespan="off", log_level="warning", access_log=False,
                             server_header=False, date_header=False)
     return uvicorn.Server(config)
 
 
-def serve(app, sock: socket.socket) -> None:
+def serve(app, sock: socket.socket, allow_hosts: tuple[str, ...] = ()) -> None:
     """Serve until Ctrl-C."""
-    server(app, sock).run(sockets=[sock])
+    server(app, sock, allow_hosts).run(sockets=[sock])
 
 
 @contextmanager
-def running(app, host: str = "127.0.0.1", port: int = 0):
+def running(app, host: str = "127.0.0.1", port: int = 0, allow_hosts: tuple[str, ...] = ()):
     """The server in a background thread (for tests and notebooks); yields its base URL."""
     sock = bind(host, port)
-    srv = server(app, sock)
+    srv = server(app, sock, allow_hosts)
     thread = threading.Thread(target=srv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:

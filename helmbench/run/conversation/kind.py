@@ -30,6 +30,7 @@ from helmbench.run.conversation import verdict as V
 from helmbench.run.evaluate import outcome_for
 from helmbench.run.judge.judge import combine, error as criterion_error, parse_judgement, precheck
 from helmbench.run.judge.judge_prompt import judge_request_hash
+from helmbench.run.neutralise import neutralise, tags_in
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
 from helmbench.store.runs import now
@@ -229,7 +230,10 @@ class ConversationTurns:
                     self.start_judging(s)
                     continue
                 if s.turn > 1:
-                    s.transcript.append({"role": "user", "content": user["content"]})
+                    content = user["content"]
+                    if user.get("source") == "user_model":  # a model's text, about to reach the model under test
+                        content = neutralise(content, tags_in(s.case["request"]["messages"]))
+                    s.transcript.append({"role": "user", "content": content})
                 s.step = "model"
                 continue
             reply = s.stored.get((key, "assistant"))

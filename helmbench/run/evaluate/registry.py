@@ -7,6 +7,7 @@ are the model's FAIL, each with a reason; only a well-formed answer reaches the 
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 from helmbench.plugins import registry as plugin_registry
@@ -61,10 +62,61 @@ def outcome_for(case: dict, response: dict) -> Outcome | None:
         parsed = parse_output(content, case["request"].get("response_format"))
     except OutputError as exc:
         return format_failure(str(exc)) if exc.format_failure else fail(str(exc))
+    return checked_evaluate(ev, case["evaluation"], parsed)
+
+
+#: What an evaluator may return: a verdict of these, a finite score in [0, 1] (None with ERROR), text reasons.
+VERDICTS = ("PASS", "FAIL", "ERROR")
+FAILURE_KINDS = (None, "format")
+MAX_REASON = 2000
+
+
+def _plugin_label(type_: str) -> str:
+    """`plugin 'name' (distribution version)` for the evaluator of `type_`, as `helmbench plugins` names it."""
+    reg = plugin_registry.registry()
+    name = reg.owner.get(type_, "?")
+    info = reg.plugins.get(name)
+    if info is None or info.source == "built-in":
+        return f"plugin {name!r}"
+    return f"plugin {name!r} ({info.source}{' ' + info.version if info.version else ''})"
+
+
+def _problem(out: Any) -> str | None:
+    """What is wrong with an evaluator's return value, or None."""
+    if not isinstance(out, tuple) or len(out) not in (3, 4, 5):
+        return f"returned {type(out).__name__} {str(out)[:60]!r}, not an Outcome (verdict, score, reason)"
+    verdict, score, reason = out[:3]
+    if verdict not in VERDICTS:
+        return f"returned the verdict {str(verdict)[:40]!r} (allowed: {', '.join(VERDICTS)})"
+    if verdict == "ERROR":
+        if score is not None:
+            return f"returned an ERROR with the score {score!r} (an ERROR has none)"
+    elif isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score) \
+            or not 0.0 <= score <= 1.0:
+        return f"returned the score {str(score)[:40]} (a finite number from 0 to 1)"
+    if not isinstance(reason, str):
+        return f"returned a reason of type {type(reason).__name__} (text expected)"
+    if len(out) == 5 and out[4] not in FAILURE_KINDS:
+        return f"returned the failure kind {str(out[4])[:40]!r}"
+    return None
+
+
+def checked_evaluate(ev: Evaluator, evaluation: dict, parsed: Any) -> Outcome:
+    """`ev.evaluate(evaluation, parsed)`, with its return value checked: an evaluator is a plugin's
+    code, run in the middle of a paid run, so whatever it does — raise anything (SystemExit
+    included; only Ctrl-C goes through), return None, a bare string, a NaN or out-of-range score
+    — is an ERROR on this one case naming the plugin, never a crashed run that loses the answers
+    already paid for (they are stored with the ERROR, and evaluated again by the next run)."""
     try:
-        out = ev.evaluate(case["evaluation"], parsed)
-    except Exception as exc:  # noqa: BLE001  (a plugin's bug is an ERROR on this case, not a crashed run)
-        return Outcome("ERROR", None, f"the {ev.type} evaluator failed: {type(exc).__name__}: {exc}"[:300], parsed)
-    if not isinstance(out, Outcome):  # a plugin's evaluator may return a plain (verdict, score, reason)
-        out = Outcome(*out)
-    return out._replace(parsed=parsed)
+        out = ev.evaluate(evaluation, parsed)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001  (a plugin's failure is an ERROR on this case)
+        return Outcome("ERROR", None, f"the {ev.type} evaluator of {_plugin_label(ev.type)} failed: "
+                                      f"{type(exc).__name__}: {exc}"[:300], parsed)
+    why = _problem(out)
+    if why is not None:
+        return Outcome("ERROR", None, f"the {ev.type} evaluator of {_plugin_label(ev.type)} {why}"[:300], parsed)
+    verdict, score, reason = out[:3]
+    kind = out[4] if len(out) == 5 else None
+    return Outcome(verdict, None if score is None else float(score), reason[:MAX_REASON], parsed, kind)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from helmbench.store.reviews import REVIEW_COLUMNS, connection_of as _conn
+from helmbench.store.reviews import REVIEW_COLUMNS, connection_of as _conn, reviewer_key
 
 
 def _dicts(cur: sqlite3.Cursor) -> list[dict]:
@@ -104,5 +104,21 @@ def all_reviews(db) -> list[dict]:
 
 
 def reviewed_by(db, reviewer: str) -> set[str]:
-    """The item hashes `reviewer` has already given a verdict on."""
-    return {r[0] for r in _conn(db).execute("SELECT item_hash FROM reviews WHERE reviewer = ?", [reviewer])}
+    """The item hashes `reviewer` (any spelling of the name: `store.reviews.reviewer_key`) has given a verdict on."""
+    key = reviewer_key(reviewer)
+    return {h for h, name in _conn(db).execute("SELECT item_hash, reviewer FROM reviews") if reviewer_key(name) == key}
+
+
+def judged_manifests(db) -> list[str]:
+    """Every manifest whose runs have judgements, most recent first: whose items a review may be of."""
+    return [r[0] for r in _conn(db).execute(
+        """SELECT ru.manifest_hash FROM runs ru WHERE EXISTS (
+             SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id)
+           GROUP BY ru.manifest_hash ORDER BY max(ru.started_at) DESC""")]
+
+
+def reviewed_items(db) -> set[str]:
+    """The item hashes that have a stored review (current or stale)."""
+    if not _has_reviews(_conn(db)):
+        return set()
+    return {r[0] for r in _conn(db).execute("SELECT DISTINCT item_hash FROM reviews")}
