@@ -154,7 +154,8 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
                                 results=results[run.id], statuses=statuses, floors=floors)
                 for run in runs]
         pillars = sorted({p for r in rows for p in r.pillar_scores}, key=natural_key)
-        ranked, comparisons = grouped(rank_rows(rows), results, resamples=bootstrap, seed=seed, groups_fn=groups_fn)
+        ranked, comparisons = grouped(rank_rows(rows), results, resamples=bootstrap, seed=seed, groups_fn=groups_fn,
+                                      floors=floors)
         return Leaderboard(
             manifest_hash=chosen, requested_manifest=manifest_hash, benchmark_name=name,
             benchmark_version=version, n_cases=n_cases, pillars=pillars, rows=ranked,
