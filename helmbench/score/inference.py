@@ -253,6 +253,9 @@ def case_table(rows_a: Sequence, rows_b: Sequence | None = None) -> CaseTable:
         if cost_a is None:
             continue
         cost_b = result_cost(kb[key]) if kb is not None else (cost_a[0], 0.0)
+        if cost_b is None or cost_b[0] != cost_a[0]:
+            raise ValueError(f"case {ra.case_id!r} has different severities in the two models' results "
+                             "(compare runs of the same manifest)")
         meta[ra.behaviour] = (ra.pillar, ra.weight)
         entry = per_case.setdefault(ra.case_id, [ra.scenario, ra.behaviour, 0.0, 0.0, 0.0, 1.0 - ra.difficulty / 10.0])
         entry[2] += cost_a[0]
