@@ -191,7 +191,8 @@ def _simulation() -> dict | None:
     if doc is None:
         return None
     head, rows = simulation.table(doc)
-    return {"command": doc["command"], "head": head, "rows": rows, "resamples": doc["resamples"]}
+    return {"command": doc["command"], "head": head, "rows": rows, "resamples": doc["resamples"],
+            "summary": simulation.summary(doc)}
 
 
 def _board_note(row) -> str:

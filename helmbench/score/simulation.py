@@ -58,6 +58,25 @@ def table(doc: dict) -> tuple[list[str], list[list[str]]]:
     return HEAD, rows
 
 
+def summary(doc: dict) -> dict:
+    """The extremes a reader should take away: the worst null rate and coverage, the power at the largest size."""
+    res = doc["results"]
+
+    def share(counts):
+        return counts[0] / counts[1] if counts[1] else None
+
+    worst_null = max(res, key=lambda r: r["null"][2])
+    largest = max(res, key=lambda r: (r["n"], r["scenarios"], not r["partial"]))
+    return {
+        "null": share(worst_null["null"]), "null_upper": worst_null["null"][2],
+        "family_upper": max(r["family"][2] for r in res),
+        "score_coverage": min(share(r["score_coverage"]) for r in res),
+        "difference_coverage": min(share(r["difference_coverage"]) for r in res),
+        "power_10": share(largest["power_10"]), "largest": (largest["n"], largest["scenarios"]),
+        "reps": min(r["null"][1] for r in res), "family_reps": min(r["family"][1] for r in res),
+    }
+
+
 def markdown(doc: dict) -> str:
     head, rows = table(doc)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
