@@ -65,6 +65,9 @@ def test_tie_groups_for_identical_twins_and_a_clearly_better_model(stats_plain):
     assert any(line.startswith(f"| 2 | 2 | {TWIN_A}") for line in md.splitlines())
     lines = [line for line in md.splitlines() if line.startswith(f"| {GOOD} | {TWIN_A} |")]
     assert lines and lines[0].rstrip(" |").endswith("yes")
+    twin_line = next(line for line in md.splitlines() if line.startswith(f"| {TWIN_A} | {TWIN_B} |"))
+    assert "too few cases to compare (no case differs; at least 6 must)" in twin_line  # words, not p = 1.000
+    assert twin_line.rstrip(" |").endswith("no: too few cases to compare")
 
 
 def test_an_incomplete_run_is_listed_apart_and_not_ranked(stats_plain):
