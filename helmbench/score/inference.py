@@ -37,9 +37,9 @@ per-model one (see the methodology page). The statistic is the difference of the
   fewer differing cases at α = 0.05), no p-value: "too few cases to compare".
 
 Intervals (95 %), chosen by simulation over 3–600 cases (the percentile bootstrap over cases, used
-before, covered 48–90 % below 30 cases):
+before, covered the true score 52–62 % of the time with 3 cases and 73–85 % with 10):
 - a model's score: the Wilson interval of the weighted mean with Kish's effective number of cases
-  n_eff = 1 / Σ c_i² (the Korn–Graubard idea for weighted proportions), mapped back through the part
+  n_eff = 1 / Σ c_i² (as survey statistics does for weighted proportions), mapped back through the part
   of the score that difficulty can no longer change. It stays inside [0, 1] and is never of zero
   width, even when every case passed;
 - a paired difference: a weighted paired t interval on the per-case differences, with Agresti–Min
@@ -107,15 +107,19 @@ def flip_pvalues(x: np.ndarray, *, resamples: int = 1000, seed: int = 0, alpha: 
         rows = np.flatnonzero(enough & (n_differ == m))
         if m <= EXACT_MAX:
             flips = _patterns(int(m))
-            p[rows] = _share_as_extreme(x, rows, nonzero, flips, statistic, exact=True)
+            step = max(1, _CELLS // len(flips))  # bounds memory: patterns × data sets per matrix
+            for start in range(0, rows.size, step):
+                chunk = rows[start:start + step]
+                p[chunk] = _share_as_extreme(x, chunk, nonzero, flips, statistic, exact=True)
     mc = np.flatnonzero(enough & (n_differ > EXACT_MAX))
     if mc.size:
         # One set of random patterns for every Monte-Carlo row of this call: each row's p is valid on
         # its own (the patterns do not depend on the data).
         n = x.shape[1]
         flips = (rng.random((resamples, n)) < 0.5).astype(float)
-        for start in range(0, mc.size, max(1, _CELLS // max(1, resamples))):
-            rows = mc[start:start + max(1, _CELLS // max(1, resamples))]
+        step = max(1, _CELLS // max(1, resamples))
+        for start in range(0, mc.size, step):
+            rows = mc[start:start + step]
             p[rows] = _share_as_extreme(x, rows, None, flips, statistic, exact=False)
     return p, n_differ
 
