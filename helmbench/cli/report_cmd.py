@@ -29,7 +29,7 @@ def report(
                                   help="Show the runs of this manifest (default: the latest runs if it has none)."),
     format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f", help="text, json, csv or markdown."),
     run_id: Optional[int] = typer.Option(None, "--run-id", help="Report one run only (any status)."),
-    bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Resamples for the score interval (0: none)."),
+    bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Random sign flips per paired test when more than 16 cases differ (0: no intervals, no tests)."),
     calibrated_only: bool = typer.Option(False, "--calibrated-only",
                                          help="Leave judged scenarios whose judge is not calibrated against clinicians "
                                               "out of every number, and say which."),

@@ -19,12 +19,14 @@ from rich.text import Text
 
 from helmbench.score.report import Report
 from helmbench.score.leaderboard import LeaderboardRow
-from helmbench.score.pairwise import ALPHA, format_p
+from helmbench.score.pairwise import format_p
 
 NOTES = (
-    "score: severity-weighted (see the methodology page), 95 % bootstrap interval over cases, after the benchmark's safety floors (a capped "
-    "score shows its floor and the uncapped score); group: models whose difference to the one above is not "
-    "significant (paired bootstrap, Holm-corrected over adjacent pairs) share a group; only complete runs are "
+    "score: severity-weighted (see the methodology page), 95 % interval (Wilson, effective number of cases; none "
+    "below 3 cases), after the benchmark's safety floors (a capped score shows its floor and the uncapped score); "
+    "rank and group: both on that score (after floors); models whose difference to the one above is not significant "
+    "(paired sign-flip test over cases, Holm-corrected over adjacent pairs) share a group, and a pair with five or "
+    "fewer differing cases is too few to compare; only complete runs are "
     "ranked; pass rate: 95 % Wilson interval; coverage: cases with a verdict / cases expected; recall: passes on "
     "risk cases; false esc.: failures on cases where the person is fine; errors: API or judge failures (excluded "
     "from scores, retried by the next run); format failures: answers that could not be read (invalid JSON, schema, "
@@ -114,25 +116,24 @@ def _counts(counts: dict[str, int]) -> str:
 
 
 def distinguishable(c) -> str:
-    """yes/no, and why not when the test alone would have said yes (equal composites after floors)."""
+    """yes/no, and why not when the data could not have said yes."""
     if c.distinguishable:
         return "yes"
-    if c.p_adjusted is not None and c.p_adjusted < ALPHA and (c.score.difference or 0.0) > 0:
-        return "no: equal after floors"
-    return "no"
+    return "no: too few cases to compare" if c.score.too_few else "no"
 
 
 def comparison_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     """Every adjacent comparison of the ranked models, as table cells."""
     head = ["above", "below", "n pairs", "discordant (above only / below only)", "McNemar p",
-            "score difference (95 % CI)", "Holm p", "distinguishable"]
+            "score difference (95 % CI)", "differing cases", "Holm p (sign-flip)", "distinguishable"]
     body = []
     for c in report.board.comparisons:
         d = c.score
         diff = "—" if d.difference is None else f"{100 * d.difference:+.1f} pts" + (
             f" ({100 * d.interval[0]:+.1f} to {100 * d.interval[1]:+.1f})" if d.interval else "")
         body.append([c.a, c.b, str(c.mcnemar.n_pairs), f"{c.mcnemar.a_only} / {c.mcnemar.b_only}",
-                     format_p(c.mcnemar.p_value), diff, format_p(c.p_adjusted), distinguishable(c)])
+                     format_p(c.mcnemar.p_value, c.mcnemar.too_few), diff, f"{d.n_differ} of {d.n_cases}",
+                     format_p(c.p_adjusted, d.too_few), distinguishable(c)])
     return head, body
 
 

@@ -1,6 +1,6 @@
 """A content-addressed cache for the costly parts of a build: score summaries and charts.
 
-Why: bootstrapping intervals and drawing charts are most of a build's work, yet after
+Why: the paired tests and drawing charts are most of a build's work, yet after
 `helmbench run` usually only some models have new results. A key is the sha256 of the pickled
 inputs plus a digest of the code that turns them into the output (helmbench/score, charts.py)
 and the matplotlib version, so a change to either misses the cache rather than serving a

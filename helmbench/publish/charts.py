@@ -153,7 +153,7 @@ def _draw(ax, panel: Panel) -> None:
 
 
 def leaderboard_chart(rows: Sequence[Bar]) -> bytes:
-    return figure([Panel(rows, "HELMBench score by model (95 % bootstrap interval)", "severity-weighted score",
+    return figure([Panel(rows, "HELMBench score by model (95 % interval)", "severity-weighted score",
                          dots=True)])
 
 
@@ -162,7 +162,7 @@ def model_chart(scores: Sequence[Bar], severity: Sequence[Bar], model_name: str,
     """A model's charts in one SVG: score by pillar and behaviour; pass rate by base severity; then,
     when there is something to show, detection by severity level and the score at each run."""
     panels = [
-        Panel(scores, f"{model_name}: score by pillar and behaviour (95 % bootstrap interval)",
+        Panel(scores, f"{model_name}: score by pillar and behaviour (95 % interval)",
               "severity-weighted score"),
         Panel(severity, f"{model_name}: pass rate by base severity (95 % Wilson interval)", "pass rate"),
     ]
@@ -170,7 +170,7 @@ def model_chart(scores: Sequence[Bar], severity: Sequence[Bar], model_name: str,
         panels.append(Panel(detection, f"{model_name}: detection by severity level (95 % Wilson interval)",
                             "pass rate on risk cases"))
     if history:
-        panels.append(Panel(history, f"{model_name}: score at each run (95 % bootstrap interval)", "score",
+        panels.append(Panel(history, f"{model_name}: score at each run (95 % interval)", "score",
                             dots=True))
     return figure(panels)
 
@@ -181,7 +181,7 @@ def model_chart(scores: Sequence[Bar], severity: Sequence[Bar], model_name: str,
 @dataclass(frozen=True)
 class ModelChartJob:
     """Everything a model's two charts need; the score intervals by pillar and behaviour are
-    bootstrapped here too (they are the slow part), and returned for the model page's tables."""
+    computed here too (`score.score_interval`, the leaderboard's interval), and returned for the model page's tables."""
 
     name: str
     pillars: list[tuple[str, str, float | None, int]]  # code, label, score, n verdicts
@@ -203,10 +203,10 @@ def _write(path: str, content: bytes) -> None:
 
 def run_model_job(job: ModelChartJob) -> tuple[dict, dict]:
     """Render and write a model's charts; returns (pillar intervals, behaviour intervals)."""
-    from helmbench.score import bootstrap_score_ci
+    from helmbench.score import score_interval
 
     def ci(rows):
-        return bootstrap_score_ci(rows, resamples=job.bootstrap, seed=job.seed)
+        return score_interval(rows) if job.bootstrap else None
 
     pillar_ci = {code: ci([r for r in job.scored if r.pillar == code]) for code, *_ in job.pillars}
     behaviour_ci = {code: ci([r for r in job.scored if r.behaviour == code]) for code, *_ in job.behaviours}

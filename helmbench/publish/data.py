@@ -337,13 +337,14 @@ def _cached_tie_groups(cache):
     Why: the paired tests need scipy/statsmodels, whose import alone costs about a second; a
     rebuild with unchanged results should pay neither the import nor the resampling.
     """
-    def fn(ranked, *, resamples, seed):
+    def fn(ranked, *, resamples, seed, floors=()):
         if cache is None:
-            return tie_groups(ranked, resamples=resamples, seed=seed)
-        key = cache.key("tie_groups", ([(name, digest(rows)) for name, rows in ranked], resamples, seed))
+            return tie_groups(ranked, resamples=resamples, seed=seed, floors=floors)
+        key = cache.key("tie_groups", ([(name, digest(rows)) for name, rows in ranked], resamples, seed,
+                                       [(f.part, f.minimum, f.cap) for f in floors]))
         hit, value = cache.get(key)
         if not hit:
-            value = tie_groups(ranked, resamples=resamples, seed=seed)
+            value = tie_groups(ranked, resamples=resamples, seed=seed, floors=floors)
             cache.put(key, value)
         return value
 

@@ -25,7 +25,8 @@ from urllib.parse import quote, urlencode
 from markupsafe import Markup, escape
 
 from helmbench.score.breakdown import group_stats, natural_key
-from helmbench.score.pairwise import ALPHA
+from helmbench.score import simulation
+from helmbench.score.inference import ALPHA, MIN_INTERVAL_CASES, min_differing
 
 from . import charts
 from .data import BOOTSTRAP, SEED, ModelData, SiteData, worked_example
@@ -184,6 +185,16 @@ def _shared_case_html(case) -> dict:
     return {"evaluation": render("_evaluation.html.j2", {"ev": case.evaluation}), "response_format": fmt}
 
 
+def _simulation() -> dict | None:
+    """The simulation table (benchmarks/significance.py --write) as the methodology page shows it."""
+    doc = simulation.load()
+    if doc is None:
+        return None
+    head, rows = simulation.table(doc)
+    return {"command": doc["command"], "head": head, "rows": rows, "resamples": doc["resamples"],
+            "summary": simulation.summary(doc)}
+
+
 def _board_note(row) -> str:
     """The leaderboard chart's short annotation: rank and tie group (capped, when a floor bit), or not ranked."""
     if row.rank is None:
@@ -208,9 +219,11 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
         Page("index.md", "Leaderboard", "leaderboard.html.j2", {"chart_rows": chart_rows}, in_nav=True,
              hide=("toc",)),
         Page("methodology.md", "Methodology and data", "methodology.html.j2",
-             {"example": worked_example(), "bootstrap": BOOTSTRAP},
+             {"example": worked_example(), "bootstrap": BOOTSTRAP, "simulation": _simulation(), "alpha": ALPHA,
+              "min_differing": min_differing(), "min_interval_cases": MIN_INTERVAL_CASES},
              in_nav=True, content_note=True),
-        Page("comparisons.md", "Pairwise comparisons", "comparisons.html.j2", {"alpha": ALPHA}, hide=("toc",)),
+        Page("comparisons.md", "Pairwise comparisons", "comparisons.html.j2",
+             {"alpha": ALPHA, "resamples": BOOTSTRAP, "min_differing": min_differing()}, hide=("toc",)),
         Page("models/index.md", "Models", "models_index.html.j2", in_nav=True),
         Page("scenarios/index.md", "Scenarios", "scenarios_index.html.j2", in_nav=True),
     ]

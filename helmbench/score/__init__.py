@@ -1,13 +1,12 @@
 """Scoring and analytics: severity-weighted scores, pass rates, intervals, agreement.
 
-Pure standard library; reads only `ScoredResult` rows (built by the caller from the results
+Standard library and numpy (intervals and paired tests, `inference.py`); reads only `ScoredResult` rows (built by the caller from the results
 database), so it can be tested, and re-run on old results, without the executor.
 Start with `summarise`; the other functions are its parts, usable on their own.
 The formula is written down once, in `cost.py`, and explained on the site's methodology page.
 """
 
 from .agreement import Agreement, CaseMean, agreement, case_means, fleiss_kappa
-from .bootstrap import bootstrap_run_scores, bootstrap_score_ci, percentile_interval
 from .breakdown import (
     BehaviourStats,
     GroupStats,
@@ -21,6 +20,7 @@ from .breakdown import (
 )
 from .cost import case_base, result_cost
 from .coverage import Coverage, coverage, pass_rate
+from .inference import PairedInference, paired_inference, score_interval
 from .model import ERROR, FAIL, PASS, VERDICTS, ScoredResult, check_consistent
 from .summary import RunSummary, summarise
 from .weighted import (
@@ -41,6 +41,7 @@ __all__ = [
     "VERDICTS",
     "Z95",
     "Agreement",
+    "PairedInference",
     "BehaviourCost",
     "BehaviourStats",
     "CaseMean",
@@ -52,8 +53,6 @@ __all__ = [
     "agreement",
     "behaviour_costs",
     "behaviour_score",
-    "bootstrap_run_scores",
-    "bootstrap_score_ci",
     "breakdown",
     "by_behaviour",
     "by_condition",
@@ -67,9 +66,10 @@ __all__ = [
     "fleiss_kappa",
     "group_stats",
     "pass_rate",
-    "percentile_interval",
+    "paired_inference",
     "result_cost",
     "run_score",
+    "score_interval",
     "summarise",
     "weighted_mean",
     "weighted_scores",

@@ -71,7 +71,7 @@ class LeaderboardRow:
 
     @property
     def score_ci(self) -> tuple[float, float] | None:
-        """The bootstrap interval of the score; None when a floor capped it (the interval is of the
+        """The 95 % interval of the score (None below 3 cases); None when a floor capped it (the interval is of the
         uncapped score, `uncapped_ci`, and says nothing about a cap)."""
         return None if self.capped else self.summary.score_ci
 

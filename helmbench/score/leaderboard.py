@@ -17,12 +17,14 @@ such run (`Leaderboard.requested_manifest` then records what was asked for).
 
 What every number means:
 - `score`/`score_ci`: the severity-weighted run score (score/cost.py) after the manifest's safety
-  floors (benchmark.yml `floors:`, read from the manifest's catalog), and its bootstrap 95 %
-  interval over cases (None when a floor capped it: `uncapped_score`/`uncapped_ci` then keep the
-  weighted score, and `floor_note` says which floor bit); rows are ranked by `score`.
-- `group`: the tie group (score.pairwise): a ranked model starts a new group only when the paired
-  test against the model above is significant after Holm's correction, and the two composites
-  differ; `Leaderboard.comparisons` holds each adjacent test.
+  floors (benchmark.yml `floors:`, read from the manifest's catalog), and its 95 % interval
+  (score.inference: Wilson with the effective number of cases; None below 3 cases, and None when
+  a floor capped it: `uncapped_score`/`uncapped_ci` then keep the weighted score, and
+  `floor_note` says which floor bit); rows are ranked by `score`.
+- `group`: the tie group (score.pairwise), on the same `score` as the ranks: a ranked model starts
+  a new group only when the paired sign-flip test of the composite difference to the model above
+  is significant after Holm's correction (so it never splits a rank); `Leaderboard.comparisons`
+  holds each adjacent test, with "too few cases to compare" where no p-value could reach α.
 - `pass_rate`/`pass_rate_ci`: PASS share of rows with a verdict, Wilson 95 %.
 - `coverage`: rows with a verdict / rows expected (manifest cases × run samples), so a run
   that was interrupted or errored shows how much of the benchmark it actually measured.
@@ -131,7 +133,8 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
     """The ranked leaderboard of a manifest (see the module docstring for every choice).
 
     `db` is a path (opened read-only; FileNotFoundError if absent) or an open connection.
-    `bootstrap`/`seed` go to `summarise` for the score interval (0 skips it).
+    `bootstrap`/`seed`: the Monte-Carlo sign flips of the paired tests and their seed (0 skips the
+    intervals and the tests).
     `load_results(conn, run)` replaces `scored_results` for a caller that reads more of each
     result row anyway (the site does), so that the rows are read once; `summarise_fn` (same
     signature as `summarise`) lets a caller reuse summaries it already has (the site caches them);
@@ -154,7 +157,8 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
                                 results=results[run.id], statuses=statuses, floors=floors)
                 for run in runs]
         pillars = sorted({p for r in rows for p in r.pillar_scores}, key=natural_key)
-        ranked, comparisons = grouped(rank_rows(rows), results, resamples=bootstrap, seed=seed, groups_fn=groups_fn)
+        ranked, comparisons = grouped(rank_rows(rows), results, resamples=bootstrap, seed=seed, groups_fn=groups_fn,
+                                      floors=floors)
         return Leaderboard(
             manifest_hash=chosen, requested_manifest=manifest_hash, benchmark_name=name,
             benchmark_version=version, n_cases=n_cases, pillars=pillars, rows=ranked,

@@ -92,7 +92,7 @@ def check_consistent(results: Iterable[ScoredResult]) -> list[ScoredResult]:
     """Return the rows as a list after checking what holds across rows.
 
     - each behaviour has one weight and belongs to one pillar (the weighted mean needs both);
-    - every sample of a case describes the same case (the bootstrap resamples whole cases);
+    - every sample of a case describes the same case (a case's samples are one unit of the paired test and the interval);
     - no (case, sample) appears twice (a duplicate would silently count twice).
     """
     rows = list(results)

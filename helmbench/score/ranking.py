@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from .board import LeaderboardRow
+from .floors import Floor
 from .model import ScoredResult
 from .pairwise import Comparison, TieGroups, tie_groups
 
@@ -42,17 +43,23 @@ def with_rank(row: LeaderboardRow, rank: int | None) -> LeaderboardRow:
 
 def grouped(rows: list[LeaderboardRow], results: dict[int, list[ScoredResult]], *,
              resamples: int, seed: int, groups_fn: Callable[..., TieGroups] = tie_groups,
-             ) -> tuple[list[LeaderboardRow], list[Comparison]]:
-    """Tie groups over the ranked rows (paired tests on the results each run rests on)."""
+             floors: Sequence[Floor] = ()) -> tuple[list[LeaderboardRow], list[Comparison]]:
+    """Tie groups over the ranked rows (paired tests on the results each run rests on).
+
+    Ranks and groups rest on one number, the composite (the weighted score after the safety
+    floors): the paired test's statistic is the composite difference, so two models capped to
+    the same composite have a difference of 0 and share a group. A boundary is also refused
+    between equal composites outright, for the case where the rows both models have a verdict on
+    are fewer than each model's own (different numbers of samples): the table never shows a group
+    boundary inside one rank.
+    """
     ranked = [r for r in rows if r.rank is not None]
     if not ranked or resamples <= 0:
         return rows, []
-    groups = groups_fn([(r.model, results[r.run.id]) for r in ranked], resamples=resamples, seed=seed)
-    # The test compares the weighted scores; the ranking is by the composite after floors. Two models
-    # capped to the same composite share a rank, so they share a group whatever the test says.
-    comparisons = [replace(c, distinguishable=c.distinguishable and not math.isclose(
-        above.score, below.score, rel_tol=0, abs_tol=1e-12)) for c, above, below in zip(groups.comparisons, ranked,
-                                                                                          ranked[1:])]
+    groups = groups_fn([(r.model, results[r.run.id]) for r in ranked], resamples=resamples, seed=seed,
+                       floors=tuple(floors))
+    comparisons = [replace(c, distinguishable=c.distinguishable and above.rank < below.rank)
+                   for c, above, below in zip(groups.comparisons, ranked, ranked[1:])]
     group = {ranked[0].model: 1}
     for c, below in zip(comparisons, ranked[1:]):
         group[below.model] = group[c.a] + (1 if c.distinguishable else 0)

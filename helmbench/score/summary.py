@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .agreement import Agreement, agreement
-from .bootstrap import bootstrap_score_ci
 from .breakdown import (
     BehaviourStats,
     GroupStats,
@@ -22,6 +21,7 @@ from .breakdown import (
     by_user_context_severity,
 )
 from .coverage import coverage
+from .inference import score_interval
 from .model import ScoredResult, check_consistent
 from .weighted import behaviour_costs, combine
 
@@ -29,7 +29,7 @@ from .weighted import behaviour_costs, combine
 @dataclass(frozen=True, slots=True)
 class RunSummary:
     score: float | None  # weighted run score in [0, 1]
-    score_ci: tuple[float, float] | None  # bootstrap 95 % percentile interval
+    score_ci: tuple[float, float] | None  # 95 % interval (inference.score_interval); None below 3 cases
     pass_rate: float | None
     pass_rate_ci: tuple[float, float] | None  # Wilson 95 %
     n_results: int
@@ -44,7 +44,7 @@ class RunSummary:
     by_user_context_severity: dict[int, GroupStats]
     by_perturbation_severity: dict[int, GroupStats]
     agreement: Agreement | None  # None unless some case has ≥ 2 samples with a verdict
-    bootstrap: int  # resamples used for score_ci
+    bootstrap: int  # Monte-Carlo resamples of the paired tests (0: no intervals, no tests)
     seed: int
 
     def to_dict(self) -> dict:
@@ -64,15 +64,16 @@ def _plain(obj):
 def summarise(results: Iterable[ScoredResult], *, bootstrap: int = 1000, seed: int = 0) -> RunSummary:
     """Summarise the result rows of one run/model (ERROR rows included, for coverage).
 
-    `bootstrap` is the number of resamples for `score_ci` (0 skips it); `seed` makes the
-    interval reproducible.
+    `score_ci` is `inference.score_interval` (closed form: no resampling); `bootstrap` = 0 skips it
+    (a caller that wants no uncertainty at all). The name is kept from when the interval was a
+    bootstrap: the same number still sets the Monte-Carlo resamples of the paired tests.
     """
     rows = check_consistent(results)
     cov = coverage(rows)
     costs = behaviour_costs(rows)
     return RunSummary(
         score=combine(costs),
-        score_ci=bootstrap_score_ci(rows, resamples=bootstrap, seed=seed) if bootstrap else None,
+        score_ci=score_interval(rows) if bootstrap else None,
         pass_rate=cov.pass_rate,
         pass_rate_ci=cov.pass_rate_ci(),
         n_results=cov.n_results,

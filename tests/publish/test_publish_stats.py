@@ -51,6 +51,7 @@ def test_the_comparisons_page_lists_every_adjacent_pair(stats_site):
     better, twins = (text(cells) for _, cells in pairs)
     assert "✓ yes" in better and "< 0.001" in better and "600" in better
     assert "✗ no" in twins and "0 / 0" in twins and "+0.0 pts" in twins
+    assert "too few cases to compare (no case differs; at least 6 must)" in twins  # words, not a p-value
     assert "Holm" in text(body) and "McNemar" in text(body)
     assert 'href="../comparisons/"' in article(stats_site, "") or 'href="comparisons/"' in article(stats_site, "")
 
@@ -101,3 +102,15 @@ def test_a_capped_score_shows_its_floor_on_the_site(site, pipeline):
         assert f"{r.floor_note}; uncapped {100 * r.uncapped_score:.1f} %" in text(html_rows[r.model])
     methodology = text(article(site, "methodology"))
     assert "P1 Risk detection 70 % 40 %" in methodology and "P2-B2" in methodology
+
+
+def test_the_methodology_page_shows_the_simulation_table(stats_site):
+    from helmbench.score import simulation
+
+    doc = simulation.load()
+    body = article(stats_site, "methodology")
+    sim = table(body, "simulation-table")
+    assert len(re.findall(r"<tr>", sim)) == len(doc["results"]) + 1  # header + one row per configuration
+    words = text(body)
+    assert doc["command"] in words and "What a group means" in words and "too few cases to compare" in words
+    assert "Why cases, not whole scenarios, are swapped" in words

@@ -5,7 +5,8 @@ import random
 import pytest
 
 from helmbench.score import ScoredResult, run_score
-from helmbench.score.pairwise import holm, mcnemar_test, paired_score_bootstrap, tie_groups
+from helmbench.score.inference import paired_inference
+from helmbench.score.pairwise import holm, mcnemar_test, tie_groups
 
 
 def row(case, *, scenario="P1-B1-S1", verdict="PASS", sev=5, sample=0):
@@ -54,6 +55,18 @@ def test_holm_matches_the_published_example():
     assert [p < 0.05 for p in adjusted] == [True, False, False, True]
 
 
+def test_holm_on_arrays_matches_statsmodels():
+    # Our array version (thousands of families at once in the harness) against the reference implementation.
+    import numpy as np
+    from statsmodels.stats.multitest import multipletests
+
+    rng = np.random.default_rng(4)
+    for k in (1, 2, 5, 9):
+        for _ in range(50):
+            p = rng.random(k) ** 3
+            assert holm(list(p)) == pytest.approx(list(multipletests(p, method="holm")[1]))
+
+
 SCENARIOS = [f"P{p}-B{b}-S1" for p in (1, 2) for b in (1, 2, 3)]
 
 
@@ -66,13 +79,13 @@ def model_rows(pass_prob, seed, per_scenario=24):
 
 def test_paired_difference_is_the_difference_of_run_scores():
     a, b = model_rows(0.9, 1), model_rows(0.5, 2)
-    result = paired_score_bootstrap(a, b, resamples=500)
-    assert result.n_scenarios == len(SCENARIOS)
+    result = paired_inference(a, b, resamples=500)
+    assert result.n_cases == len(a) and not result.exact and result.too_few is None
     assert result.difference == pytest.approx(run_score(a) - run_score(b))
     low, high = result.interval
     assert low <= result.difference <= high
-    assert result.p_value < 0.01
-    again = paired_score_bootstrap(a, b, resamples=500)
+    assert 1 / 501 <= result.p_value < 0.01  # Monte Carlo with the +1 correction: never 0
+    again = paired_inference(a, b, resamples=500)
     assert again == result  # seeded: reproducible
 
 
@@ -82,7 +95,8 @@ def test_identical_models_share_a_group():
     assert groups.group == {"model/a": 1, "model/b": 1}
     (comp,) = groups.comparisons
     assert comp.score.difference == 0 and not comp.distinguishable
-    assert comp.mcnemar.p_value == 1.0
+    assert comp.mcnemar.p_value is None and comp.score.p_value is None  # no case differs: nothing to test
+    assert comp.mcnemar.too_few == comp.score.too_few == "too few cases to compare (no case differs; at least 6 must)"
 
 
 def test_a_clearly_better_model_opens_its_own_group():
@@ -102,14 +116,14 @@ def test_a_clearly_better_model_opens_its_own_group():
     first, second = groups.comparisons
     assert first.distinguishable and first.p_adjusted < 0.05
     assert not second.distinguishable
-    assert second.p_adjusted >= second.score.p_value  # Holm never lowers a p-value
+    assert second.score.n_differ == 2 and second.score.too_few and second.p_adjusted is None
 
 
 def test_an_untestable_pair_is_not_called_different():
     a = model_rows(0.9, 6)
     groups = tie_groups([("m/a", a), ("m/none", [])])
     assert groups.group == {"m/a": 1, "m/none": 1}
-    assert groups.comparisons[0].score.p_value is None
+    assert groups.comparisons[0].score.p_value is None and groups.comparisons[0].p_adjusted is None
 
 
 def test_p_values_read_the_same_in_every_report():
