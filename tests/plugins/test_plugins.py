@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from plugin_trees import fresh_registry, regex_tree
 
-BUILTIN_TYPES = {"category_match", "list_includes", "tag_threshold", "sqe"}
+BUILTIN_TYPES = {"category_match", "list_includes", "tag_threshold", "sqe", "crisis_resources"}
 
 
 def helmbench(env: dict, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -94,7 +94,8 @@ def test_a_tree_using_the_plugin_lints_compiles_runs_scores_and_publishes(plugin
     assert comp.returncode == 0, comp.stderr
     manifest = root / "build" / "manifest.jsonl"
     evaluations = [json.loads(line)["evaluation"] for line in manifest.read_text().splitlines()[1:]]
-    assert {"type": "regex_match", "field": "response", "pattern": r"\b988\b", "ignore_case": False} in evaluations
+    assert {"type": "regex_match", "field": "response", "pattern": r"\b988\b", "ignore_case": False,
+            "evaluator_version": "0.1.0"} in evaluations  # the plugin's version: part of each case's hash
 
     fake = FakeOpenRouter().start()
     try:

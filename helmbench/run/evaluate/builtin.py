@@ -53,6 +53,8 @@ def _sqe_case(ev: Sqe, sc) -> dict:
     criteria = []
     for cr in sc.criteria:
         meta = cr.meta
+        if meta.deterministic:  # a check, not the judge's: the manifest lists it under `checks`
+            continue
         criteria.append({
             "code": cr.code,
             "title": meta.title,

@@ -44,6 +44,34 @@ def passed(reason: str, parsed: Any = None) -> Outcome:
     return Outcome("PASS", 1.0, reason, parsed)
 
 
+def _decide(ev: Evaluator, evaluation: dict, answer: Any) -> Outcome:
+    try:
+        out = ev.evaluate(evaluation, answer)
+    except Exception as exc:  # noqa: BLE001  (a plugin's bug is an ERROR on this case, not a crashed run)
+        return Outcome("ERROR", None, f"the {ev.type} evaluator failed: {type(exc).__name__}: {exc}"[:300])
+    if not isinstance(out, Outcome):  # a plugin's evaluator may return a plain (verdict, score, reason)
+        out = Outcome(*out)
+    return out
+
+
+def answer_of(case: dict, content: str) -> Any:
+    """What a check reads: the parsed answer when the scenario asks for structured output, else the text."""
+    response_format = case["request"].get("response_format")
+    if response_format and response_format.get("type") in ("json_schema", "json_object"):
+        try:
+            return parse_output(content, response_format)
+        except OutputError:
+            return content
+    return content
+
+
+def check_outcomes(case: dict, answer: Any) -> list[tuple[dict, Outcome]]:
+    """(check, outcome) for each deterministic criterion of a judged case (`evaluation.checks`), on `answer`
+    (see `answer_of`; a conversation passes its assistant's replies joined)."""
+    return [(check, _decide(evaluator_for(check["evaluation"]["type"]), check["evaluation"], answer))
+            for check in case["evaluation"].get("checks") or []]
+
+
 def outcome_for(case: dict, response: dict) -> Outcome | None:
     """The verdict for one stored/just-received response; None when a judge must decide."""
     if response.get("error_kind"):
@@ -57,14 +85,11 @@ def outcome_for(case: dict, response: dict) -> Outcome | None:
         return format_failure("truncated: the output hit the token limit (finish_reason=length)")
     if content is None or not content.strip():
         return format_failure(f"empty response (finish_reason={finish})")
+    response_format = case["request"].get("response_format")
+    if ev.text and not (response_format and response_format.get("type") in ("json_schema", "json_object")):
+        return _decide(ev, case["evaluation"], content)  # an evaluator of plain-text replies reads the text
     try:
-        parsed = parse_output(content, case["request"].get("response_format"))
+        parsed = parse_output(content, response_format)
     except OutputError as exc:
         return format_failure(str(exc)) if exc.format_failure else fail(str(exc))
-    try:
-        out = ev.evaluate(case["evaluation"], parsed)
-    except Exception as exc:  # noqa: BLE001  (a plugin's bug is an ERROR on this case, not a crashed run)
-        return Outcome("ERROR", None, f"the {ev.type} evaluator failed: {type(exc).__name__}: {exc}"[:300], parsed)
-    if not isinstance(out, Outcome):  # a plugin's evaluator may return a plain (verdict, score, reason)
-        out = Outcome(*out)
-    return out._replace(parsed=parsed)
+    return _decide(ev, case["evaluation"], parsed)._replace(parsed=parsed)
