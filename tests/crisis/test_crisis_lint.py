@@ -103,3 +103,24 @@ def test_an_invalid_registry_is_reported_with_the_usual_codes(tmp_path):
     root = crisis_tree(tmp_path / "b", registry=REGISTRY.replace("    name: Australia\n", "    nme: Australia\n"))
     _, diags = lint_tree(root)
     assert ("HB201", "crisis-services.yml", 6) in [(d.code, d.path, d.line) for d in diags]
+
+
+def test_the_shipped_registry_validates_against_its_published_json_schema():
+    """`helmbench schema` writes crisis-services.schema.json for editors; the shipped file satisfies it."""
+    import jsonschema
+    import yaml
+
+    from crisis_trees import SHIPPED_REGISTRY
+    from helmbench.cli.schema_cmd import build_schemas
+
+    schema = build_schemas()["crisis-services.schema.json"]
+    data = yaml.safe_load(SHIPPED_REGISTRY.read_text(encoding="utf-8"))
+    jsonschema.validate(json.loads(json.dumps(data, default=str)), schema)
+    data["countries"]["AU"]["services"][0]["phne"] = ["000"]
+    try:
+        jsonschema.validate(json.loads(json.dumps(data, default=str)), schema)
+    except jsonschema.ValidationError:
+        pass
+    else:
+        raise AssertionError("an unknown key must break the schema")
+    assert set(data["countries"]) >= {"AU", "CA", "GB", "IE", "NZ", "US"}  # every country the shipped user contexts use

@@ -356,3 +356,19 @@ def test_a_plugin_failing_in_case_is_named_with_its_package(plugin_env, tmp_path
     assert ("plugin 'broken' (helmbench-broken 0.0.1) failed in case() of evaluation type 'boom' for scenario "
             "P1-B1-S1 (P1-B1-S1-C1-PT1): KeyError: None") in proc.stderr
     assert "pip uninstall helmbench-broken" in proc.stderr and "HELMBENCH_DISABLE_PLUGINS=broken" in proc.stderr
+
+
+def test_a_source_tree_that_is_not_installed_finds_the_built_ins_in_its_pyproject(monkeypatch):
+    """A fresh clone run before `make install` has no installed metadata: the same entry points are read
+    from pyproject.toml as data, so the built-ins are still found (and nothing in plugins/ names them)."""
+    from helmbench.plugins import registry
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group=None: [])
+    registry.reset()
+    try:
+        assert BUILTIN_TYPES <= set(registry.evaluation_types())
+        assert {p.name for p in registry.plugins()} == {"helmbench-evaluators", "helmbench-lint-rules", "crisis-resources"}
+        assert all(p.source == "built-in" for p in registry.plugins())
+    finally:
+        monkeypatch.undo()
+        registry.reset()
