@@ -169,6 +169,8 @@ def catalog(bench: Benchmark) -> dict:
     }
     if data := evaluator_data(bench):  # only when an evaluator has some (the crisis-service registry)
         cat["evaluators"] = data
+    if versions := evaluator_versions(bench):  # only with versioned evaluators (plugins, crisis_resources)
+        cat["evaluator_versions"] = versions
     if bench.floors:  # only when declared, so a tree without floors keeps its manifest hash
         cat["floors"] = [dict(f) for f in bench.floors]
     if bench.calibration:  # likewise: only when declared
@@ -176,15 +178,26 @@ def catalog(bench: Benchmark) -> dict:
     return cat
 
 
-def evaluator_data(bench: Benchmark) -> dict:
-    """type → what its evaluator's `catalog` gives for the scenarios that use it (the site shows it)."""
+def _users(bench: Benchmark) -> dict[str, list[Scenario]]:
+    """evaluation type → the scenarios that use it (their own evaluation, a checked criterion, a checkpoint)."""
     users: dict[str, list[Scenario]] = {}
     for sc in bench.scenarios:
         if sc.meta is not None:
             for type_ in dict.fromkeys(b.type for b in _blocks(sc)):
                 users.setdefault(type_, []).append(sc)
+    return dict(sorted(users.items()))
+
+
+def evaluator_versions(bench: Benchmark) -> dict[str, str]:
+    """type → the version of its evaluator the manifest was compiled with (versioned evaluators only): a
+    run refuses a manifest whose evaluator has changed since, rather than mix two versions' verdicts."""
+    return {t: v for t in _users(bench) if (v := evaluator(t).version) is not None}
+
+
+def evaluator_data(bench: Benchmark) -> dict:
+    """type → what its evaluator's `catalog` gives for the scenarios that use it (the site shows it)."""
     out = {}
-    for type_, scenarios in sorted(users.items()):
+    for type_, scenarios in _users(bench).items():
         ev = evaluator(type_)
         if ev.catalog is not None and (data := ev.catalog(bench, scenarios)):
             out[type_] = data

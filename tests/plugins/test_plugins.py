@@ -307,7 +307,14 @@ def test_a_new_version_of_the_plugin_re_evaluates_stored_answers_without_a_model
                            edit=lambda source: source.replace("matches /{evaluation['pattern']}/ at",
                                                               "found /{evaluation['pattern']}/ as"))
         site2 = pip_target(new, tmp_path / "v2")
-        compile_and_run(env | {"PYTHONPATH": f"{site2}:{REPO}"})
+        env2 = env | {"PYTHONPATH": f"{site2}:{REPO}"}
+        stale = helmbench(env2, "run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"),
+                          "--db", str(db), cwd=root)  # not recompiled yet: refused, and it says why
+        assert stale.returncode == 2 and "Traceback" not in stale.stderr, stale.stderr
+        assert ("the manifest was compiled with evaluation type 'regex_match' version 0.1.0, but plugin 'regex' "
+                "(helmbench-regex 0.2.0) is version 0.2.0") in stale.stderr
+        assert "run `helmbench compile` again" in stale.stderr
+        compile_and_run(env2)
     finally:
         fake.stop()
     assert fake.total == paid, "an upgraded evaluator must not ask the model again"

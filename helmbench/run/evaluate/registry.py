@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from helmbench.errors import HelmbenchError
 from helmbench.plugins import registry as plugin_registry
 from helmbench.plugins.types import Evaluator
 from helmbench.run.evaluate.parse import OutputError, parse_output
@@ -25,6 +26,23 @@ class Outcome(NamedTuple):
 def evaluator_for(type_: str) -> Evaluator:
     """The registered evaluator of a type (built-in or from a plugin); ValueError when none is."""
     return plugin_registry.evaluator(type_)
+
+
+def check_versions(header: dict) -> None:
+    """Refuse a manifest compiled with another version of an installed evaluator (a plugin upgraded since
+    compile): its cases' hashes carry the old version, so the run would keep the old verdicts and
+    reasons for stored answers and give new ones to the rest. Recompiling re-evaluates every stored
+    answer with the new version, with no model call."""
+    for type_, compiled in ((header.get("catalog") or {}).get("evaluator_versions") or {}).items():
+        installed = plugin_registry.evaluators().get(type_)
+        now = installed.version if installed is not None else None
+        if now != compiled:
+            found = f"{plugin_registry.owner_label(type_)} is version {now}" if installed is not None else \
+                "no installed plugin registers it"
+            raise HelmbenchError(
+                f"the manifest was compiled with evaluation type {type_!r} version {compiled}, but {found}",
+                exit_code=2, hint="run `helmbench compile` again: stored answers are then evaluated with the "
+                                  "installed version, and no model is asked again")
 
 
 def is_deferred(case: dict) -> bool:
