@@ -69,6 +69,8 @@ def test_notes_do_not_fail_strict_and_the_shipped_registry_is_strict_clean(tmp_p
     assert "RES103 (note)" in result.stdout and "0 error(s), 0 warning(s), " in result.stderr
     doc = json.loads(runner.invoke(app, ["lint", "--format", "json", str(root)]).stdout)
     assert doc["errors"] == doc["warnings"] == 0 and doc["notes"] == sum(d["code"] == "RES103" for d in doc["diagnostics"]) > 20
+    github = runner.invoke(app, ["lint", "--strict", "--format", "github", str(root)])
+    assert github.exit_code == 0 and "::notice file=" in github.stdout and "title=RES103::" in github.stdout
     bad = runner.invoke(app, ["lint", "--as-of", "26/11/2026", str(root)])
     assert bad.exit_code == 2 and "--as-of '26/11/2026' is not a date" in bad.output
 
