@@ -66,7 +66,8 @@ def _decide(ev: Evaluator, evaluation: dict, answer: Any) -> Outcome:
     try:
         out = ev.evaluate(evaluation, answer)
     except Exception as exc:  # noqa: BLE001  (a plugin's bug is an ERROR on this case, not a crashed run)
-        return Outcome("ERROR", None, f"the {ev.type} evaluator failed: {type(exc).__name__}: {exc}"[:300])
+        who = f" of {plugin_registry.plugin_label(ev.plugin)}" if ev.plugin else ""
+        return Outcome("ERROR", None, f"the {ev.type} evaluator{who} failed: {type(exc).__name__}: {exc}"[:300])
     if not isinstance(out, Outcome):  # a plugin's evaluator may return a plain (verdict, score, reason)
         out = Outcome(*out)
     return out
