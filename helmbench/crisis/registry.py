@@ -100,7 +100,7 @@ class RegistryFile(_Data):
     """A crisis-service registry (crisis-services.yml)."""
 
     format: Literal[1] = Field(description="the format of this file")
-    version: Annotated[str, Field(min_length=1, max_length=40)] = Field(description="the data's own version")
+    version: Annotated[str, Field(min_length=1, max_length=200)] = Field(description="the data's own version")
     max_age_days: Annotated[int, Field(ge=1, le=3650)] = Field(
         DEFAULT_MAX_AGE, description="a verification older than this many days is stale")
     countries: dict[CountryCode, Country]
