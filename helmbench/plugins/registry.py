@@ -170,7 +170,7 @@ def _own_entry_points() -> list:
 
 
 def _entry_points() -> list[tuple[object, str, str | None]]:
-    """(entry point, distribution name, version) of the group: HELMBench's own first, then the others by name."""
+    """(entry point, distribution name, version) of the group, in the order they are registered."""
     found = []
     own_installed = False
     for ep in importlib.metadata.entry_points(group=GROUP):
@@ -180,7 +180,9 @@ def _entry_points() -> list[tuple[object, str, str | None]]:
         found.append((ep, source, version))
     if not own_installed:
         found += [(ep, OWN, None) for ep in _own_entry_points()]
-    return sorted(found, key=lambda e: (e[1] != OWN, e[0].name))
+    # HELMBench's core evaluators and rules first (their order is the order types and codes are listed in),
+    # then the plugins that ship with it, then third parties', each group by name
+    return sorted(found, key=lambda e: (e[1] != OWN, not e[0].name.startswith("helmbench-"), e[0].name))
 
 
 def _load() -> Registry:
