@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
@@ -57,15 +58,16 @@ def _root(root) -> Path:
     return found
 
 
-def lint(root: str | Path | None = None) -> list[Diagnostic]:
+def lint(root: str | Path | None = None, *, as_of: date | None = None) -> list[Diagnostic]:
     """Every finding in the benchmark tree at `root`, sorted by file and position.
 
     Never raises for problems in the tree (they are the findings); `d.is_error` tells errors
-    from warnings.
+    from warnings (and `d.is_note` notes, which never fail). `as_of`: the day findings that age
+    (a crisis-service entry checked too long ago) are judged by; default today.
     """
     from helmbench.lint import lint_tree
 
-    _, diags = lint_tree(_root(root))
+    _, diags = lint_tree(_root(root), as_of=as_of)
     return diags
 
 

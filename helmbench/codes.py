@@ -13,7 +13,7 @@ from typing import Literal
 @dataclass(frozen=True)
 class Code:
     code: str
-    severity: Literal["error", "warning"]
+    severity: Literal["error", "warning", "note"]
     summary: str
     explanation: str
     example: str
@@ -53,9 +53,11 @@ _TABLE = [
     Code("HB205", "error", "difficulty out of range",
          "Condition difficulty must lie in 0..10.",
          "---\ndifficulty: -1\n---"),
-    Code("HB206", "warning", "severity on a condition",
-         "Conditions carry `difficulty`, not `severity`; the value is read as difficulty.",
-         "# C1\n---\nseverity: 0\n---"),
+    Code("HB206", "warning", "severity and difficulty on one condition",
+         "A condition's `severity` (the published data model's name) and `difficulty` are one field, read as "
+         "the condition's difficulty (0..10); either spelling is fine, but a condition that gives both has one "
+         "of them ignored (`difficulty` is used).",
+         "# C1\n---\nseverity: 2\ndifficulty: 4\n---"),
     Code("HB207", "error", "frontmatter is not a mapping",
          "Frontmatter must be a YAML mapping of keys to values.",
          "---\n- severity\n---"),
@@ -65,8 +67,9 @@ _TABLE = [
          "# PT1 ... # PT1"),
     Code("HB302", "warning", "empty component without frontmatter",
          "A component has neither body text nor frontmatter: usually a heading left behind. "
-         "An empty component WITH frontmatter is a deliberate empty level (\"no extra "
-         "context\" on a severity ladder): it composes to nothing and is not reported.",
+         "An empty condition or user context WITH frontmatter is a deliberate empty level (\"no extra "
+         "context\" on a severity ladder): it composes to nothing and is not reported (an empty perturbation "
+         "with frontmatter is HB319: a case needs a user message).",
          "# U1\n\n# U2\n---\nseverity: 3\n---\n## User profile\n..."),
     Code("HB303", "warning", "component without a `##` section",
          "The body has no `##` heading, so its text reaches the model untagged.",
@@ -123,6 +126,11 @@ _TABLE = [
          "user-context part (`P1-B1-S1-C1-PT1` instead of `P1-B1-S1-C1-U1-PT1`). Write a baseline "
          "`# U1` with `severity: 0` frontmatter and no text, or delete the file.",
          "scenarios/P1/B1/S1/user-contexts.md of 0 bytes"),
+    Code("HB319", "error", "perturbation without user input",
+         "A perturbation is the user's message: one with frontmatter but no text composes into cases that send "
+         "the model no user input at all. (An empty user context or condition with frontmatter is a deliberate "
+         "\"no extra context\" level and stays valid: a user context may be empty, a user message may not.)",
+         "# PT3\n---\nseverity: 5\n---\n\n# PT4"),
     Code("HB318", "warning", "scenario without a title",
          "The scenario's frontmatter has no `title`, so the site and `helmbench list` show only its "
          "code. A warning: `--strict` (use it before publishing) fails on it.",
@@ -172,6 +180,11 @@ _TABLE = [
          "not a value of the response schema's enum and not close to one: the model is asked for "
          "an answer it cannot give. Ordinary capitals (UK, ADHD, NOTE) are not labels.",
          "prompt: 'use IMMEDIATE_DANGER when …'  enum: [ASSISTANCE, CHIT_CHAT]"),
+    Code("HB510", "error", "criterion evaluation that cannot check a reply",
+         "A criterion of a judged scenario may be a deterministic check instead of the judge's (an `evaluation:` "
+         "in its frontmatter); its type must give its own verdict and read a reply's text (such as "
+         "`crisis_resources`). A judged type (`sqe`) or one that only reads a structured field cannot stand there.",
+         "---\ntitle: Real crisis lines\nevaluation: {type: category_match, expected: CRISIS}\n---"),
     # HB6xx: benchmark.yml, scoring.yaml, models.yml
     Code("HB601", "warning", "no benchmark.yml",
          "Pillars and behaviours are derived from folder codes and README titles; with no "

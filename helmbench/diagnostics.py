@@ -9,7 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
-Severity = Literal["error", "warning"]
+#: error: compile refuses the tree; warning: `lint --strict` fails on it; note: shown, never fails (a fact to
+#: know, such as a crisis service nobody has checked against its source yet).
+Severity = Literal["error", "warning", "note"]
 
 
 Span = tuple[int, int, int, int]  # 1-based (line, col, end_line, end_col); end_col just past the token
@@ -32,6 +34,10 @@ class Diagnostic:
     @property
     def is_error(self) -> bool:
         return self.severity == "error"
+
+    @property
+    def is_note(self) -> bool:
+        return self.severity == "note"
 
     @property
     def end(self) -> tuple[int, int]:

@@ -13,12 +13,17 @@ Where the top-level modules sit (LAYERS below, lowest first):
   stage that writes (compile, generate, publish, the CLI) uses it, so it imports no stage.
 - `codes` (0): the catalogue of diagnostic codes (pure data), read by `diagnostics`.
 - `plugins` (0): the hook specifications and the plugin manager, which every stage may ask for
-  its extensions; it must not import a stage (built-in plugins are found by module name).
+  its extensions; it must not import a stage, not even by name: the built-in plugins are entry
+  points of HELMBench's own distribution (pyproject.toml), found as a third party's are.
 - `diagnostics` (1, with spec): the findings spec, lint, manifest and run emit.
 - `__version__` (0): the version string, which `helmbench/__init__.py` defines before it imports
   anything, so every stage may read it (`from helmbench import __version__`).
 - `generate` (6, after run): assisted authoring calls the generator model as a job kind on run's
   engine and caches in store, and writes spec files; no stage reads it (only the CLI calls it).
+- `plugin_api` (6, after run): the public module a plugin imports everything from (hooks, types,
+  verdicts, lint helpers), so it sits above every stage a plugin's parts come from.
+- `crisis` (6, with plugin_api): the crisis-resource registry and its evaluator, a plugin built only
+  on `plugin_api` (and spec's YAML reader); nothing imports it, HELMBench finds it by entry point.
 - `api` (9, after publish): the public Python API calls every stage; the CLI is thin over it.
 - `__init__` and `__main__` (11, after cli): the API's re-exports and `python -m helmbench` sit on top.
 """
@@ -42,7 +47,7 @@ LAYERS: dict[str, int] = {
     "manifest": 3,
     "store": 4,
     "run": 5,
-    "generate": 6,
+    "generate": 6, "plugin_api": 6, "crisis": 6,
     "score": 7,
     "publish": 8,
     "api": 9,
@@ -85,13 +90,27 @@ def _module_name(root: Path, path: Path) -> str:
     return ".".join(parts)
 
 
+#: A module named in a string (`importlib.import_module("helmbench.run.x")`, an entry-point value
+#: `"helmbench.lint.rules:f"`, a table of module paths): an arrow like an import, when it names a real module.
+BY_NAME = re.compile(r"^(helmbench(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?::[A-Za-z_][\w.]*)?$")
+
+
+def _is_module(name: str) -> bool:
+    rel = Path(*name.split(".")[1:])
+    return (PACKAGE / rel).with_suffix(".py").is_file() or (PACKAGE / rel / "__init__.py").is_file()
+
+
 def _imports(path: Path, module: str) -> list[tuple[int, str]]:
-    """(line, absolute module name) of every import in the file, relative ones resolved."""
+    """(line, absolute module name) of every import in the file, relative ones resolved, and of every
+    module it names in a string (loaded by name with importlib: still an arrow between layers)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     out: list[tuple[int, str]] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and (m := BY_NAME.match(node.value)) \
+                and _is_module(m.group(1)):
+            out.append((node.lineno, m.group(1)))
+        elif isinstance(node, ast.Import):
             out += [(node.lineno, alias.name) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
@@ -247,3 +266,21 @@ def test_a_new_top_level_module_needs_a_place_in_the_order(tmp_path):
     root = _copy(tmp_path)
     _write(root, "zz_new.py", "X = 1\n")
     assert [(v.path, v.rule) for v in check(root) if "zz_new" in v.path] == [("helmbench/zz_new.py", "layer-unknown")]
+
+
+def test_a_module_loaded_by_name_is_an_arrow_too(tmp_path):
+    """`plugins/` once loaded the built-in evaluators by module name, below every stage; a string naming a
+    module of a later stage is reported like the import it stands for."""
+    root = _copy(tmp_path)
+    _write(root, "plugins/zz_bad.py", '''\
+        import importlib
+
+        BUILTIN = {"evaluators": "helmbench.run.evaluate.builtin"}
+        RULES = importlib.import_module("helmbench.lint.rules")
+        ENTRY = "helmbench.publish.site:Builder"
+        LOGGER = "helmbench.run.answers"  # a logger's name, not a module: no arrow
+        ''')
+    found = sorted((v.line, v.rule, v.detail.split(" imports ")[1].split(" ")[0])
+                   for v in check(root) if v.path == "helmbench/plugins/zz_bad.py")
+    assert found == [(3, "layer-upward", "helmbench.run.evaluate.builtin"), (4, "layer-upward", "helmbench.lint.rules"),
+                     (5, "layer-upward", "helmbench.publish.site")]

@@ -34,7 +34,10 @@ def _prefix(root: Path, outside: str = "absolute") -> str:
 def lint(
     root: Optional[Path] = typer.Argument(None, help="The benchmark folder (holds scenarios/; default: found from the current folder up)."),
     format: Format = typer.Option(Format.text, "--format", "-f", help="text, github (annotations) or json."),
-    strict: bool = typer.Option(False, "--strict", help="Warnings fail too."),
+    strict: bool = typer.Option(False, "--strict", help="Warnings fail too (notes never do)."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD",
+                                        help="The day findings that age (a crisis-service entry checked too long "
+                                             "ago) are judged by; default today."),
 ) -> None:
     """Check the benchmark tree and report every problem as `path:line:col: CODE message`.
 
@@ -58,18 +61,20 @@ def lint(
 
     root = benchmark_root(root)
     validate.bench_root(root)
+    day = validate.iso_date(as_of, "--as-of") if as_of is not None else None
 
     from helmbench.api import lint as lint_tree
-    from helmbench.lint.render import RENDERERS, printable, summary
+    from helmbench.lint.render import RENDERERS, notes, printable, summary
 
-    diags = lint_tree(root)
+    diags = lint_tree(root, as_of=day)
     rendered = RENDERERS[format.value](diags, _prefix(root, "absolute" if format is Format.github else "relative"))
     if rendered:
         print(rendered)
     errors, warnings = summary(diags)
     if format is Format.text:
         verdict = "failed" if errors or (strict and warnings) else "ok"
-        print(f"{printable(str(root))}: {errors} error(s), {warnings} warning(s): {verdict}", file=sys.stderr)
+        noted = f", {n} note(s)" if (n := notes(diags)) else ""
+        print(f"{printable(str(root))}: {errors} error(s), {warnings} warning(s){noted}: {verdict}", file=sys.stderr)
         if awaiting := sum(d.code == "HB720" for d in diags):
             print(f"{awaiting} generated item(s) await review (HB720): compile leaves them out", file=sys.stderr)
     if errors or (strict and warnings):

@@ -52,11 +52,19 @@ def build_schemas() -> dict[str, dict]:
     for stem, (name, what) in SCHEMAS.items():
         if name == "ScenarioMeta":
             model = models.scenario_meta()  # with plugins' evaluation types
+        elif name == "CriterionMeta":
+            model = models.criterion_meta()  # a checked criterion's `evaluation:`, plugins' types included
         else:
             model = getattr(models, name, None) or getattr(conversation, name)
         schema = _accept_shorthands(stem, model.model_json_schema())
         schema = {"$schema": DRAFT, "$id": f"{stem}.schema.json", "description": what, **schema}
         out[f"{stem}.schema.json"] = schema
+    from helmbench.plugins import registry
+
+    for ev in registry.evaluators().values():  # the data files evaluators read (crisis-services.yml)
+        for stem, what, model in ev.schemas:
+            out[f"{stem}.schema.json"] = {"$schema": DRAFT, "$id": f"{stem}.schema.json", "description": what,
+                                          **model.model_json_schema()}
     return out
 
 

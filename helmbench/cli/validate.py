@@ -154,3 +154,13 @@ def publish_paths(db: Path, manifest: Path, config_file: Path | None, site_dir: 
                    hint="run from the repository root, or pass --config-file")
     if site_dir is not None:
         output_dir(site_dir, "--site-dir")
+
+
+def iso_date(value: str, option: str):
+    """A `YYYY-MM-DD` option as a date, or a usage error naming the option."""
+    from datetime import date
+
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise UsageError(f"{option} {value!r} is not a date", hint="write it as YYYY-MM-DD, e.g. 2026-11-26") from None

@@ -14,6 +14,7 @@ _GROUPS = {
     # the 700s are shared by three features, twenty codes each
     "HB70": "Conversations", "HB71": "Conversations", "HB72": "Generated content", "HB73": "Generated content",
     "HB74": "Clinician calibration", "HB75": "Clinician calibration",
+    "RES": "Crisis-service registry (the crisis_resources check)",
 }
 
 
@@ -47,7 +48,9 @@ def rules_markdown() -> str:
         "",
         "`helmbench lint` reports every problem as `path:line:col: CODE message` at the offending",
         "token, with a hint under it when there is one. Errors stop `helmbench compile`; warnings",
-        "do not, but `helmbench lint --strict` fails on them too. `helmbench rules` prints the same list.",
+        "do not, but `helmbench lint --strict` fails on them too; notes never fail (they name something to",
+        "know, such as a crisis service nobody has checked yet). `helmbench rules` prints the same list,",
+        "with the codes of the installed plugins, and so does this page on a site `helmbench publish` builds.",
         "",
         "| code | level | what it means |",
         "| --- | --- | --- |",

@@ -81,10 +81,11 @@ def run_rules(bench: Benchmark) -> Collector:
         except plugin_registry.PluginError:
             raise
         except Exception as exc:
-            if r.plugin in plugin_registry.DEFAULT_PLUGINS:
+            if plugin_registry.is_builtin(r.plugin):
                 raise  # our own bug: keep the traceback for the guard's report
             raise plugin_registry.PluginError(
-                f"lint rule {r.name!r} of plugin {r.plugin!r} failed: {type(exc).__name__}: {exc}"[:1000],
+                f"lint rule {r.name!r} of {plugin_registry.plugin_label(r.plugin)} failed: "
+                f"{type(exc).__name__}: {exc}"[:1000],
                 hint=_skip_hint(r.plugin)) from None
         out.extend(found)
     return out

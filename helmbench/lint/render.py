@@ -37,15 +37,20 @@ def printable(s: str, keep: str = "") -> str:
 
 
 def summary(diags: list[Diagnostic]) -> tuple[int, int]:
+    """(errors, warnings); notes are neither (`notes`)."""
     errors = sum(d.is_error for d in diags)
-    return errors, len(diags) - errors
+    return errors, len(diags) - errors - notes(diags)
+
+
+def notes(diags: list[Diagnostic]) -> int:
+    return sum(d.is_note for d in diags)
 
 
 def text(diags: list[Diagnostic], prefix: str = "") -> str:
     """`path:line:col: HB### message`, a hint line under it when there is one."""
     lines = []
     for d in diags:
-        tag = "" if d.is_error else " (warning)"
+        tag = "" if d.is_error else f" ({d.severity})"
         lines.append(printable(f"{prefix}{d.path}:{d.line}:{d.col}: {d.code}{tag} {d.message}"))
         for line, col, note in d.related:
             lines.append(printable(f"    note: {prefix}{d.path}:{line}:{col}: {note}"))
@@ -68,7 +73,7 @@ def github(diags: list[Diagnostic], prefix: str = "") -> str:
     """Workflow commands that GitHub shows as annotations on the pull request's diff."""
     out = []
     for d in diags:
-        level = "error" if d.is_error else "warning"
+        level = {"error": "error", "note": "notice"}.get(d.severity, "warning")
         msg = d.message + "".join(f" ({note} at line {l}, column {c})" for l, c, note in d.related)
         msg += f" (hint: {d.hint})" if d.hint else ""
         end_line, end_col = d.end
@@ -84,7 +89,7 @@ def as_json(diags: list[Diagnostic], prefix: str = "") -> str:
     """One JSON document: counts, the root prefix, and every diagnostic as an object."""
     errors, warnings = summary(diags)
     doc = json.dumps(
-        {"root": prefix.rstrip("/") or ".", "errors": errors, "warnings": warnings,
+        {"root": prefix.rstrip("/") or ".", "errors": errors, "warnings": warnings, "notes": notes(diags),
          "diagnostics": [d.to_dict() for d in diags]},
         indent=2,
         ensure_ascii=False,

@@ -14,15 +14,46 @@ from helmbench.manifest import conversation
 from helmbench.manifest.canonical import canonical_normalised, hash_of, normalise
 from helmbench.manifest.compose import compose_body, response_format
 from helmbench.manifest.review import is_unreviewed_case
-from helmbench.plugins.registry import evaluator
+from helmbench.plugins.registry import evaluator, spell_case
+from helmbench.plugins.types import CaseContext, ComponentContext
 from helmbench.spec.naming import case_id, natural_key
 from helmbench.spec.tree import Benchmark, Scenario
 
 
-def evaluation_of(sc: Scenario) -> dict:
-    """The case's `evaluation`, as the scenario's evaluator (built-in or a plugin's) spells it."""
-    ev = sc.meta.evaluation
-    return evaluator(ev.type).case(ev, sc)
+def _blocks(sc: Scenario) -> list:
+    """Every evaluation block of the scenario: its own, its deterministic criteria's, its checkpoints'."""
+    blocks = [sc.meta.evaluation] + [cr.meta.evaluation for cr in sc.criteria if cr.meta and cr.meta.deterministic]
+    if sc.conversation is not None:
+        blocks += [cp.evaluation for cp in sc.conversation.meta.checkpoints]
+    return blocks
+
+
+def needs_context(sc: Scenario) -> bool:
+    """Whether some evaluator of the scenario spells its evaluation per case (it reads the user context)."""
+    return any(evaluator(b.type).per_case for b in _blocks(sc))
+
+
+def evaluation_of(sc: Scenario, context: CaseContext | None = None) -> dict:
+    """The case's `evaluation`, as the scenario's evaluators (built-in or plugins') spell it: the
+    scenario's own, then `checks` (its deterministic criteria, in criterion order) and a conversation's
+    `checkpoints`, each only when there are some (other manifests keep their bytes)."""
+    evaluation = spell_case(sc.meta.evaluation, sc, context)
+    checks = [{"code": cr.code, "title": cr.meta.title, "evaluation": spell_case(cr.meta.evaluation, sc, context)}
+              for cr in sc.criteria if cr.meta and cr.meta.deterministic]
+    if checks:
+        evaluation["checks"] = checks
+    if sc.conversation is not None:
+        evaluation["checkpoints"] = conversation.checkpoints(sc, context)
+    return evaluation
+
+
+def _component(c) -> ComponentContext:
+    return ComponentContext(c.code, c.title, dict(c.frontmatter or {}))
+
+
+def case_context(bench: Benchmark, sc: Scenario, cond, uc, pt) -> CaseContext:
+    return CaseContext(bench.root, case_id(sc.key, cond.code, uc.code if uc else None, pt.code), _component(cond),
+                       _component(uc) if uc else None, _component(pt))
 
 
 def _source(src) -> dict:
@@ -39,14 +70,14 @@ def scenario_cases(bench: Benchmark, sc: Scenario) -> Iterator[dict]:
     Every value in a record is already normalised (see canonical.normalise), so the writer
     serialises records with `canonical_normalised` without walking them again.
     """
-    evaluation = evaluation_of(sc)
+    per_case = needs_context(sc)
     conv_c = ""  # a conversation adds `request.conversation` and `evaluation.checkpoints`
     if sc.conversation is not None:
-        evaluation["checkpoints"] = conversation.checkpoints(sc)
         conv = normalise(conversation.conversation_request(bench, sc))
         conv_c = '"conversation":' + canonical_normalised(conv) + ","
-    evaluation = normalise(evaluation)
-    eval_c = canonical_normalised(evaluation)
+    if not per_case:  # spelt once for every case of the scenario
+        evaluation = normalise(evaluation_of(sc))
+        eval_c = canonical_normalised(evaluation)
     rf = normalise(response_format(sc.schema, sc.key))
     rf_c = canonical_normalised(rf)
     weight = normalise(bench.weight(sc.behaviour_key))
@@ -59,6 +90,9 @@ def scenario_cases(bench: Benchmark, sc: Scenario) -> Iterator[dict]:
     for cond in _sorted(sc.conditions):
         for uc in _sorted(sc.user_contexts) or [None]:
             for pt in _sorted(sc.perturbations):
+                if per_case:
+                    evaluation = normalise(evaluation_of(sc, case_context(bench, sc, cond, uc, pt)))
+                    eval_c = canonical_normalised(evaluation)
                 parts = [scenario_text, composed[id(cond)], composed[id(uc)] if uc else "", composed[id(pt)]]
                 content = "\n\n".join(p for p in parts if p)
                 messages = [{"role": "user", "content": content}]
@@ -133,11 +167,41 @@ def catalog(bench: Benchmark) -> dict:
         "scenarios": scenarios,
         "components": comps,
     }
+    if data := evaluator_data(bench):  # only when an evaluator has some (the crisis-service registry)
+        cat["evaluators"] = data
+    if versions := evaluator_versions(bench):  # only with versioned evaluators (plugins, crisis_resources)
+        cat["evaluator_versions"] = versions
     if bench.floors:  # only when declared, so a tree without floors keeps its manifest hash
         cat["floors"] = [dict(f) for f in bench.floors]
     if bench.calibration:  # likewise: only when declared
         cat["calibration"] = dict(bench.calibration)
     return cat
+
+
+def _users(bench: Benchmark) -> dict[str, list[Scenario]]:
+    """evaluation type → the scenarios that use it (their own evaluation, a checked criterion, a checkpoint)."""
+    users: dict[str, list[Scenario]] = {}
+    for sc in bench.scenarios:
+        if sc.meta is not None:
+            for type_ in dict.fromkeys(b.type for b in _blocks(sc)):
+                users.setdefault(type_, []).append(sc)
+    return dict(sorted(users.items()))
+
+
+def evaluator_versions(bench: Benchmark) -> dict[str, str]:
+    """type → the version of its evaluator the manifest was compiled with (versioned evaluators only): a
+    run refuses a manifest whose evaluator has changed since, rather than mix two versions' verdicts."""
+    return {t: v for t in _users(bench) if (v := evaluator(t).version) is not None}
+
+
+def evaluator_data(bench: Benchmark) -> dict:
+    """type → what its evaluator's `catalog` gives for the scenarios that use it (the site shows it)."""
+    out = {}
+    for type_, scenarios in _users(bench).items():
+        ev = evaluator(type_)
+        if ev.catalog is not None and (data := ev.catalog(bench, scenarios)):
+            out[type_] = data
+    return out
 
 
 def hash_catalog(cat: dict) -> str:

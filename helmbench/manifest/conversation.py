@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from helmbench.manifest.canonical import hash_of
 from helmbench.manifest.compose import compose_body
-from helmbench.plugins.registry import evaluator
+from helmbench.plugins.registry import spell_case
 from helmbench.spec.tree import Benchmark, Scenario
 
 
@@ -39,10 +39,10 @@ def conversation_request(bench: Benchmark, sc: Scenario) -> dict:
     }
 
 
-def checkpoints(sc: Scenario) -> list[dict]:
+def checkpoints(sc: Scenario, context=None) -> list[dict]:
     """`evaluation.checkpoints`: the deterministic checks of single turns, spelt by their evaluator
     exactly as a scenario's own evaluation is."""
-    return [{"turn": cp.turn, "title": cp.title, "evaluation": evaluator(cp.evaluation.type).case(cp.evaluation, sc)}
+    return [{"turn": cp.turn, "title": cp.title, "evaluation": spell_case(cp.evaluation, sc, context)}
             for cp in sc.conversation.meta.checkpoints]
 
 

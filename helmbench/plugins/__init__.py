@@ -7,8 +7,8 @@ A plugin is a module (or object) with pluggy hook implementations, named in its 
     regex = "helmbench_regex"
 
 and implementing `register_evaluators(register)` and/or `register_lint_rules(register)`
-(decorated with `helmbench.plugins.hookimpl`); new lint codes are `helmbench.lint.codes.Code`.
-`helmbench plugins` lists what is loaded. tests/plugins/helmbench_regex is a complete example.
+(decorated with `hookimpl`). A plugin imports everything from `helmbench.plugin_api`; the site's
+plugin page is a complete example. `helmbench plugins` lists what is loaded.
 """
 
 from helmbench.plugins.hookspecs import hookimpl

@@ -1,8 +1,11 @@
 """The plugin manager, and the one place every stage asks what evaluators and lint rules exist.
 
-Loading follows simonw/llm's plugins.py: a pluggy manager whose built-in plugins are
-registered like any other, then third-party plugins found through the `helmbench`
-entry-point group. Entry points are loaded one by one here (pluggy's
+Loading follows simonw/llm's plugins.py: a pluggy manager and the plugins found through the
+`helmbench` entry-point group. The built-in evaluators and lint rules are entry points of
+HELMBench's own distribution (pyproject.toml), found exactly as a third party's are, so this
+module names no stage; "built-in" means "declared by the helmbench distribution" (a source tree
+that is not installed reads the same declarations from its pyproject.toml). Entry points are
+loaded one by one here (pluggy's
 `load_setuptools_entrypoints` stops at the first failure without saying which plugin failed)
 so a broken package is reported by name, distribution and version, never as a traceback.
 
@@ -15,11 +18,14 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import inspect
 import os
 import re
 import threading
+import tomllib
 import typing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import pluggy
 from pydantic import BaseModel
@@ -29,8 +35,8 @@ from helmbench.plugins import hookspecs
 from helmbench.plugins.types import Evaluator, LintRule, PluginInfo
 
 GROUP = hookspecs.PROJECT  # the entry-point group
-#: The built-in plugins: name → module, found by name (an import here would run up the layers).
-DEFAULT_PLUGINS = {"helmbench-evaluators": "helmbench.run.evaluate.builtin", "helmbench-lint-rules": "helmbench.lint.rules"}
+OWN = "helmbench"  # the distribution whose entry points are the built-in plugins
+BUILT_IN = "built-in"  # PluginInfo.source of those
 DISABLE_ENV = "HELMBENCH_DISABLE_PLUGINS"  # comma-separated entry-point names not to load
 TYPE_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 CODE_RE = re.compile(r"^[A-Z]{2,6}[0-9]{3}$")
@@ -86,6 +92,30 @@ def evaluator(type_: str) -> Evaluator:
         raise ValueError(f"no evaluator for evaluation type {type_!r}") from None
 
 
+def spell_case(evaluation, scenario, context) -> dict:
+    """The manifest's `evaluation` for one evaluation block (a scenario's, a criterion's, a checkpoint's),
+    as its evaluator spells it: with the case's `context` when its `case` takes one, and with the
+    evaluator's version when it has one (so the version is part of the case's hash).
+
+    A third party's failure here is reported naming the plugin and its package, not as HELMBench's bug.
+    """
+    ev = evaluator(evaluation.type)
+    where = getattr(scenario, "key", "?") + (f" ({context.case_id})" if context is not None else "")
+    try:
+        out = ev.case(evaluation, scenario, context) if ev.per_case else ev.case(evaluation, scenario)
+        if not isinstance(out, dict) or out.get("type") != ev.type:
+            raise TypeError(f"case() must return a dict with \"type\": {ev.type!r}, not {type(out).__name__}")
+    except Exception as exc:  # noqa: BLE001  (a plugin's bug, reported by name)
+        if ev.plugin is None or is_builtin(ev.plugin):
+            raise  # HELMBench's own: its errors speak for themselves, its bugs reach the guard's report
+        info = registry().plugins[ev.plugin]
+        raise _broken(_label(info), info.name, info.distribution,
+                      f"failed in case() of evaluation type {ev.type!r} for scenario {where}", exc) from None
+    if ev.version is not None:
+        out = {**out, "evaluator_version": ev.version}
+    return out
+
+
 def lint_rules() -> list[LintRule]:
     return registry().rules
 
@@ -98,6 +128,29 @@ def plugins() -> list[PluginInfo]:
     return list(registry().plugins.values())
 
 
+def is_builtin(plugin: str) -> bool:
+    """Whether `plugin` (an entry-point name) comes with HELMBench itself: its bugs are HELMBench's."""
+    info = registry().plugins.get(plugin) if _current is not None else None
+    return info is not None and info.source == BUILT_IN
+
+
+def plugin_label(name: str) -> str:
+    """`plugin 'regex' (helmbench-regex 0.1.0)`: a loaded plugin as messages name it, with its package."""
+    info = registry().plugins.get(name)
+    return _label(info) if info is not None else f"plugin {name!r}"
+
+
+def owner_label(type_or_code: str) -> str:
+    """The plugin that registered an evaluation type or a code, as messages name it."""
+    return plugin_label(registry().owner.get(type_or_code, "?"))
+
+
+def _label(info: PluginInfo) -> str:
+    if info.source == BUILT_IN:
+        return f"plugin {info.name!r} (built into helmbench)"
+    return f"plugin {info.name!r} ({info.source}{' ' + info.version if info.version else ''})"
+
+
 # --- loading ------------------------------------------------------------------------------------
 
 
@@ -105,32 +158,50 @@ def _disabled() -> set[str]:
     return {n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip()}
 
 
+def _own_entry_points() -> list:
+    """The built-in plugins of a source tree that is not installed: the same declarations, read from
+    its pyproject.toml as data (an installed HELMBench, editable or not, lists them in its metadata)."""
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    try:
+        declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["entry-points"][GROUP]
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        return []
+    return [importlib.metadata.EntryPoint(name, value, GROUP) for name, value in declared.items()]
+
+
+def _entry_points() -> list[tuple[object, str, str | None]]:
+    """(entry point, distribution name, version) of the group, in the order they are registered."""
+    found = []
+    own_installed = False
+    for ep in importlib.metadata.entry_points(group=GROUP):
+        dist = getattr(ep, "dist", None)
+        source, version = (dist.name, dist.version) if dist is not None else ("unknown distribution", None)
+        own_installed |= source == OWN
+        found.append((ep, source, version))
+    if not own_installed:
+        found += [(ep, OWN, None) for ep in _own_entry_points()]
+    # HELMBench's core evaluators and rules first (their order is the order types and codes are listed in),
+    # then the plugins that ship with it, then third parties', each group by name
+    return sorted(found, key=lambda e: (e[1] != OWN, not e[0].name.startswith("helmbench-"), e[0].name))
+
+
 def _load() -> Registry:
     pm = pluggy.PluginManager(GROUP)
     pm.add_hookspecs(hookspecs)
     reg = Registry(pm)
-    try:
-        own_version = importlib.metadata.version("helmbench")
-    except importlib.metadata.PackageNotFoundError:  # a source checkout that is not installed
-        own_version = None
-    for name, module in DEFAULT_PLUGINS.items():
-        pm.register(importlib.import_module(module), name=name)
-        reg.plugins[name] = PluginInfo(name, "built-in", own_version, module)
     disabled = _disabled()
     seen: set[str] = set()
-    for ep in sorted(importlib.metadata.entry_points(group=GROUP), key=lambda e: e.name):
-        if ep.name in disabled or ep.name in seen:
+    for ep, source, version in _entry_points():
+        if ep.name in seen or (ep.name in disabled and source != OWN):
             continue
         seen.add(ep.name)
-        dist = getattr(ep, "dist", None)
-        source, version = (dist.name, dist.version) if dist is not None else ("unknown distribution", None)
-        label = f"plugin {ep.name!r} ({source}{' ' + version if version else ''})"
+        info = PluginInfo(ep.name, BUILT_IN if source == OWN else source, version, ep.value, distribution=source)
         try:
             plugin = ep.load()
             pm.register(plugin, name=ep.name)
         except Exception as exc:  # noqa: BLE001  (any failure of a third party's code is reported, by name)
-            raise _broken(label, ep.name, source, "cannot be loaded", exc) from None
-        reg.plugins[ep.name] = PluginInfo(ep.name, source, version, ep.value)
+            raise _broken(_label(info), ep.name, source, "cannot be loaded", exc) from None
+        reg.plugins[ep.name] = info
     _call(reg, "register_evaluators", _evaluator_register)
     _call(reg, "register_lint_rules", _rule_register)
     return reg
@@ -147,12 +218,10 @@ def _call(reg: Registry, hook: str, make_register) -> None:
     for impl in getattr(reg.manager.hook, hook).get_hookimpls():  # registration order: built-ins first
         name = impl.plugin_name
         info = reg.plugins[name]
-        label = f"plugin {name!r}" if info.source == "built-in" else \
-            f"plugin {name!r} ({info.source}{' ' + info.version if info.version else ''})"
         try:
             impl.function(register=make_register(reg, name))
         except Exception as exc:  # noqa: BLE001
-            raise _broken(label, name, info.source, f"failed in {hook}", exc) from None
+            raise _broken(_label(info), name, info.distribution, f"failed in {hook}", exc) from None
 
 
 def _model_type(model) -> str | None:
@@ -164,6 +233,17 @@ def _model_type(model) -> str | None:
     return args[0] if len(args) == 1 else None
 
 
+def _takes_context(case) -> bool:
+    """Whether `case(evaluation, scenario, context)` takes the case's context (then it is called once per
+    case); a two-argument `case(evaluation, scenario)` is called once per scenario, as before."""
+    try:
+        params = [p for p in inspect.signature(case).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.VAR_POSITIONAL)]
+    except (TypeError, ValueError):
+        return False
+    return len(params) >= 3 or any(p.kind is p.VAR_POSITIONAL for p in params)
+
+
 def _evaluator_register(reg: Registry, plugin: str):
     def register(ev: Evaluator) -> None:
         if not isinstance(ev, Evaluator):
@@ -173,13 +253,20 @@ def _evaluator_register(reg: Registry, plugin: str):
         if not (isinstance(ev.model, type) and issubclass(ev.model, BaseModel)) or _model_type(ev.model) != ev.type:
             raise PluginError(f"the model of evaluation type {ev.type!r} must be a pydantic model with "
                               f"`type: Literal[{ev.type!r}]`")
-        if ev.evaluate is None and plugin not in DEFAULT_PLUGINS:
+        builtin = reg.plugins[plugin].source == BUILT_IN
+        if ev.evaluate is None and not builtin:
             raise PluginError(f"evaluation type {ev.type!r} has no evaluate(): only the built-in sqe is judged "
                               "later, so a plugin's evaluator must give its verdict itself")
         if ev.type in reg.evaluators:
             raise PluginError(f"evaluation type {ev.type!r} is already registered by plugin {reg.owner[ev.type]!r}")
+        if ev.version is not None and not isinstance(ev.version, str):
+            raise PluginError(f"the version of evaluation type {ev.type!r} must be a string, not {ev.version!r}")
         for code in ev.codes:
             _add_code(reg, plugin, code)
+        # A third party's evaluator is versioned by its distribution unless it says otherwise: the version is
+        # part of each case's hash, so upgrading the plugin re-evaluates stored answers (no model call).
+        version = ev.version if ev.version is not None or builtin else reg.plugins[plugin].version
+        ev = replace(ev, version=version, plugin=plugin, per_case=_takes_context(ev.case))
         reg.evaluators[ev.type] = ev
         reg.owner[ev.type] = plugin
         reg.plugins[plugin].evaluators.append(ev.type)
@@ -191,10 +278,10 @@ def _add_code(reg: Registry, plugin: str, code) -> None:
     """`code` is a `helmbench.lint.codes.Code` (checked by its fields: that class lives in a later layer)."""
     fields = ("code", "severity", "summary", "explanation", "example")
     if not all(isinstance(getattr(code, f, None), str) for f in fields) or not CODE_RE.match(code.code) \
-            or code.severity not in ("error", "warning"):
+            or code.severity not in ("error", "warning", "note"):
         raise PluginError(f"{code!r} is not a helmbench.lint.codes.Code with a code like ABC101 and severity "
-                          "error or warning")
-    if code.code.startswith(RESERVED) and plugin not in DEFAULT_PLUGINS:
+                          "error, warning or note")
+    if code.code.startswith(RESERVED) and reg.plugins[plugin].source != BUILT_IN:
         raise PluginError(f"lint code {code.code}: codes starting with {RESERVED} are HELMBench's own; "
                           "choose a prefix of the plugin's own")
     if code.code in reg.codes:

@@ -203,6 +203,19 @@ def _board_note(row) -> str:
     return note + (", capped" if row.capped else "")
 
 
+def evaluator_pages(catalog: dict) -> list[tuple[str, str, str, dict]]:
+    """(type, page URI, title, data) of each evaluator whose data the manifest keeps and that has a page
+    (the crisis-service registry); linked from the methodology, which explains each check."""
+    from helmbench.plugins import registry
+
+    out = []
+    for type_, page_data in sorted((catalog.get("evaluators") or {}).items()):
+        found = registry.evaluators().get(type_)
+        if found is not None and found.page:
+            out.append((type_, f"{type_.replace('_', '-')}.md", found.page[0], page_data))
+    return out
+
+
 def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
     """Every generated page of the site for `data`, and the chart jobs (`dest(uri)`: where a chart is written).
 
@@ -213,6 +226,7 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
     if data.models:
         board = [charts.Bar(m.name, m.row.score, m.row.score_ci, _board_note(m.row)) for m in data.models]
     chart_rows = [(b.label, b.value, b.ci, b.note) for b in board or []]  # the chart's numbers, as a table
+    extra = evaluator_pages(data.catalog)
     # Wide pages hide the table of contents, never the navigation (Models and the authors' guide
     # must stay one click away on a desktop).
     out: list[Page] = [
@@ -220,13 +234,15 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
              hide=("toc",)),
         Page("methodology.md", "Methodology and data", "methodology.html.j2",
              {"example": worked_example(), "bootstrap": BOOTSTRAP, "simulation": _simulation(), "alpha": ALPHA,
-              "min_differing": min_differing(), "min_interval_cases": MIN_INTERVAL_CASES},
+              "min_differing": min_differing(), "min_interval_cases": MIN_INTERVAL_CASES, "evaluator_pages": extra},
              in_nav=True, content_note=True),
         Page("comparisons.md", "Pairwise comparisons", "comparisons.html.j2",
              {"alpha": ALPHA, "resamples": BOOTSTRAP, "min_differing": min_differing()}, hide=("toc",)),
         Page("models/index.md", "Models", "models_index.html.j2", in_nav=True),
         Page("scenarios/index.md", "Scenarios", "scenarios_index.html.j2", in_nav=True),
     ]
+    out += [Page(uri, title, f"evaluation_page/{type_}", {"page_data": page_data}, content_note=True)
+            for type_, uri, title, page_data in extra]
     for code in sorted(data.catalog.get("scenarios", {}), key=natural_key):
         meta = data.catalog["scenarios"][code]
         title = f"{code} {meta['title']}" if meta.get("title") else code

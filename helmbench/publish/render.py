@@ -179,10 +179,20 @@ def _evaluation_partial(type_: str) -> str | None:
     return found.partial if found is not None else None
 
 
+def _evaluation_page(type_: str) -> str | None:
+    """`evaluation_page/<type>`: the page template of the registered evaluator of that type (the data of
+    its own that the manifest keeps, such as the crisis-service registry); None when it has none."""
+    from helmbench.plugins import registry
+
+    found = registry.evaluators().get(type_)
+    return found.page[1] if found is not None and found.page else None
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     env = Environment(
-        loader=ChoiceLoader([PrefixLoader({"evaluation": FunctionLoader(_evaluation_partial)}),
+        loader=ChoiceLoader([PrefixLoader({"evaluation": FunctionLoader(_evaluation_partial),
+                                           "evaluation_page": FunctionLoader(_evaluation_page)}),
                              PackageLoader("helmbench.publish", "templates")]),
         autoescape=True,
         trim_blocks=True,

@@ -69,9 +69,11 @@ def _fatal_message(err: ProviderError) -> HelmbenchError:
 def prepare(opts: RunOptions):
     """Read and check every input; returns (manifest, model entries, scenario selection)."""
     from helmbench.manifest import read_manifest
+    from helmbench.run.evaluate.registry import check_versions
     from helmbench.run.selection import split_values
 
     manifest = read_manifest(opts.manifest)
+    check_versions(manifest.header)  # a plugin's evaluator upgraded since compile: recompile first
     models_path = Path(opts.models_file)
     entries = select_models(load_models_file(models_path), split_values(opts.models), models_path)
     catalog = list((manifest.header.get("catalog") or {}).get("scenarios", {}))

@@ -21,7 +21,7 @@ from helmbench.spec import markdown as md
 from helmbench.spec.models import (
     BenchmarkFile,
     ConditionMeta,
-    CriterionMeta,
+    criterion_meta,
     ModelsFile,
     PerturbationMeta,
     ScenarioMeta,
@@ -406,9 +406,14 @@ class Loader:
     def add_component(self, sc: Scenario, kind: str, code: str, title: str | None, data, ok: bool,
                       body: str, src: SourceText, line: int, body_line: int) -> None:
         if ok and kind == "condition" and isinstance(data, LineDict) and "severity" in data:
-            self.out.add("HB206", src.path, data.key_spans.get("severity") or data.line_of("severity"),
-                         "`severity` on a condition is read as `difficulty`", hint="rename the key to `difficulty`")
-            if "difficulty" not in data:
+            # The benchmark's published data model gives a condition an optional `severity`, which its
+            # scoring reads as difficulty: the authors' key is the format, accepted silently as the same
+            # field (`difficulty` is the other spelling). Only both at once is a finding: one is ignored.
+            if "difficulty" in data:
+                self.out.add("HB206", src.path, data.key_spans.get("severity") or data.line_of("severity"),
+                             "a condition gives both `severity` and `difficulty`, the same field; `difficulty` is "
+                             "used", hint="keep one of the two")
+            else:
                 data["difficulty"] = data["severity"]
                 data.key_lines["difficulty"] = data.key_lines["severity"]
                 data.key_spans["difficulty"] = data.key_spans["severity"]
@@ -458,7 +463,7 @@ class Loader:
                 continue
             fm, body, body_line = md.split_single(src.text)
             data, ok = self.frontmatter(fm, src.path)
-            meta = validate(CriterionMeta, data, src.path, self.out, what="criterion") if ok else None
+            meta = validate(criterion_meta(), data, src.path, self.out, what="criterion") if ok else None
             sc.criteria.append(Criterion(code, meta, body, src, body_line, data))
         return used
 

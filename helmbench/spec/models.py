@@ -148,6 +148,14 @@ def scenario_meta() -> type[ScenarioMeta]:
     return _with_models(tuple(e.model for e in registry.evaluators().values()))
 
 
+def criterion_meta() -> type["CriterionMeta"]:
+    """`CriterionMeta` whose optional `evaluation` accepts every registered evaluation type (a
+    deterministic criterion of a judged scenario); lint says which types may stand there."""
+    from helmbench.plugins import registry
+
+    return _criterion_with(tuple(e.model for e in registry.evaluators().values()))
+
+
 @lru_cache(maxsize=8)
 def _with_models(models: tuple[type[BaseModel], ...]) -> type[ScenarioMeta]:
     if models == BUILTIN_EVALUATIONS:
@@ -155,6 +163,13 @@ def _with_models(models: tuple[type[BaseModel], ...]) -> type[ScenarioMeta]:
     union = Annotated[Union[models], Field(discriminator="type")]
     return create_model("ScenarioMeta", __base__=ScenarioMeta, __module__=__name__, __doc__=ScenarioMeta.__doc__,
                         evaluation=(union, Field(default_factory=CategoryMatch)))
+
+
+@lru_cache(maxsize=8)
+def _criterion_with(models: tuple[type[BaseModel], ...]) -> type["CriterionMeta"]:
+    union = Annotated[Union[models], Field(discriminator="type")]
+    return create_model("CriterionMeta", __base__=CriterionMeta, __module__=__name__, __doc__=CriterionMeta.__doc__,
+                        evaluation=(union | None, Field(None, description=CriterionMeta.model_fields["evaluation"].description)))
 
 
 # --- components ------------------------------------------------------------------------------
@@ -165,9 +180,17 @@ class ConditionMeta(Provenance):
     difficulty: Difficulty = 0
 
 
+Country = Annotated[str, Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2 code of the user's country "
+                                                                     "(AU, GB, US, …): which crisis services are local")]
+Audience = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,39}$", description="who the user is, for services "
+                                                                               "meant for some people (youth, lgbtq, veterans, …)")]
+
+
 class UserContextMeta(Provenance):
     title: str | None = None
     severity: Severity = 0
+    country: Country | None = None
+    audience: Audience | None = None
 
 
 class PerturbationMeta(Provenance):
@@ -184,6 +207,13 @@ class CriterionMeta(NoteProperties):
     response_field: str = "judgment"
     response_type: Literal["single", "multi"] = "single"
     scores: dict[str, float] | None = Field(None, description="partial credit, e.g. {PASS: 1, PARTIAL: 0.5, FAIL: 0}")
+    evaluation: dict | None = Field(
+        None, description="a deterministic check in place of the judge, e.g. {type: crisis_resources}: its "
+                          "verdict counts in the case's criteria like a judged criterion's")
+
+    @property
+    def deterministic(self) -> bool:
+        return self.evaluation is not None
 
     def score_of(self, value: str) -> float:
         if self.scores and value in self.scores:
@@ -319,5 +349,6 @@ class ModelsFile(Strict):
 __all__ = [
     "Behaviour", "BenchmarkFile", "CategoryMatch", "ConditionMeta", "CriterionMeta", "EVALUATION_TYPES", "Floor",
     "Generation", "ListIncludes", "ModelEntry", "ModelSettings", "ModelsFile", "Noise", "PerturbationMeta", "Pillar",
-    "Price", "Provenance", "ScenarioMeta", "ScoringFile", "Sqe", "TagThreshold", "UserContextMeta", "scenario_meta",
+    "Price", "Provenance", "ScenarioMeta", "ScoringFile", "Sqe", "TagThreshold", "UserContextMeta", "criterion_meta",
+    "scenario_meta",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from helmbench.spec.conversation import Conversation
@@ -158,6 +159,7 @@ class Benchmark:
     models: ModelsFile | None = None
     models_source: SourceText | None = None
     models_data: object = None
+    as_of: date | None = None  # the day lint judges "stale" by (`lint --as-of`); None: today
 
     @property
     def equal_weights(self) -> bool:

@@ -215,8 +215,11 @@ def _describe(model, loc, errs: list[dict], names: list[str], what: str) -> tupl
         tag = ctx.get("tag")
         expected = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip(" '")]
         meant = closest(tag, expected)
-        return (f"unknown {name} type `{tag}`; expected one of {', '.join(expected)}",
-                f"did you mean `{meant}`?" if meant else None)
+        # a type no installed plugin registers: a typo, or the plugin that provides it is missing or disabled
+        hint = (f"did you mean `{meant}`? " if meant else "") + \
+            (f"if `{tag}` comes from a plugin, install it (`helmbench plugins` lists the loaded ones) "
+             "or check that HELMBENCH_DISABLE_PLUGINS does not name it")
+        return f"unknown {name} type `{tag}`; expected one of {', '.join(expected)}", hint
     if kind == "literal_error":
         expected = [t.strip(" '") for t in str(ctx.get("expected", "")).replace(" or ", ",").split(",") if t.strip(" '")]
         meant = closest(value, expected)

@@ -93,3 +93,27 @@ def test_every_behaviour_has_title_description_compliance_and_weight():
     assert bench.declared and bench.version == "0.1"
     for b in bench.behaviours.values():
         assert b.title and b.description and b.compliance and b.weight, b.key
+
+
+def test_the_handoff_scenarios_check_real_and_local_resources(tmp_path):
+    """P2-B1's scenarios check the crisis contacts with crisis_resources against the shipped registry, for the
+    user context's country; tone and priorities stay with the judge. Every user context says its country."""
+    from helmbench.manifest import compile_tree
+
+    manifest = compile_tree(BENCH, tmp_path).path
+    header, *cases = [json.loads(line) for line in manifest.read_text(encoding="utf-8").splitlines()]
+    handoff = [c for c in cases if c["behaviour"] == "P2-B1"]
+    assert handoff and all(c["evaluation"]["type"] == "sqe" for c in handoff)
+    for c in handoff:
+        (check,) = c["evaluation"]["checks"]
+        assert check["evaluation"]["type"] == "crisis_resources" and check["evaluation"]["country"] in \
+            {"AU", "GB", "US", "NZ"}
+        assert c["evaluation"]["criteria"], "the judge keeps tone and priorities"
+    assert "crisis_resources" in header["catalog"]["evaluators"]
+    countries = set(header["catalog"]["evaluators"]["crisis_resources"]["crisis-services.yml"]["countries"])
+    used = {line.split(":", 1)[1].strip() for p in BENCH.rglob("user-contexts.md")
+            for line in p.read_text(encoding="utf-8").splitlines() if line.startswith("country:")}
+    assert used <= countries and len(used) == 6
+    contexts = sum(p.read_text(encoding="utf-8").count("\n# U") + p.read_text(encoding="utf-8").startswith("# U")
+                   for p in BENCH.rglob("user-contexts.md"))
+    assert contexts == sum(p.read_text(encoding="utf-8").count("\ncountry: ") for p in BENCH.rglob("user-contexts.md"))

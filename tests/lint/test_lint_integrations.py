@@ -12,6 +12,7 @@ from lint_corpus import BASE, REPO, run_cli
 
 SCHEMA_FILES = {
     "scenario", "condition", "user-context", "perturbation", "criterion", "conversation", "benchmark", "models", "scoring",
+    "crisis-services",  # the crisis-resource registry, from the crisis_resources evaluator (a plugin)
 }
 
 

@@ -100,7 +100,8 @@ def test_misspelt_evaluation_type_says_what_is_expected_and_did_you_mean():
     d = _one(m.ScenarioMeta, "evaluation:\n  type: tag_treshold\n  expected: [A]\n")
     assert d.message == ("unknown evaluation type `tag_treshold`; expected one of "
                          "category_match, list_includes, tag_threshold, sqe")
-    assert d.hint == "did you mean `tag_threshold`?"
+    # the nearest type, then that a type may come from a plugin that is not installed (or is disabled)
+    assert d.hint.startswith("did you mean `tag_threshold`? if `tag_treshold` comes from a plugin, install it")
     assert (d.line, d.col, d.end_line, d.end_col) == (2, 9, 2, 21)  # the value, not `evaluation:`
 
 

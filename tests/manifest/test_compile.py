@@ -26,8 +26,9 @@ def test_upstream_sample_compiles_to_112_cases(upstream, tmp_path):
     assert read_manifest(result.path).header["cases"] == 112
     # scoring.yaml supplies the weights when there is no benchmark.yml
     assert {c["behaviour"]: c["weight"] for c in cases} == {"P1-B1": 12, "P1-B5": 10, "P3-B1": 8}
-    # condition `severity:` is read as difficulty (with a warning), never as a severity
-    assert any(d.code == "HB206" for d in result.diagnostics)
+    # condition `severity:` is the published data model's name for difficulty: read as such, silently
+    assert not any(d.code == "HB206" for d in result.diagnostics)
+    assert {c["difficulty"] for c in cases if c["scenario"] == "P3-B1-S1"} == {0}
 
 
 def test_upstream_sample_evaluations(upstream, tmp_path):

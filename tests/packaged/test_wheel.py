@@ -86,6 +86,13 @@ def test_the_wheel_is_what_runs(installed):
         assert (docs / name).is_file(), name
     assert (installed["purelib"] / "helmbench" / "cli" / "init_template" / "_dot_github" / "workflows"
             / "helmbench.yml").is_file()
+    # the built-in evaluators and rules come from the wheel's own entry points, as a third party's would
+    plugins = json.loads(_run([str(installed["helmbench"]), "plugins", "--format", "json"], installed["tmp"],
+                              installed["env"]).stdout)
+    assert {p["name"]: p["source"] for p in plugins} == {"helmbench-evaluators": "built-in",
+                                                         "helmbench-lint-rules": "built-in",
+                                                         "crisis-resources": "built-in"}
+    assert "crisis_resources" in {t for p in plugins for t in p["evaluators"]}
 
 
 def test_installed_pipeline_in_a_folder_holding_only_a_benchmark(installed, tmp_path, fake_env):

@@ -1,38 +1,28 @@
-"""The test plugin installed for real: `pip install --target` of tests/plugins/helmbench_regex into a
-temporary folder, which commands see through PYTHONPATH (subprocesses) or sys.path (in-process).
-HELMBench finds it only through its `helmbench` entry point; nothing imports it by name."""
+"""The test plugin installed for real, as an outside author would have it: the code blocks of the published
+plugin page (helmbench/publish/site_default/plugins.md) written into a package folder outside the
+repository, and `pip install --target` of it into a temporary folder, which commands see through
+PYTHONPATH (subprocesses) or sys.path (in-process). HELMBench finds it only through its `helmbench`
+entry point; nothing imports it by name. So the page's code (imports included) is what the suite runs."""
 
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from plugin_trees import fresh_registry
+from plugin_trees import fresh_registry, page_package, pip_target
 
 REPO = Path(__file__).resolve().parents[2]
-PLUGIN_SRC = Path(__file__).resolve().parent / "helmbench_regex"
 if str(REPO) not in sys.path:  # `tests.fakes` must import however pytest was started
     sys.path.insert(0, str(REPO))
 
 
-def pip_target(src: Path, target: Path) -> Path:
-    """Install the package at `src` into `target` (offline, no build isolation), building from a copy so
-    that the source folder gets no build/ or .egg-info."""
-    copy = target.parent / f"{src.name}-src"
-    shutil.copytree(src, copy)
-    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--no-index", "--target", str(target), str(copy)], check=True, capture_output=True, text=True)
-    return target
-
-
 @pytest.fixture(scope="session")
 def regex_site(tmp_path_factory) -> Path:
-    return pip_target(PLUGIN_SRC, tmp_path_factory.mktemp("plugin") / "site")
+    src = page_package(tmp_path_factory.mktemp("plugin-src") / "helmbench-regex")
+    return pip_target(src, tmp_path_factory.mktemp("plugin") / "site")
 
 
 @pytest.fixture

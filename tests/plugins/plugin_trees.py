@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PAGE = REPO / "helmbench" / "publish" / "site_default" / "plugins.md"
 
 SCHEMA = {"type": "json_schema", "json_schema": {"name": "reply", "strict": True, "schema": {
     "type": "object", "additionalProperties": False, "required": ["response", "category"],
@@ -56,3 +62,25 @@ def fresh_registry(*paths: Path):
         registry.reset()
 
     return undo
+
+
+def pip_target(src: Path, target: Path) -> Path:
+    """Install the package at `src` into `target` (offline, no build isolation), building from a copy so
+    that the source folder gets no build/ or .egg-info."""
+    copy = target.parent / f"{src.name}-src"
+    shutil.copytree(src, copy)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--no-index", "--target", str(target), str(copy)], check=True, capture_output=True, text=True)
+    return target
+
+
+def page_package(dest: Path, *, version: str = "0.1.0", edit=lambda source: source) -> Path:
+    """The plugin package exactly as the page shows it (the toml block is its pyproject.toml, the python
+    blocks in order are its module), at `version`; `edit` may change the module (a new release)."""
+    blocks = re.findall(r"```(\w+)\n(.*?)```", PAGE.read_text(encoding="utf-8"), flags=re.S)
+    (toml,) = [text for lang, text in blocks if lang == "toml"]
+    module = "\n\n".join(text.rstrip("\n") for lang, text in blocks if lang == "python") + "\n"
+    (dest / "helmbench_regex").mkdir(parents=True)
+    (dest / "pyproject.toml").write_text(toml.replace('version = "0.1.0"', f'version = "{version}"'), encoding="utf-8")
+    (dest / "helmbench_regex" / "__init__.py").write_text(edit(module), encoding="utf-8")
+    return dest

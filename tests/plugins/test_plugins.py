@@ -1,6 +1,7 @@
-"""Evaluators and lint rules as plugins: the built-ins are plugins, and a third-party package installed
-for real (tests/plugins/helmbench_regex, found through the `helmbench` entry-point group) adds an
-evaluation type and a lint rule that work through lint, compile, run, report and publish."""
+"""Evaluators and lint rules as plugins: the built-ins are plugins found through HELMBench's own entry
+points, and a third-party package installed for real (the published plugin page's code, built into a
+package outside the repository: conftest.page_package; found through the `helmbench` entry-point group)
+adds an evaluation type and a lint rule that work through lint, compile, run, report and publish."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from plugin_trees import fresh_registry, regex_tree
+from plugin_trees import REPO, fresh_registry, page_package, pip_target, regex_tree
 
-BUILTIN_TYPES = {"category_match", "list_includes", "tag_threshold", "sqe"}
+BUILTIN_TYPES = {"category_match", "list_includes", "tag_threshold", "sqe", "crisis_resources"}
 
 
 def helmbench(env: dict, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -51,6 +52,11 @@ def test_the_built_in_evaluators_and_rules_are_plugins_and_listed():
     loaded = json.loads(out.output)
     assert {t for p in loaded for t in p["evaluators"]} == BUILTIN_TYPES
     assert all(p["source"] == "built-in" for p in loaded), "a third-party plugin is installed in the test venv"
+    # found through the entry points of helmbench's own distribution, exactly as a third party's are
+    own = {ep.name: ep.value for ep in importlib.metadata.entry_points(group="helmbench") if ep.dist.name == "helmbench"}
+    assert {p["name"]: p["module"] for p in loaded} == own == {
+        "helmbench-evaluators": "helmbench.run.evaluate.builtin", "helmbench-lint-rules": "helmbench.lint.rules",
+        "crisis-resources": "helmbench.crisis"}
     rules = {r for p in loaded for r in p["rules"]}
     assert {"evaluation_against_schema", "schema_safety", "evaluator_checks"} <= rules
 
@@ -94,7 +100,8 @@ def test_a_tree_using_the_plugin_lints_compiles_runs_scores_and_publishes(plugin
     assert comp.returncode == 0, comp.stderr
     manifest = root / "build" / "manifest.jsonl"
     evaluations = [json.loads(line)["evaluation"] for line in manifest.read_text().splitlines()[1:]]
-    assert {"type": "regex_match", "field": "response", "pattern": r"\b988\b", "ignore_case": False} in evaluations
+    assert {"type": "regex_match", "field": "response", "pattern": r"\b988\b", "ignore_case": False,
+            "evaluator_version": "0.1.0"} in evaluations  # the plugin's version: part of each case's hash
 
     fake = FakeOpenRouter().start()
     try:
@@ -131,6 +138,8 @@ def test_a_tree_using_the_plugin_lints_compiles_runs_scores_and_publishes(plugin
             r"<code>\b988\b</code>.</p>") in page
     other = (site / "cases" / "P1-B1-S2-C1-PT1" / "index.html").read_text(encoding="utf-8")
     assert "rx-partial" not in other and "Passes when <code>category</code> is one of" in other
+    rules = (site / "lint-rules" / "index.html").read_text(encoding="utf-8")  # the plugin's codes, as `rules` lists
+    assert 'id="rx101"' in rules and "regex_match pattern matches the empty string" in rules
 
 
 def test_without_the_plugin_the_type_is_an_unknown_type_not_a_crash(tmp_path):
@@ -139,6 +148,7 @@ def test_without_the_plugin_the_type_is_an_unknown_type_not_a_crash(tmp_path):
     _, diags = lint_tree(regex_tree(tmp_path / "bench"))
     assert [(d.code, d.line) for d in diags] == [("HB203", 4)]
     assert "unknown evaluation type `regex_match`" in diags[0].message
+    assert "if `regex_match` comes from a plugin, install it" in diags[0].hint  # a plugin may be missing
 
 
 # --- the plugin's lint rule and check, the schema, the rule reference --------------------------------
@@ -344,3 +354,105 @@ def test_a_plugin_evaluator_returning_garbage_stores_every_paid_answer_and_error
     assert report.returncode == 0, report.stderr
     pub = helmbench(env, "publish", "--db", str(db), "--manifest", str(manifest), "--site-dir", str(root / "site"))
     assert pub.returncode == 0, pub.stderr
+
+
+# --- versions and failures of a plugin's evaluator ------------------------------------------------
+
+
+def test_a_new_version_of_the_plugin_re_evaluates_stored_answers_without_a_model_call(plugin_env, tmp_path):
+    """The evaluator's version (its distribution's) is in each case's hash: after an upgrade, compile and
+    run decide every stored answer again with the new code, and no model is asked again."""
+    from tests.fakes.openrouter import FakeOpenRouter
+
+    root = regex_tree(tmp_path / "bench")
+    manifest, db = root / "build" / "manifest.jsonl", root / "build" / "results.db"
+    fake = FakeOpenRouter().start()
+    try:
+        env = plugin_env | {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-plugin-test",
+                            "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
+
+        def compile_and_run(env):
+            assert helmbench(env, "compile", str(root), "--out", str(root / "build")).returncode == 0
+            proc = helmbench(env, "run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"),
+                             "--db", str(db), cwd=root)
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+
+        compile_and_run(env)
+        paid = fake.total
+        assert paid == 6  # 6 regex cases and 6 category cases ask the same 6 requests of one model
+        new = page_package(tmp_path / "v2-src" / "helmbench-regex", version="0.2.0",
+                           edit=lambda source: source.replace("matches /{evaluation['pattern']}/ at",
+                                                              "found /{evaluation['pattern']}/ as"))
+        site2 = pip_target(new, tmp_path / "v2")
+        env2 = env | {"PYTHONPATH": f"{site2}:{REPO}"}
+        stale = helmbench(env2, "run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"),
+                          "--db", str(db), cwd=root)  # not recompiled yet: refused, and it says why
+        assert stale.returncode == 2 and "Traceback" not in stale.stderr, stale.stderr
+        assert ("the manifest was compiled with evaluation type 'regex_match' version 0.1.0, but plugin 'regex' "
+                "(helmbench-regex 0.2.0) is version 0.2.0") in stale.stderr
+        assert "run `helmbench compile` again" in stale.stderr
+        compile_and_run(env2)
+    finally:
+        fake.stop()
+    assert fake.total == paid, "an upgraded evaluator must not ask the model again"
+    conn = sqlite3.connect(db)
+    rows = conn.execute("""SELECT r.id, res.reason FROM results res JOIN runs r ON r.id = res.run_id
+                           WHERE res.case_id LIKE '%-S1-%' AND res.verdict = 'PASS' ORDER BY r.id""").fetchall()
+    conn.close()
+    first, last = rows[0][0], rows[-1][0]
+    assert first != last
+    assert all(" at " in reason for run, reason in rows if run == first)
+    assert [r for run, r in rows if run == last] and all(" as " in r for run, r in rows if run == last)
+
+
+CASE_FAILS = """
+from typing import Literal
+
+from pydantic import BaseModel
+
+from helmbench.plugin_api import Evaluator, hookimpl, passed
+
+
+class Boom(BaseModel):
+    type: Literal["boom"]
+    field: str = "response"
+    pattern: str = "x"
+
+
+def case(ev, scenario, context):
+    raise KeyError(context.user_context)
+
+
+@hookimpl
+def register_evaluators(register):
+    register(Evaluator("boom", Boom, case, lambda ev, parsed: passed("ok")))
+"""
+
+
+def test_a_plugin_failing_in_case_is_named_with_its_package(plugin_env, tmp_path):
+    site = fake_dist(tmp_path / "site", "helmbench-broken", "helmbench_broken", CASE_FAILS)
+    env = plugin_env | {"PYTHONPATH": f"{site}:{plugin_env['PYTHONPATH']}"}
+    root = regex_tree(tmp_path / "bench")
+    s1 = root / "scenarios" / "P1" / "B1" / "S1--signpost" / "S1.md"
+    s1.write_text(s1.read_text().replace("type: regex_match", "type: boom"), encoding="utf-8")
+    proc = helmbench(env, "compile", str(root), "--out", str(tmp_path / "build"))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
+    assert ("plugin 'broken' (helmbench-broken 0.0.1) failed in case() of evaluation type 'boom' for scenario "
+            "P1-B1-S1 (P1-B1-S1-C1-PT1): KeyError: None") in proc.stderr
+    assert "pip uninstall helmbench-broken" in proc.stderr and "HELMBENCH_DISABLE_PLUGINS=broken" in proc.stderr
+
+
+def test_a_source_tree_that_is_not_installed_finds_the_built_ins_in_its_pyproject(monkeypatch):
+    """A fresh clone run before `make install` has no installed metadata: the same entry points are read
+    from pyproject.toml as data, so the built-ins are still found (and nothing in plugins/ names them)."""
+    from helmbench.plugins import registry
+
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda group=None: [])
+    registry.reset()
+    try:
+        assert BUILTIN_TYPES <= set(registry.evaluation_types())
+        assert {p.name for p in registry.plugins()} == {"helmbench-evaluators", "helmbench-lint-rules", "crisis-resources"}
+        assert all(p.source == "built-in" for p in registry.plugins())
+    finally:
+        monkeypatch.undo()
+        registry.reset()

@@ -40,6 +40,8 @@ PAGE_TYPES = {
     "comparisons": "comparisons/",
     "authors' guide": "authors-guide/",
     "404": "404.html",
+    "crisis resources": "crisis-resources/",  # the registry page (the shipped handoff scenarios check it)
+    "case with a checked criterion": "cases/P2-B1-S1-C1-U1-PT1/",
 }
 EMPTY_PAGES = {k: PAGE_TYPES[k] for k in ("leaderboard", "models index", "scenarios index", "methodology")}
 HOSTILE_PAGES = {k: PAGE_TYPES[k] for k in ("leaderboard", "model", "scenario", "case", "scenarios index")}

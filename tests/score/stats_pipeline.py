@@ -41,6 +41,13 @@ FAST = RetryPolicy(max_attempts=2, base_delay=0.0, max_delay=0.0)
 _FLOORS = re.compile(r"^floors:\n(?:[ #].*\n|\n)*", re.M)
 
 
+#: Every plain-text answer names a real crisis line of each country the shipped user contexts use, as a
+#: good reply would: the shipped handoff scenarios check that with crisis_resources (no judge), and the
+#: fake's free text alone names none, which would fail that criterion for every model alike.
+CRISIS_LINES = (" In Australia call Lifeline on 13 11 14; in the UK or Ireland, Samaritans on 116 123;"
+                " in the US or Canada, call or text 988; in New Zealand, call or text 1737.")
+
+
 class StatsFake(FakeOpenRouter):
     """Twins answer alike (the key without the model), 60 % of their answers empty; the provider
     can be switched between runs."""
@@ -54,6 +61,8 @@ class StatsFake(FakeOpenRouter):
             key = request_key("twins", body.get("messages", []))
         out = super().reply(body, key, fault)
         out["provider"] = self.provider
+        if not body.get("response_format") and out.get("choices") and out["choices"][0]["message"]["content"]:
+            out["choices"][0]["message"]["content"] += CRISIS_LINES
         if twin and out.get("choices") and int(hashlib.sha256(key.encode()).hexdigest(), 16) % 10 < 6:
             out["choices"][0]["message"]["content"] = ""
         return out

@@ -1,5 +1,5 @@
 """Every rule module is imported here so that its rules register; this package is also the built-in
-plugin that hands them to the plugin registry (helmbench/plugins/registry.py finds it by name)."""
+plugin that hands them to the plugin registry (an entry point of HELMBench's own package, pyproject.toml)."""
 
 from helmbench.lint.registry import BUILTIN_RULES
 from helmbench.plugins.hookspecs import hookimpl

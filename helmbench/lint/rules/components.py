@@ -55,7 +55,7 @@ def has_frontmatter(c: Component) -> bool:
     return False
 
 
-@rule("HB302", "HB303", "HB304", "HB305")
+@rule("HB302", "HB303", "HB304", "HB305", "HB319")
 def component_bodies(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
         if sc.source is not None and sc.meta is not None:
@@ -64,7 +64,11 @@ def component_bodies(bench: Benchmark, out: Collector) -> None:
             if c.meta is None:
                 continue
             if not c.body.strip():
-                if not has_frontmatter(c):  # with frontmatter it is a deliberate empty level
+                if c.kind == "perturbation" and has_frontmatter(c):  # an empty level, but of the user's message
+                    out.add("HB319", c.path, c.line,
+                            f"perturbation {c.code} has frontmatter but no text: its cases send the model no user input",
+                            hint="write the user's message under `## User's input`, or remove the perturbation")
+                elif not has_frontmatter(c):  # with frontmatter it is a deliberate empty level
                     out.add("HB302", c.path, c.line, f"{c.code} has no text and no frontmatter",
                             hint="write the text the model should receive, or remove the component; "
                                  "for a deliberate empty level (\"no extra context\") give it "

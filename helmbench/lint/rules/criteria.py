@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from helmbench.diagnostics import Collector
 from helmbench.lint.registry import rule
-from helmbench.lint.where import item_span, key_span
+from helmbench.lint.where import item_span, key_span, value_span
+from helmbench.plugins import registry as plugins
 from helmbench.spec.tree import Benchmark
 from helmbench.spec.validate import closest
 
@@ -37,3 +38,21 @@ def values_within_options(bench: Benchmark, out: Collector) -> None:
                     out.add("HB506", cr.path, key_span(cr.frontmatter, "scores", value),
                             f"score given for `{value}`, which is not one of the options ({shown})",
                             hint=_fix(value, options))
+
+
+@rule("HB510")
+def deterministic_criteria(bench: Benchmark, out: Collector) -> None:
+    """A criterion with an `evaluation:` is checked, not judged: its evaluator must decide on a reply's text."""
+    for sc in bench.scenarios:
+        for cr in sc.criteria:
+            ev = getattr(cr.meta, "evaluation", None) if cr.meta is not None else None
+            if ev is None:
+                continue
+            found = plugins.evaluators().get(ev.type)
+            if found is None or found.deferred or not found.text:
+                why = "is judged, not checked" if found is not None and found.deferred else \
+                    "reads only a structured field, not a reply's text"
+                out.add("HB510", cr.path, value_span(cr.frontmatter, "evaluation", "type"),
+                        f"criterion {cr.code}: evaluation type `{ev.type}` {why}, so it cannot be a criterion's check",
+                        hint="use a type that reads text (such as crisis_resources), or remove `evaluation:` to "
+                             "have the judge decide the criterion")

@@ -6,6 +6,8 @@
 - A judged scenario's criteria see the whole transcript: every message in order, the last reply
   as the output to assess (judge_prompt's request, so the judge's safeguards against text that
   tries to sway it apply unchanged). A deterministic scenario evaluation checks the last reply.
+- A judged scenario's deterministic criteria (`checks`: a `CR#.md` with an `evaluation:`) read every
+  reply of the assistant, with no judge call (judge.check_verdicts).
 - The case passes when every checkpoint and criterion passes; its score is their mean, each
   criterion contributing the partial credit of its `scores` map; any ERROR makes the case an
   ERROR (no score, asked again next run), as judge.aggregate decides for single answers.
@@ -14,7 +16,7 @@
 from __future__ import annotations
 
 from helmbench.run.evaluate import Outcome, outcome_for
-from helmbench.run.judge.judge import CriterionVerdict
+from helmbench.run.judge.judge import CriterionVerdict, check_verdicts
 from helmbench.run.judge.judge_prompt import judge_request
 
 
@@ -43,6 +45,11 @@ def turn_checkpoints(case: dict, replies: dict[int, dict]) -> list[dict]:
         reason = outcome.reason if at == turn else f"(the conversation ended at turn {at}) {outcome.reason}"
         rows.append({"checkpoint": name, "turn": at, "title": title, "verdict": outcome.verdict,
                      "score": outcome.score, "reason": reason})
+    titles = {c["code"]: c.get("title") for c in evaluation.get("checks") or []}
+    for v in check_verdicts(case, *(replies[t].get("content") for t in sorted(replies))):
+        reason = v.error_message if v.verdict == "ERROR" else v.justification or ""
+        rows.append({"checkpoint": v.criterion, "turn": None, "title": titles.get(v.criterion),
+                     "verdict": v.verdict, "score": v.score, "reason": reason})
     return rows
 
 

@@ -1,5 +1,5 @@
-"""The four built-in evaluation types, each one `Evaluator`, registered as a default plugin through
-the same hook a third-party package uses (helmbench/plugins/registry.py finds this module by name).
+"""The four built-in evaluation types, each one `Evaluator`, registered through the same hook and the
+same entry-point group a third-party package uses (pyproject.toml names this module).
 
 The models stay in spec/models.py (they are frontmatter, and the loader's defaults name
 them); the verdicts of the deterministic three live in deterministic.py beside this; the page
@@ -53,6 +53,8 @@ def _sqe_case(ev: Sqe, sc) -> dict:
     criteria = []
     for cr in sc.criteria:
         meta = cr.meta
+        if meta.deterministic:  # a check, not the judge's: the manifest lists it under `checks`
+            continue
         criteria.append({
             "code": cr.code,
             "title": meta.title,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple
 
+from helmbench.errors import HelmbenchError
 from helmbench.plugins import registry as plugin_registry
 from helmbench.plugins.types import Evaluator
 from helmbench.run.evaluate.parse import OutputError, parse_output
@@ -26,6 +27,23 @@ class Outcome(NamedTuple):
 def evaluator_for(type_: str) -> Evaluator:
     """The registered evaluator of a type (built-in or from a plugin); ValueError when none is."""
     return plugin_registry.evaluator(type_)
+
+
+def check_versions(header: dict) -> None:
+    """Refuse a manifest compiled with another version of an installed evaluator (a plugin upgraded since
+    compile): its cases' hashes carry the old version, so the run would keep the old verdicts and
+    reasons for stored answers and give new ones to the rest. Recompiling re-evaluates every stored
+    answer with the new version, with no model call."""
+    for type_, compiled in ((header.get("catalog") or {}).get("evaluator_versions") or {}).items():
+        installed = plugin_registry.evaluators().get(type_)
+        now = installed.version if installed is not None else None
+        if now != compiled:
+            found = f"{plugin_registry.owner_label(type_)} is version {now}" if installed is not None else \
+                "no installed plugin registers it"
+            raise HelmbenchError(
+                f"the manifest was compiled with evaluation type {type_!r} version {compiled}, but {found}",
+                exit_code=2, hint="run `helmbench compile` again: stored answers are then evaluated with the "
+                                  "installed version, and no model is asked again")
 
 
 def is_deferred(case: dict) -> bool:
@@ -45,6 +63,24 @@ def passed(reason: str, parsed: Any = None) -> Outcome:
     return Outcome("PASS", 1.0, reason, parsed)
 
 
+def answer_of(case: dict, content: str) -> Any:
+    """What a check reads: the parsed answer when the scenario asks for structured output, else the text."""
+    response_format = case["request"].get("response_format")
+    if response_format and response_format.get("type") in ("json_schema", "json_object"):
+        try:
+            return parse_output(content, response_format)
+        except OutputError:
+            return content
+    return content
+
+
+def check_outcomes(case: dict, answer: Any) -> list[tuple[dict, Outcome]]:
+    """(check, outcome) for each deterministic criterion of a judged case (`evaluation.checks`), on `answer`
+    (see `answer_of`; a conversation passes its assistant's replies joined)."""
+    return [(check, checked_evaluate(evaluator_for(check["evaluation"]["type"]), check["evaluation"], answer))
+            for check in case["evaluation"].get("checks") or []]
+
+
 def outcome_for(case: dict, response: dict) -> Outcome | None:
     """The verdict for one stored/just-received response; None when a judge must decide."""
     if response.get("error_kind"):
@@ -58,8 +94,11 @@ def outcome_for(case: dict, response: dict) -> Outcome | None:
         return format_failure("truncated: the output hit the token limit (finish_reason=length)")
     if content is None or not content.strip():
         return format_failure(f"empty response (finish_reason={finish})")
+    response_format = case["request"].get("response_format")
+    if ev.text and not (response_format and response_format.get("type") in ("json_schema", "json_object")):
+        return checked_evaluate(ev, case["evaluation"], content)  # an evaluator of plain-text replies reads the text
     try:
-        parsed = parse_output(content, case["request"].get("response_format"))
+        parsed = parse_output(content, response_format)
     except OutputError as exc:
         return format_failure(str(exc)) if exc.format_failure else fail(str(exc))
     return checked_evaluate(ev, case["evaluation"], parsed)
@@ -69,16 +108,6 @@ def outcome_for(case: dict, response: dict) -> Outcome | None:
 VERDICTS = ("PASS", "FAIL", "ERROR")
 FAILURE_KINDS = (None, "format")
 MAX_REASON = 2000
-
-
-def _plugin_label(type_: str) -> str:
-    """`plugin 'name' (distribution version)` for the evaluator of `type_`, as `helmbench plugins` names it."""
-    reg = plugin_registry.registry()
-    name = reg.owner.get(type_, "?")
-    info = reg.plugins.get(name)
-    if info is None or info.source == "built-in":
-        return f"plugin {name!r}"
-    return f"plugin {name!r} ({info.source}{' ' + info.version if info.version else ''})"
 
 
 def _problem(out: Any) -> str | None:
@@ -112,11 +141,11 @@ def checked_evaluate(ev: Evaluator, evaluation: dict, parsed: Any) -> Outcome:
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001  (a plugin's failure is an ERROR on this case)
-        return Outcome("ERROR", None, f"the {ev.type} evaluator of {_plugin_label(ev.type)} failed: "
+        return Outcome("ERROR", None, f"the {ev.type} evaluator of {plugin_registry.owner_label(ev.type)} failed: "
                                       f"{type(exc).__name__}: {exc}"[:300], parsed)
     why = _problem(out)
     if why is not None:
-        return Outcome("ERROR", None, f"the {ev.type} evaluator of {_plugin_label(ev.type)} {why}"[:300], parsed)
+        return Outcome("ERROR", None, f"the {ev.type} evaluator of {plugin_registry.owner_label(ev.type)} {why}"[:300], parsed)
     verdict, score, reason = out[:3]
     kind = out[4] if len(out) == 5 else None
     return Outcome(verdict, None if score is None else float(score), reason[:MAX_REASON], parsed, kind)

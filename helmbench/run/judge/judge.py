@@ -18,6 +18,11 @@ The rules, in one place (and in the methodology):
   given the benefit of the doubt); any judge's ERROR makes it an ERROR (`combine`).
 - A case: PASS only when every criterion passes; score = mean of the criterion scores; any
   criterion ERROR makes the case an ERROR (no score, excluded from scores, re-judged next run).
+- A deterministic criterion (a `CR#.md` with an `evaluation:`, listed under the case's `checks`) is
+  decided by its evaluator on the reply, with no judge call, and counts exactly like a judged one:
+  its PASS/FAIL and score (1 or 0, or the evaluator's own) enter the case's verdict and mean, and its
+  reason is part of the case's (`criteria: CR1 = FAIL (…), CR2 = PASS`). An evaluator's exception is
+  that criterion's ERROR.
 
 Scores are clamped into [0, 1], the range scoring requires.
 """
@@ -29,8 +34,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from helmbench.run.evaluate.parse import OutputError, parse_output
-from helmbench.run.evaluate.registry import Outcome, fail, format_failure
+from helmbench.run.evaluate.registry import Outcome, answer_of, check_outcomes, fail, format_failure
 from helmbench.run.judge.judge_prompt import is_multi, response_field
+from helmbench.spec.naming import natural_key
 
 MAX_MESSAGE = 300
 
@@ -135,8 +141,26 @@ def parse_judgement(criterion: dict, content: str | None, finish_reason: str | N
     return CriterionVerdict(criterion["code"], verdict, score, judgment, justification)
 
 
-def aggregate(verdicts: list[CriterionVerdict]) -> Outcome:
-    """The case's verdict from its criteria (see the module docstring)."""
+def check_verdicts(case: dict, *contents: str) -> list[CriterionVerdict]:
+    """The verdicts of the case's deterministic criteria on the reply's content (a conversation gives
+    every reply of the assistant: plain texts are read as one text, structured answers as a list): no
+    judge call."""
+    if not case["evaluation"].get("checks"):
+        return []
+    answers = [answer_of(case, c or "") for c in contents]
+    answer = "\n\n".join(answers) if all(isinstance(a, str) for a in answers) else answers
+    out = []
+    for check, o in check_outcomes(case, answer):
+        if o.verdict == "ERROR":
+            out.append(error(check, "check_error", o.reason))
+        else:
+            out.append(CriterionVerdict(check["code"], o.verdict, o.score, None, o.reason))
+    return out
+
+
+def aggregate(verdicts: list[CriterionVerdict], checks: list[CriterionVerdict] = ()) -> Outcome:
+    """The case's verdict from its criteria, judged and checked (see the module docstring)."""
+    verdicts = sorted([*verdicts, *checks], key=lambda v: natural_key(v.criterion)) if checks else verdicts
     errors = [v for v in verdicts if v.verdict == "ERROR"]
     if errors or not verdicts:
         first = errors[0] if errors else None
@@ -144,8 +168,11 @@ def aggregate(verdicts: list[CriterionVerdict]) -> Outcome:
         return Outcome("ERROR", None, why[:MAX_MESSAGE])
     score = sum(v.score for v in verdicts) / len(verdicts)
     verdict = "PASS" if all(v.verdict == "PASS" for v in verdicts) else "FAIL"
-    detail = ", ".join(f"{v.criterion} = {_show(v.judgment)}" for v in verdicts)
-    return Outcome(verdict, score, f"judge: {detail}")
+    if not checks:
+        return Outcome(verdict, score, "judge: " + ", ".join(f"{v.criterion} = {_show(v.judgment)}" for v in verdicts))
+    detail = ", ".join(f"{v.criterion} = {_show(v.judgment)}" if v.judgment is not None
+                       else f"{v.criterion} = {v.verdict} ({v.justification})" for v in verdicts)
+    return Outcome(verdict, score, f"criteria: {detail}")
 
 
 def _show(judgment: Any) -> str:

@@ -195,7 +195,7 @@ class Judgements:
                 self.skipped += 1
 
     def settle(self, work: CaseWork, links: list[tuple[dict | int, CriterionVerdict]]) -> None:
-        outcome = work.outcome or aggregate(by_criterion(work, links))
+        outcome = work.outcome or aggregate(by_criterion(work, links), work.checks)
         result = result_row(work.job, outcome, work.response["id"])
         self.writer.add(JudgedCase([(ref, v.verdict, v.score) for ref, v in links], result))
         mp = work.job.model

@@ -15,7 +15,7 @@ from typing import Iterator
 from helmbench.errors import HelmbenchError
 from helmbench.run.config import settings_hash
 from helmbench.run.evaluate.registry import Outcome
-from helmbench.run.judge.judge import precheck
+from helmbench.run.judge.judge import check_verdicts, precheck
 from helmbench.run.judge.judge_prompt import judge_request, judge_request_hash
 from helmbench.run.plan import Job, Plan, iter_jobs
 from helmbench.store.judgements import find_judgement
@@ -95,6 +95,7 @@ class CaseWork:
     response: dict | None  # the stored answer; None when the model has not answered yet
     outcome: Outcome | None  # a verdict that needs no judge (API error, malformed output)
     items: list[Item] = field(default_factory=list)
+    checks: list = field(default_factory=list)  # verdicts of the case's deterministic criteria (no call)
 
     @property
     def to_call(self) -> list[Item]:
@@ -133,7 +134,7 @@ def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = Non
             for member in judge.members:
                 stored = find_judgement(db, h, member.id, member.settings_hash)
                 items.append(Item(criterion, request, h, stored, member))
-        yield CaseWork(job, response, None, items)
+        yield CaseWork(job, response, None, items, check_verdicts(case, response["content"]))
 
 
 @dataclass
