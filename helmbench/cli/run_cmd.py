@@ -261,15 +261,16 @@ def costs(
     from helmbench.run import estimate
     from helmbench.run import report as render
     from helmbench.store import open_reader
-    from helmbench.store.runs import costs as query
+    from helmbench.store.queries.ledger import run_costs as query, unattached_ledger
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
     out = _consoles()[0]
     validate.db_to_read(db)
-    rows = query(open_reader(db), run_id, model)
+    reader = open_reader(db)
+    rows = query(reader, run_id, model)
     if not rows:
         raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
-    render.costs(rows, out)
+    render.costs(rows, out, None if run_id or model else unattached_ledger(reader))
     if manifest.is_file() and run_id is None:
         out.print(f"\nNot run yet for {manifest} (one sample per case):", markup=False)
         estimate.render(estimate.estimate_remaining(manifest, models_file, db, [model] if model else None), out)

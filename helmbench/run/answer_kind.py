@@ -23,6 +23,7 @@ from helmbench.run.evaluate import Outcome, is_deferred, outcome_for
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.plan import Job, ModelPlan, Plan, iter_jobs
 from helmbench.run.writer import Writer
+from helmbench.store.ledger import Account
 from helmbench.store.responses import Write, stored_response
 from helmbench.store.runs import now
 
@@ -95,6 +96,10 @@ class Answers:
 
     def label(self, job: Job) -> str:
         return f"{job.model.id} {job.case['id']}#{job.sample}"
+
+    def account(self, job: Job) -> Account:
+        mp = job.model
+        return Account("answer", mp.run_id, job.case["request_hash"], mp.settings_hash, job.sample)
 
     def stopped_by_cost(self) -> bool:
         return True  # once the limit is reached, any call still to make is left undone

@@ -81,6 +81,7 @@ class Progress:
 
     def advance(self, *, cost: float | None = None, error: bool = False) -> None:
         self.done += 1
+        self.total = max(self.total, self.done)  # a total is a bound (a retried simulated user adds calls)
         self.cost += cost or 0.0
         self.errors += error
         if self.on_progress is not None:

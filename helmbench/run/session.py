@@ -25,12 +25,11 @@ from helmbench.errors import HelmbenchError
 from helmbench.run.budget import Budget
 from helmbench.run.calls import ProviderError
 from helmbench.run.config import RunOptions
-from helmbench.run.engine import run_phase
 from helmbench.run.plan import Plan, build_plan
 from helmbench.run.progress import Progress, ProgressUpdate
 from helmbench.run.selection import load_models_file, select_models, select_scenarios
-from helmbench.run.writer import Writer
 from helmbench.store import DatabaseError
+from helmbench.store.ledger import new_uid
 
 log = logging.getLogger("helmbench.run")
 
@@ -44,6 +43,8 @@ class RunReport:
     spent: float = 0.0
     no_key: bool = False
     judge: object = None  # dry-run: judge.JudgeEstimate; run: judge.JudgeOutcome (None: no judge)
+    invocation: str = field(default_factory=new_uid)  # names this invocation's calls in the ledger
+    ledger: dict = field(default_factory=dict)  # run id → its calls in this invocation (queries.ledger.Ledger)
 
 
 #: The exit code of a run stopped before its end by the money limit or by the provider (a rejected
@@ -180,45 +181,27 @@ def _adopt_legacy(db, entries, judge=None):
 
 
 def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: Callable[[int, str], Progress]) -> str:
-    """The phases on the engine: the models answer, then the judge judges (not after a Ctrl-C)."""
-    from helmbench.run.answer_kind import Answers
-    from helmbench.run.judge.judge_run import combine_status, run_judge
+    """The run's phases (phases.py) on the engine, under one budget."""
+    from helmbench.run.phases import Context, JudgePhase, phases, run_phases
 
     def provider():
         from helmbench.run.provider import Provider
 
         return Provider(opts.api_key or "", opts.api_base)
 
-    budget = Budget(opts.max_cost)
-    writer = Writer(opts.db)
-    answers = Answers(plan, db, writer, concurrency=opts.concurrency, max_cost=opts.max_cost)
-    with progress(plan.new_calls, answers.what) as bar:
-        status = run_phase(answers, provider=provider, writer=writer, progress=bar, policy=opts.retry, budget=budget)
-    report.spent = budget.spent
-    transcript_calls, transcript_cost = 0, 0.0
-    if plan.conversations and status == "completed":  # turn by turn: each committed before the turns after it
-        from helmbench.run.conversation.runner import run_conversations
-
-        budget = Budget(opts.max_cost, budget.spent)
-        status, transcript_calls, transcript_cost = run_conversations(plan, db, judge, opts=opts, budget=budget,
-                                                                       progress=progress, provider=provider)
-        report.spent = budget.spent
-    if judge is None or status == "interrupted":
-        return status
-    budget = Budget(opts.max_cost, budget.spent)  # one limit for both; the judge's prices are learnt afresh
-    judge_status, report.judge = run_judge(plan, db, judge, db_path=opts.db, concurrency=opts.concurrency,
-                                           budget=budget, progress=progress, provider=provider, policy=opts.retry)
-    if transcript_calls:  # the transcripts' judge calls were made in the conversation phase
-        report.judge.calls += transcript_calls
-        report.judge.cost += transcript_cost
-        report.judge.transcripts = transcript_calls
-    report.spent = budget.spent
-    return combine_status(status, judge_status)
+    ctx = Context(plan, db, opts, judge, Budget(opts.max_cost), report.invocation, provider, progress)
+    todo = phases()
+    try:
+        return run_phases(ctx, todo)
+    finally:
+        report.spent = ctx.budget.spent
+        report.judge = next((p.outcome for p in todo if isinstance(p, JudgePhase)), None)
 
 
 def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> None:
     """Record how each run ended (whatever ended it) with its counts refreshed from what was committed."""
     from helmbench.store.judgements import record_judge_totals
+    from helmbench.store.queries.ledger import JUDGE_KINDS, invocation_ledger
     from helmbench.store.runs import finish_run
 
     status = report.status
@@ -227,6 +210,10 @@ def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> No
     recorded = "preview" if opts.preview and status != "failed" else report.status  # a preview is never scored
     try:
         report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, recorded)["id"]) for mp in report.plan.models]
+        report.ledger = {mp.run_id: invocation_ledger(db, report.invocation, mp.run_id) for mp in report.plan.models}
+        if report.judge is not None:  # every judge call of the invocation, transcripts' included
+            report.judge.calls = sum(led.calls(kinds=JUDGE_KINDS) for led in report.ledger.values())
+            report.judge.cost = sum(led.cost(kinds=JUDGE_KINDS) or 0.0 for led in report.ledger.values())
     except DatabaseError as exc:
         if status != "failed":  # else the error that failed the run is already on its way up
             raise

@@ -17,6 +17,8 @@ from helmbench.run.progress import Progress
 from helmbench.run.provider import Provider
 from helmbench.run.session import run
 from helmbench.run.writer import Writer
+from helmbench.store import open_db
+from helmbench.store.ledger import Account
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 
@@ -54,6 +56,9 @@ class Echo:
     def label(self, job):
         return job[0]
 
+    def account(self, job):
+        return Account("generation", None, job[0])
+
     def finish(self, jobs, result, attempts) -> bool:
         self.finished.append([j[0] for j in jobs])
         for j in jobs:
@@ -68,6 +73,7 @@ class Echo:
 
 
 def _phase(kind_jobs, tmp_path, api_base, *, max_cost=None, concurrency=4):
+    open_db(tmp_path / "echo.db").conn.close()  # the schema, the call ledger included
     writer = Writer(tmp_path / "echo.db", write=save_echoes)
     kind = Echo(kind_jobs, writer, concurrency)
     progress = Progress(0, Console(file=io.StringIO()), live=False)

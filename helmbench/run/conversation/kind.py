@@ -32,6 +32,7 @@ from helmbench.run.judge.judge import combine, error as criterion_error, parse_j
 from helmbench.run.judge.judge_prompt import judge_request_hash
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
+from helmbench.store.ledger import Account
 from helmbench.store.runs import now
 from helmbench.store.turns import TurnWrite, VerdictWrite, stored_judgement, stored_turns, write_conversation_batch
 
@@ -103,8 +104,8 @@ class ConversationTurns:
     def __init__(self, plan, db, *, concurrency: int, judge=None):
         self.plan, self.db = plan, db
         self.judges = list(judge.members) if judge is not None else []  # one marking model, or an ensemble
-        self.judge_calls, self.judge_cost = 0, 0.0  # transcript judgements paid now (for the run's summary)
         self.concurrency = max(1, concurrency)
+        self.called: dict[tuple[str, str], dict] = {}  # (judge, request hash) → its judgement paid now
         self.writer: Writer | None = None  # one per round: the engine closes (commits) it when the round ends
         self.states: list[Conversation] = []
         self._round: dict[Hashable, list[Conversation]] = {}
@@ -158,10 +159,18 @@ class ConversationTurns:
             return ("judge", state.criteria[0][2].id)
         return state.mp.id
 
-    def jobs(self, lane: Hashable) -> Iterator[Conversation]:
-        return iter(self._round.get(lane, []))
+    def jobs(self, lane: Hashable) -> Iterator[Conversation | None]:
+        for state in self._round.get(lane, []):
+            if state.pending == "judge" and self.judged_now(state):
+                yield None  # the same judge request was answered earlier in this invocation
+            else:
+                yield state
 
     def key(self, state: Conversation) -> Hashable:
+        """A judgement's key is its request: identical transcripts judged at once share one call."""
+        if state.pending == "judge":
+            _, request, judge = state.criteria[0]
+            return ("judge", judge.id, judge_request_hash(request))
         return id(state)
 
     def request(self, state: Conversation) -> tuple[str, dict, dict]:
@@ -175,6 +184,13 @@ class ConversationTurns:
 
     def label(self, state: Conversation) -> str:
         return f"{state.label} ({state.pending})"
+
+    def account(self, state: Conversation) -> Account:
+        if state.pending == "judge":
+            _, request, judge = state.criteria[0]
+            return Account("judge", state.mp.run_id, judge_request_hash(request), judge.settings_hash)
+        kind = "user" if state.pending == "user" else "turn"
+        return Account(kind, state.mp.run_id, state.keys[state.turn - 1], state.mp.settings_hash, state.sample)
 
     def stopped_by_cost(self) -> bool:
         return True
@@ -190,10 +206,13 @@ class ConversationTurns:
         elif state.pending == "user":
             self.user_answered(state, result, attempts)
         else:
-            self.judge_answered(state, result, attempts)
-        if state.pending is not None:  # it walks on now; its next call waits for the next round
-            state.pending = None
-            self.advance(state)
+            row = self.judge_answered(state, result, attempts)
+            for other in jobs[1:]:  # identical judge requests that waited for this call
+                self.judged(other, row)
+        for s in jobs:
+            if s.pending is not None:  # it walks on now; its next call waits for the next round
+                s.pending = None
+                self.advance(s)
         return failed
 
     # --- walking a conversation -----------------------------------------------------------------
@@ -310,16 +329,28 @@ class ConversationTurns:
         self.judged(s, found)
         return True
 
-    def judge_answered(self, s: Conversation, result, attempts: int) -> None:
+    def judged_now(self, s: Conversation) -> bool:
+        """Settle the next criterion of `s` with a judgement paid earlier in this invocation, if any
+        (not committed yet, so `stored_judgement` cannot see it): identical requests are paid once."""
+        _, request, judge = s.criteria[0]
+        row = self.called.get((judge.id, judge_request_hash(request)))
+        if row is None:
+            return False
+        self.judged(s, row)
+        s.pending = None
+        self.advance(s)
+        return True
+
+    def judge_answered(self, s: Conversation, result, attempts: int) -> dict:
         criterion, request, judge = s.criteria[0]
         columns = {k: v for k, v in call_columns(result, attempts).items() if k in _JUDGEMENT_COLUMNS}
-        self.judge_calls += 1
-        self.judge_cost += columns.get("cost") or 0.0
         row = {"judge_request_hash": judge_request_hash(request), "judge_model": judge.id,
                "judge_settings_hash": judge.settings_hash, "run_id": s.mp.run_id,
                "criterion": criterion["code"], "created_at": now(), **columns}
         self.writer.add(TurnWrite(judgement=row))
+        self.called[(judge.id, row["judge_request_hash"])] = row
         self.judged(s, row)
+        return row
 
     def judged(self, s: Conversation, row: dict) -> None:
         criterion, _, _ = s.criteria.pop(0)

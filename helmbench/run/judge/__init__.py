@@ -8,10 +8,10 @@ kind the phase engine runs; judge_run.py runs that phase and prints what the jud
 from helmbench.run.judge.judge import CriterionVerdict, aggregate, decide, parse_judgement, precheck
 from helmbench.run.judge.judge_plan import JudgeEstimate, JudgeModel, Panel, estimate, judge_for
 from helmbench.run.judge.judge_prompt import judge_request, judge_request_hash, judge_response_format, neutralise
-from helmbench.run.judge.judge_run import JudgeOutcome, combine_status, render_dry_run, render_summary, run_judge
+from helmbench.run.judge.judge_run import JudgeOutcome, render_dry_run, render_summary, run_judge
 
 __all__ = [
-    "CriterionVerdict", "JudgeEstimate", "JudgeModel", "JudgeOutcome", "Panel", "aggregate", "combine_status", "decide",
+    "CriterionVerdict", "JudgeEstimate", "JudgeModel", "JudgeOutcome", "Panel", "aggregate", "decide",
     "estimate", "judge_for", "judge_request", "judge_request_hash", "judge_response_format", "neutralise",
     "parse_judgement", "precheck", "render_dry_run", "render_summary", "run_judge",
 ]

@@ -28,6 +28,7 @@ from helmbench.run.judge.judge_prompt import response_field
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
 from helmbench.store.judgements import JudgedCase
+from helmbench.store.ledger import Account
 from helmbench.store.runs import now
 
 log = logging.getLogger("helmbench.run.judge")
@@ -158,6 +159,9 @@ class Judgements:
     def label(self, job: CriterionJob) -> str:
         work = job.case.work
         return f"judge {job.item.judge.id} {work.job.case['id']}#{work.job.sample} {job.item.criterion['code']}"
+
+    def account(self, job: CriterionJob) -> Account:
+        return Account("judge", job.case.work.job.model.run_id, job.item.hash, job.item.judge.settings_hash)
 
     def stopped_by_cost(self) -> bool:
         return self.skipped > 0
