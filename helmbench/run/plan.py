@@ -31,6 +31,7 @@ class ModelPlan:
     input_chars: int = 0
     conversation_turns: int = 0  # model turns of conversations not stored yet
     user_turns: int = 0  # simulated-user turns of conversations not stored yet
+    reasked_turns: int = 0  # of `conversation_turns`, those stored before the simulated user saw only the reply text
     turns_to_ask: dict[str, int] = field(default_factory=dict)  # conversation case id → its model turns not stored
     # filled while executing
     called: int = 0
@@ -65,6 +66,10 @@ class Plan:
     @property
     def new_turns(self) -> int:
         return sum(m.conversation_turns for m in self.models)
+
+    @property
+    def reasked_turns(self) -> int:
+        return sum(m.reasked_turns for m in self.models)
 
     def conversation_calls(self, judge) -> int:
         """The conversation phase's calls at most (its progress total): model and simulated-user turns
@@ -133,10 +138,17 @@ def count_turns(plan: Plan, case: dict, models: list[ModelPlan], db) -> None:
     from helmbench.store.turns import stored_turns
 
     keys = turn_keys(case)
+    conv = case["request"]["conversation"]
+    legacy = turn_keys({**case, "request": {**case["request"], "conversation": {
+        k: v for k, v in conv.items() if k != "reply_field"}}}) if "reply_field" in conv else keys
     for mp in models:
         for sample in range(plan.samples):
             stored = stored_turns(db, keys, mp.id, mp.settings_hash, sample) if db is not None else {}
             missing = sum(_missing(stored, k, "assistant") for k in keys)
+            if legacy != keys and missing and db is not None:  # asked again on purpose: see turns.py
+                before = stored_turns(db, legacy, mp.id, mp.settings_hash, sample)
+                mp.reasked_turns += sum(_missing(stored, k, "assistant") and not _missing(before, old, "assistant")
+                                        for k, old in zip(keys, legacy))
             if case["request"]["conversation"].get("user") != "scripted":  # the opening is authored
                 mp.user_turns += sum(_missing(stored, k, "user") for k in keys[1:])
             mp.conversation_turns += missing

@@ -35,6 +35,11 @@ def dry_run(report: RunReport, out: Console) -> None:
                        f"{plan.new_turns:,} model turn(s) not stored yet across the models (not in the table "
                        "above); each turn re-sends the transcript so far. The cost estimate below counts every "
                        "turn of each conversation at its opening's length, and leaves out the simulated user."))
+    if plan.reasked_turns:
+        out.print(Text(f"{plan.reasked_turns:,} of those model turn(s) were stored by an earlier release, when the "
+                       "simulated user was shown the model's whole structured answer; it now sees only the reply's "
+                       "text field, as a person would, so those conversations are asked again from their second "
+                       "turn (their clinician reviews go stale)."))
     from helmbench.run.judge import render_dry_run
 
     render_dry_run(report.judge, out)

@@ -8,6 +8,7 @@ judge and a simulated user: every kind of call a run makes.
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -17,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conv_trees import MODEL, USER_MODEL
+from conv_trees import MODEL, SCRIPTED, SIMULATED_TEXT, USER_MODEL
 from test_conv_run import compile_, rows
 from test_conv_run import run as run_tree
 
@@ -33,8 +34,8 @@ def tree(conv_tree):
     return conv_tree
 
 
-def run(tree: Path, **kw):
-    return run_tree(tree, **kw)
+def run(tree: Path, *scenarios: str, **kw):
+    return run_tree(tree, *scenarios, **kw)
 
 
 def ledger_by_model(tree: Path, where: str = "1") -> dict[str, int]:
@@ -88,8 +89,11 @@ def test_a_database_of_the_release_before_the_ledger_is_migrated_without_paying_
     conn = sqlite3.connect(db_path)
     conn.executescript(FIXTURE.read_text(encoding="utf-8"))
     conn.close()
-    manifest = read_manifest(tree / "build/manifest.jsonl")
-    assert rows(tree, "SELECT hash FROM manifests") == [(manifest.hash,)]  # the fixture is of this tree
+    # the fixture is of this tree: every case is stored as it compiles today but the simulated
+    # conversation, whose request now says which field of a reply its user reads
+    stored = {h for (h,) in rows(tree, "SELECT hash FROM cases")}
+    changed = {c["id"] for c in read_manifest(tree / "build/manifest.jsonl") if c["hash"] not in stored}
+    assert changed == {"P1-B1-S3-C1-PT1"}
     db = open_db(db_path)
     backfilled = dict(db.execute("SELECT kind, count(*) FROM calls GROUP BY kind").fetchall())
     db.conn.close()
@@ -100,11 +104,41 @@ def test_a_database_of_the_release_before_the_ledger_is_migrated_without_paying_
     assert backfilled == {"answer": responses, "turn": turns, "user": users, "judge": judged}
     assert all(uid.startswith("m9:") for (uid,) in rows(tree, "SELECT uid FROM calls"))
     dry = run(tree, samples=2, dry_run=True)
-    assert dry.plan.new_calls == 0 and dry.plan.new_turns == 0
+    # only the simulated conversation is asked again, from its second turn, on purpose: its user now
+    # sees the reply text (the turn keys changed); the dry run counts those turns beforehand
+    assert dry.plan.new_calls == 0 and dry.plan.new_turns == dry.plan.reasked_turns > 0
+    user_turns = sum(m.user_turns for m in dry.plan.models)
     report = run(tree, samples=2)
     assert report.status == "completed"
-    assert fake.total == 0  # nothing stored is paid again
-    assert rows(tree, "SELECT count(*) FROM calls WHERE uid NOT LIKE 'm9:%'") == [(0,)]
+    assert fake.by_model[MODEL] == dry.plan.new_turns and fake.by_model[USER_MODEL] == user_turns
+    # no answer and no scripted turn is paid again; the judge's request is unchanged (a free-text reply is
+    # read whole), so it is not paid again either
+    assert set(fake.by_model) == {MODEL, USER_MODEL}
+    new = dict(rows(tree, "SELECT kind, count(*) FROM calls WHERE uid NOT LIKE 'm9:%' GROUP BY kind"))
+    assert new == {"turn": fake.by_model[MODEL], "user": fake.by_model[USER_MODEL]}
+
+
+def test_the_simulated_user_reads_only_the_reply_text_of_a_structured_answer(env, fake, conv_tree):
+    """A simulated conversation whose model answers in a schema ({"response", "category", "tags"}): the
+    simulated user is shown the `response` text of each reply, as a person would read it."""
+    tree = conv_tree
+    s1 = tree / SCRIPTED.rsplit("/", 1)[0]
+    s4 = s1.with_name("S4--structured")
+    shutil.copytree(s1, s4)
+    (s4 / "S1.md").rename(s4 / "S4.md")
+    (s4 / "S1.json").rename(s4 / "S4.json")
+    (s4 / "conversation.md").write_text(SIMULATED_TEXT, encoding="utf-8")
+    compile_(tree)
+    run(tree, "P1-B1-S4")
+    asked = fake.requests_for(USER_MODEL)
+    assert asked
+    stored = [json.loads(c) for (c,) in rows(tree, "SELECT content FROM turns WHERE role = 'assistant'")]
+    assert all(set(s) > {"response"} for s in stored)  # the model answers with more than its reply text
+    texts = {s["response"] for s in stored}
+    for body in asked:
+        for m in body["messages"][1:]:
+            if m["role"] == "user":  # the model's replies, from the simulated user's side
+                assert m["content"] in texts and not m["content"].lstrip().startswith("{")
 
 
 def _in_flight(tree: Path, fake, kind: str, proc, timeout: float = 60) -> None:
