@@ -190,17 +190,22 @@ def agreement(db: str | Path, manifest=None):
     Returns a `CalibrationReport`: per criterion and `overall`, n, Cohen's κ with its interval,
     sensitivity and specificity for failing verdicts, Krippendorff's α between clinicians (and
     between judges, for an ensemble), and `calibrated` against benchmark.yml's threshold.
-    `manifest` (a `Manifest` or a path) picks whose criteria; default: the latest judged runs.
+    `manifest` (a `Manifest` or a path) picks whose criteria; when it has no finished runs (it was
+    recompiled and not run yet), the latest judged runs are shown and `.note` says so, in the same
+    words as `report`.
     """
     from helmbench.score.calibration import load_calibration
-    from helmbench.score.report import manifest_hash_of
-    from helmbench.store import open_readonly
-    from helmbench.store.queries.reviews import manifest_has_runs
+    from helmbench.score.report import REPORT_STATUSES, manifest_hash_of, shown_note
+    from helmbench.store import open_readonly, queries
 
-    wanted = None if manifest is None else manifest_hash_of(Path(getattr(manifest, "path", manifest)))
+    path = None if manifest is None else Path(getattr(manifest, "path", manifest))
+    wanted = manifest_hash_of(path)
     conn = open_readonly(Path(db))
     try:
-        return load_calibration(conn, wanted if wanted and manifest_has_runs(conn, wanted) else None)
+        ran = wanted and queries.choose_manifest(conn, wanted, REPORT_STATUSES) == wanted
+        report = load_calibration(conn, wanted if ran else None)
+        report.note = shown_note(path, wanted, report.manifest_hash)
+        return report
     finally:
         conn.close()
 

@@ -27,7 +27,7 @@ from helmbench.run.calls import ProviderError
 from helmbench.run.config import RunOptions
 from helmbench.run.plan import Plan, build_plan
 from helmbench.run.progress import Progress, ProgressUpdate
-from helmbench.run.selection import load_models_file, select_models, select_scenarios
+from helmbench.run.selection import load_models_file, refuse_other_user_model, select_models, select_scenarios
 from helmbench.store import DatabaseError
 from helmbench.store.ledger import new_uid
 
@@ -74,12 +74,13 @@ def prepare(opts: RunOptions):
 
     manifest = read_manifest(opts.manifest)
     models_path = Path(opts.models_file)
-    entries = select_models(load_models_file(models_path), split_values(opts.models), models_path)
+    models = load_models_file(models_path)
+    entries = select_models(models, split_values(opts.models), models_path)
     catalog = list((manifest.header.get("catalog") or {}).get("scenarios", {}))
     scenarios = select_scenarios(catalog, split_values(opts.scenarios))
     if scenarios is not None and set(catalog) <= scenarios:
         scenarios = None
-    return manifest, entries, scenarios
+    return manifest, entries, scenarios, models
 
 
 def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = False, live: bool = False,
@@ -99,7 +100,7 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
         from helmbench.run.provider import preload_litellm
 
         preload_litellm()
-    manifest, entries, scenarios = prepare(opts)
+    manifest, entries, scenarios, models = prepare(opts)
     if manifest.header.get("unreviewed") and not opts.preview:  # generated text nobody signed off: never ranked
         opts = replace(opts, preview=True)
         if console is not None:
@@ -112,6 +113,7 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
         _adopt_legacy(db, entries)
         plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
                           preview=opts.preview)
+        refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
         judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan))
         return RunReport(plan, True, "dry-run", no_key=opts.api_key is None, judge=estimate(plan, db, judge))
 
@@ -119,7 +121,7 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
     lock = RunLock(opts.db, opts.command) if str(opts.db) != ":memory:" else nullcontext()
     with lock, storage_guard(opts.db, opts.command):
         db = open_db(opts.db)
-        plan = start_runs(db, opts, manifest, entries, scenarios, case_ids)
+        plan = start_runs(db, opts, manifest, entries, scenarios, case_ids, models)
         judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan) if plan.sqe_cases else None)  # before any call
         report = RunReport(plan, False, "failed")
         with run_logging(console, verbose=verbose, live=live, secrets=[opts.api_key or ""],
@@ -148,18 +150,19 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
     return report
 
 
-def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids) -> Plan:
-    """Register the manifest and models, plan, and open one run row per model."""
+def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids, models) -> Plan:
+    """Plan, check the simulated user, register the manifest and models, and open one run row per model."""
     from helmbench.store.catalog import is_registered, register_manifest, upsert_models
     from helmbench.store.responses import settled_results
     from helmbench.store.runs import start_run
 
-    if not is_registered(db, manifest.hash):
-        register_manifest(db, manifest.header, iter(manifest))
-    upsert_models(db, [(e.id, e.name) for e in entries])
     _adopt_legacy(db, entries)
     plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
                       preview=opts.preview)
+    refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
+    if not is_registered(db, manifest.hash):
+        register_manifest(db, manifest.header, iter(manifest))
+    upsert_models(db, [(e.id, e.name) for e in entries])
     for mp in plan.models:
         mp.run_id = start_run(db, manifest_hash=manifest.hash, model=mp.id, settings=mp.settings,
                               settings_hash=mp.settings_hash, samples=opts.samples,

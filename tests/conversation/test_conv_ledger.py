@@ -184,3 +184,28 @@ def test_kill_9_in_every_phase_leaves_each_request_the_server_saw_in_the_ledger(
     assert still_cut == cut  # a cut call stays visible: it may have been billed
     (after,) = rows(tree, "SELECT count(*) FROM calls WHERE state != 'sent'")[0]
     assert fake.total - before == after - completed  # the re-run's calls are all in the ledger too
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_models_file_with_another_simulated_user_is_refused_not_half_applied(env, fake, tree, dry_run):
+    from helmbench.errors import UsageError
+
+    text = (tree / "models.yml").read_text(encoding="utf-8")
+    other = tree / "other.yml"
+    other.write_text(text.replace(f"id: {USER_MODEL}", "id: test/other-user"), encoding="utf-8")
+    with pytest.raises(UsageError) as refused:
+        _run_with(tree, other, dry_run)
+    assert "test/other-user" in refused.value.message and USER_MODEL in refused.value.message
+    assert "compile" in refused.value.hint
+    assert fake.total == 0
+    same = tree / "same.yml"  # the same simulated user, another judge: accepted
+    same.write_text(text.replace("marking_model: test/judge", "marking_model: test/judge-2"), encoding="utf-8")
+    assert _run_with(tree, same, True).status == "dry-run"
+
+
+def _run_with(tree: Path, models_file: Path, dry_run: bool):
+    from helmbench.run.config import RunOptions
+    from helmbench.run.session import run as run_
+
+    return run_(RunOptions(manifest=str(tree / "build/manifest.jsonl"), models_file=str(models_file),
+                           db=str(tree / "build/results.db"), logs_dir=str(tree / "build/logs"), dry_run=dry_run))
