@@ -119,13 +119,17 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
     if not case_ids:
         render.summary(result, out)
     if result.status == "interrupted":
-        saved = sum(mp.called for mp in result.plan.models)
+        saved = sum(ledger.calls() - ledger.unknown() for ledger in result.ledger.values())
         err.print(f"Interrupted: {saved} response(s) from this invocation are saved. Resume with:", markup=False)
         err.print(f"  {command}", markup=False)
         raise typer.Exit(130)
     if result.status == "stopped_cost":
         err.print(f"Stopped at --max-cost ${max_cost}: ${result.spent:.4f} billed. Run again (with a higher "
                   f"--max-cost) to continue: nothing stored is asked again.", markup=False)
+        raise typer.Exit(3)
+    if result.stalled:  # one message per model that never answered in time; the other models finished
+        for message in result.stalled.values():
+            err.print(f"error: {message}", markup=False, highlight=False)
         raise typer.Exit(3)
     if not case_ids:
         _exit_for(result)

@@ -139,6 +139,9 @@ class Engine:
                 self.provider = self.provider_factory()
             provider, writer = self.provider, self.writer
             model, settings, request = kind.request(job)
+            if model in provider.stalled:  # never answers in time: its calls are not sent (provider.py)
+                kind.dropped(self.inflight.pop(key))
+                continue
             account = kind.account(job)
             answered: list[tuple] = []  # the completion of the attempt that answered, once stored
             tries = [0]
@@ -157,7 +160,8 @@ class Engine:
 
             result, attempts = await call_with_retries(
                 attempt, policy=self.policy, limiter=limiter,
-                may_start=self.may_start, rng=self.rng, label=kind.label(job), budget=self.budget,
+                may_start=lambda: self.may_start() and model not in provider.stalled, rng=self.rng,
+                label=kind.label(job), budget=self.budget,
             )
             jobs = self.inflight.pop(key)
             if result is None:  # stopped before it was sent

@@ -45,6 +45,7 @@ class RunReport:
     judge: object = None  # dry-run: judge.JudgeEstimate; run: judge.JudgeOutcome (None: no judge)
     invocation: str = field(default_factory=new_uid)  # names this invocation's calls in the ledger
     ledger: dict = field(default_factory=dict)  # run id → its calls in this invocation (queries.ledger.Ledger)
+    stalled: dict = field(default_factory=dict)  # model → why its calls stopped (it never answered in time)
 
 
 #: The exit code of a run stopped before its end by the money limit or by the provider (a rejected
@@ -187,10 +188,14 @@ def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: C
     """The run's phases (phases.py) on the engine, under one budget."""
     from helmbench.run.phases import Context, JudgePhase, phases, run_phases
 
-    def provider():
-        from helmbench.run.provider import Provider
+    made: list = []
 
-        return Provider(opts.api_key or "", opts.api_base)
+    def provider():  # one for the invocation: what it learnt of each model (a stalled one) holds in every phase
+        if not made:
+            from helmbench.run.provider import Provider
+
+            made.append(Provider(opts.api_key or "", opts.api_base))
+        return made[0]
 
     ctx = Context(plan, db, opts, judge, Budget(opts.max_cost), report.invocation, provider, progress)
     todo = phases()
@@ -199,6 +204,7 @@ def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: C
     finally:
         report.spent = ctx.budget.spent
         report.judge = next((p.outcome for p in todo if isinstance(p, JudgePhase)), None)
+        report.stalled = dict(made[0].stalled) if made else {}
 
 
 def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> None:
@@ -212,7 +218,8 @@ def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> No
         report.status = "partial"
     recorded = "preview" if opts.preview and status != "failed" else report.status  # a preview is never scored
     try:
-        report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, recorded)["id"]) for mp in report.plan.models]
+        report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, "failed" if mp.id in report.stalled
+                                                          else recorded)["id"]) for mp in report.plan.models]
         report.ledger = {mp.run_id: invocation_ledger(db, report.invocation, mp.run_id) for mp in report.plan.models}
         if report.judge is not None:  # every judge call of the invocation, transcripts' included
             report.judge.calls = sum(led.calls(kinds=JUDGE_KINDS) for led in report.ledger.values())
