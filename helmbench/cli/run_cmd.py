@@ -95,17 +95,24 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
         preload_litellm()
     from helmbench import api
     from helmbench.cli import validate
-    from helmbench.run import report as render
+    from helmbench.cli import run_render as render
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
     validate.run_paths(manifest, models_file, db, dry_run=dry_run)
 
     command = "helmbench " + shlex.join(sys.argv[1:])
     out, err = _consoles()
+    from contextlib import nullcontext
+
+    from helmbench.cli.progress_bar import ProgressBar
+
+    live = err.is_terminal and not dry_run
     try:
-        result = api.run(manifest, models, db=db, models_file=models_file, scenarios=scenarios, samples=samples,
-                         concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, console=err, verbose=verbose,
-                         live=err.is_terminal, command=command, case_ids=case_ids, preview=preview)
+        with ProgressBar(err) if live else nullcontext() as bar:
+            result = api.run(manifest, models, db=db, models_file=models_file, scenarios=scenarios, samples=samples,
+                             concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, console=err,
+                             verbose=verbose, live=live, on_progress=bar, command=command, case_ids=case_ids,
+                             preview=preview)
     except KeyboardInterrupt:  # before any run started: nothing to save
         err.print(f"Interrupted. Resume with:\n  {command}", markup=False)
         raise typer.Exit(130) from None
@@ -231,7 +238,7 @@ def run_single(
 
         helmbench run-single P1-B1-S1-C1-U1-PT1 --model openai/gpt-4.1-mini
     """
-    from helmbench.run import report as render
+    from helmbench.cli import run_render as render
     from helmbench.run.single import answers_for, find_case
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
@@ -263,7 +270,7 @@ def costs(
     from helmbench.cli import validate
     from helmbench.errors import UsageError
     from helmbench.run import estimate
-    from helmbench.run import report as render
+    from helmbench.cli import run_render as render
     from helmbench.store import open_reader
     from helmbench.store.queries.ledger import run_costs as query, unattached_ledger
 

@@ -57,7 +57,7 @@ class Page:
 
 
 @dataclass
-class Plan:
+class PagePlan:
     pages: list[Page]
     leaderboard_chart: list[charts.Bar] | None  # None: no results, no chart
     leaderboard_path: str
@@ -192,7 +192,7 @@ def _board_note(row) -> str:
     return note + (", capped" if row.capped else "")
 
 
-def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
+def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
     """Every generated page of the site for `data`, and the chart jobs (`dest(uri)`: where a chart is written).
 
     Pages come in the order mkdocs will process them: model pages last, so that their chart
@@ -234,4 +234,4 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
                         {"m": m, "detection_bars": detection_bars(m), "history_bars": history_bars(m)},
                         content_note=True, search=False))
         jobs[m.slug] = _model_job(data, m, dest)
-    return Plan(out, board, dest(chart_uri("leaderboard")), jobs)
+    return PagePlan(out, board, dest(chart_uri("leaderboard")), jobs)

@@ -45,7 +45,7 @@ log = logging.getLogger("mkdocs.plugins.helmbench")
 PLACEHOLDER = "<!--helmbench:fragment:{}-->"
 PLACEHOLDER_RE = re.compile(r"<!--helmbench:fragment:(\d+)-->")
 
-# Case pages (576 of them) differ only in their title and content: the theme renders the
+# Case pages (one per case and model: hundreds) differ only in their title and content: the theme renders the
 # same header, navigation, table of contents and scripts around each. The first case pages are
 # rendered by the theme as usual; once two of them (with different titles) give the same page
 # with their title and content taken out, that "shell" is reused for the others, whose

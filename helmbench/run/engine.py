@@ -36,7 +36,7 @@ from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.config import RetryPolicy
 from helmbench.run.limiter import AdaptiveLimiter, report
 from helmbench.run.pool import run_workers
-from helmbench.run.progress import Progress
+from helmbench.run.progress import PhaseCounter
 from helmbench.run.retry import call_with_retries
 from helmbench.run.writer import Writer
 from helmbench.store.ledger import Account, Done, done_values, new_uid, sent_row
@@ -81,7 +81,7 @@ class JobKind(Protocol):
 class Engine:
     """One phase: the owner `pool.run_workers` drives (producers, workers, stop flag, calls in flight)."""
 
-    def __init__(self, kind: JobKind, *, provider: Callable[[], Any], writer: Writer, progress: Progress,
+    def __init__(self, kind: JobKind, *, provider: Callable[[], Any], writer: Writer, progress: PhaseCounter,
                  policy: RetryPolicy, budget: Budget, invocation: str | None = None):
         self.kind = kind
         self.provider_factory = provider

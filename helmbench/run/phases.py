@@ -18,7 +18,7 @@ from typing import Any, Callable, Protocol
 from helmbench.run.budget import Budget
 from helmbench.run.config import RunOptions
 from helmbench.run.plan import Plan
-from helmbench.run.progress import Progress
+from helmbench.run.progress import PhaseCounter
 
 
 @dataclass
@@ -32,9 +32,9 @@ class Context:
     budget: Budget
     invocation: str  # names this invocation's rows in the ledger
     provider: Callable[[], Any]  # makes the provider at the first call
-    progress: Callable[[int, str], Progress]  # (total, what) → the progress display of a phase
+    progress: Callable[[int, str], PhaseCounter]  # (total, what) → the counter of a phase
 
-    def engine(self, writer, bar: Progress) -> dict:
+    def engine(self, writer, bar: PhaseCounter) -> dict:
         """The engine's keyword arguments for one phase (`run_phase(kind, **ctx.engine(writer, bar))`)."""
         return {"provider": self.provider, "writer": writer, "progress": bar, "policy": self.opts.retry,
                 "budget": self.budget, "invocation": self.invocation}

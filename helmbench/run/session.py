@@ -26,7 +26,7 @@ from helmbench.run.budget import Budget
 from helmbench.run.calls import ProviderError
 from helmbench.run.config import RunOptions
 from helmbench.run.plan import Plan, build_plan
-from helmbench.run.progress import Progress, ProgressUpdate
+from helmbench.run.progress import PhaseCounter, Progress
 from helmbench.run.selection import load_models_file, refuse_other_user_model, select_models, select_scenarios
 from helmbench.store import DatabaseError
 from helmbench.store.ledger import new_uid
@@ -85,7 +85,7 @@ def prepare(opts: RunOptions):
 
 
 def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = False, live: bool = False,
-        on_progress: Callable[[ProgressUpdate], None] | None = None) -> RunReport:
+        on_progress: Callable[[Progress], None] | None = None) -> RunReport:
     """Run the invocation `opts` describes and return its report.
 
     `console`: where logs and the progress bar go (None: nowhere; pass `on_progress` to follow the
@@ -104,10 +104,8 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
     manifest, entries, scenarios, models = prepare(opts)
     if manifest.header.get("unreviewed") and not opts.preview:  # generated text nobody signed off: never ranked
         opts = replace(opts, preview=True)
-        if console is not None:
-            console.print(f"note: the manifest holds {int(manifest.header['unreviewed'])} case(s) built from generated "
-                          "text not yet reviewed (compile --include-unreviewed): this run is a preview, never ranked",
-                          markup=False, highlight=False)
+        log.warning("the manifest holds %d case(s) built from generated text not yet reviewed (compile "
+                    "--include-unreviewed): this run is a preview, never ranked", int(manifest.header["unreviewed"]))
     case_ids = set(opts.case_ids) if opts.case_ids else None
     if opts.dry_run or opts.api_key is None:
         db = open_existing(opts.db)
@@ -132,8 +130,8 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
                     log.info("run %d: %s on manifest %s: %d new call(s), %d stored", mp.run_id, mp.id,
                              manifest.hash[:19], mp.new, mp.stored, extra={"run_id": mp.run_id})
 
-                def progress(total: int, phase: str) -> Progress:
-                    return Progress(total, console, live=live, phase=phase, on_progress=on_progress)
+                def progress(total: int, phase: str) -> PhaseCounter:  # a live bar draws the events instead
+                    return PhaseCounter(total, phase=phase, on_progress=on_progress, log_lines=not live)
 
                 ended = call(plan, db, opts, judge, report, progress)
                 if ended != "interrupted":  # Ctrl-C should not wait for a scan of the whole file
@@ -184,7 +182,7 @@ def _adopt_legacy(db, entries, judge=None):
     return judge
 
 
-def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: Callable[[int, str], Progress]) -> str:
+def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: Callable[[int, str], PhaseCounter]) -> str:
     """The run's phases (phases.py) on the engine, under one budget."""
     from helmbench.run.phases import Context, JudgePhase, phases, run_phases
 

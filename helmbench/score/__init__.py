@@ -1,12 +1,12 @@
-"""Scoring and analytics: severity-weighted scores, pass rates, intervals, agreement.
+"""Scoring and analytics: severity-weighted scores, pass rates, intervals, sample consistency.
 
-Pure standard library; reads only `ScoredResult` rows (built by the caller from the results
-database), so it can be tested, and re-run on old results, without the executor.
+Reads only `ScoredResult` rows (built by the caller from the results database), so it can be
+tested, and re-run on old results, without the executor or litellm.
 Start with `summarise`; the other functions are its parts, usable on their own.
 The formula is written down once, in `cost.py`, and explained on the site's methodology page.
 """
 
-from .agreement import Agreement, CaseMean, agreement, case_means, fleiss_kappa
+from .consistency import CaseMean, Consistency, case_means, consistency, fleiss_kappa
 from .bootstrap import bootstrap_run_scores, bootstrap_score_ci, percentile_interval
 from .breakdown import (
     BehaviourStats,
@@ -40,16 +40,15 @@ __all__ = [
     "PASS",
     "VERDICTS",
     "Z95",
-    "Agreement",
     "BehaviourCost",
     "BehaviourStats",
     "CaseMean",
+    "Consistency",
     "Coverage",
     "GroupStats",
     "RunSummary",
     "ScoredResult",
     "WeightedScores",
-    "agreement",
     "behaviour_costs",
     "behaviour_score",
     "bootstrap_run_scores",
@@ -62,6 +61,7 @@ __all__ = [
     "by_user_context_severity",
     "case_base",
     "case_means",
+    "consistency",
     "check_consistent",
     "coverage",
     "fleiss_kappa",

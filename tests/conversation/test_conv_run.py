@@ -328,7 +328,7 @@ def test_the_estimate_counts_only_the_turns_not_stored(env, fake, tree):
 def test_the_runs_judge_summary_counts_the_transcript_judge_calls(env, fake, tree, capsys):
     from rich.console import Console
 
-    from helmbench.run.judge.judge_run import render_summary
+    from helmbench.cli.run_render import render_summary
 
     compile_(tree)
     report = run(tree, "P1-B1-S3")

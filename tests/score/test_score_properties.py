@@ -65,8 +65,8 @@ def test_every_score_and_interval_lies_in_unit_interval(rows):
     if s.pass_rate is not None:
         assert s.pass_rate_ci[0] <= s.pass_rate <= s.pass_rate_ci[1]
     assert (s.score is None) == (s.score_ci is None)
-    if s.agreement and s.agreement.fleiss_kappa is not None:
-        assert -1.0 <= s.agreement.fleiss_kappa <= 1.0
+    if s.consistency and s.consistency.fleiss_kappa is not None:
+        assert -1.0 <= s.consistency.fleiss_kappa <= 1.0
 
 
 @settings(max_examples=150, deadline=None)

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from rich.console import Console
-from rich.text import Text
 
 from helmbench.run.engine import run_phase
 from helmbench.run.judge.judge_kind import Judgements
-from helmbench.run.judge.judge_plan import JudgeEstimate, Panel, estimate
+from helmbench.run.judge.judge_plan import estimate
 from helmbench.run.writer import Writer
 from helmbench.store.judgements import write_judged
 from helmbench.store.responses import settled_results
@@ -55,34 +53,3 @@ def run_judge(ctx) -> tuple[str, JudgeOutcome]:
         left = f", {kind.skipped} case(s) left unjudged by the money limit" if kind.skipped else ""
         log.info("judge %s: %d call(s), $%.4f billed%s", judge.id, kind.calls, kind.judge_spent, left)
     return status, outcome
-
-
-# --- what `helmbench run` prints about the judge ---------------------------------------------
-
-
-def render_dry_run(est: JudgeEstimate | None, out: Console) -> None:
-    if est is None or est.model is None:
-        return
-    lines = [f"Judge ({est.model}), counted apart from the calls above: {est.calls} call(s) for answers already "
-             f"stored, {est.cached} judgement(s) reused"]
-    if est.unanswered:
-        lines.append(f"; up to {est.upto_new} more once {est.unanswered} new answer(s) arrive (one per criterion; "
-                     "malformed answers are failed without judging)")
-    if est.no_judge:
-        lines.append(f"; {est.no_judge} stored answer(s) are decided without the judge")
-    out.print(Text("".join(lines) + "."))
-
-
-def render_summary(outcome: JudgeOutcome | None, runs: list[dict], out: Console) -> None:
-    if outcome is None:
-        return
-    evaluations = sum(r.get("n_judgements") or 0 for r in runs)
-    judged = sum(r.get("n_judged_cases") or 0 for r in runs)
-    errors = sum(r.get("n_judge_errors") or 0 for r in runs)
-    text = (f"Judge {outcome.model}: {outcome.calls} call(s) now (${outcome.cost:.4f}), "
-            f"{outcome.reused} reused; {evaluations} criterion evaluation(s) behind {judged} judged case(s)")
-    if errors:
-        text += f"; {errors} evaluation(s) failed: those cases are ERRORs, re-judged by the next run"
-    if outcome.skipped:
-        text += f"; {outcome.skipped} case(s) await the judge (run again to continue)"
-    out.print(Text(text + "."))

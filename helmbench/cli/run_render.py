@@ -1,4 +1,5 @@
-"""What `helmbench run` and friends print: summaries, the dry-run estimate, one case in full.
+"""What `helmbench run` and friends print: summaries, the dry-run estimate, the judge's lines, `costs`,
+one case in full. Only the CLI renders: the run stage returns data (RunReport, the ledger's totals).
 
 Model output is untrusted text: it is printed as `rich.text.Text` (never parsed as markup),
 so `[red]` or `<script>` in an answer is shown literally and cannot restyle the terminal.
@@ -40,8 +41,6 @@ def dry_run(report: RunReport, out: Console) -> None:
                        "simulated user was shown the model's whole structured answer; it now sees only the reply's "
                        "text field, as a person would, so those conversations are asked again from their second "
                        "turn (their clinician reviews go stale)."))
-    from helmbench.run.judge import render_dry_run
-
     render_dry_run(report.judge, out)
 
 
@@ -61,8 +60,6 @@ def summary(report: RunReport, out: Console) -> None:
                       str(row.get("n_error", 0)), str(row.get("n_awaiting_judge", 0)),
                       _money(calls.cost(kinds=MODEL_KINDS)))
     out.print(table)
-    from helmbench.run.judge import render_summary
-
     render_summary(report.judge, report.runs, out)
     cut = sum(ledger.unknown() for ledger in report.ledger.values())
     if cut:
@@ -152,3 +149,31 @@ def single_case(case: dict, answers: list[tuple[str, dict | None, dict | None]],
                                f"{said or ''}"))
         elif not response.get("error_kind"):
             out.print(Text("verdict: awaiting the judge (sqe)" if case["evaluation"]["type"] == "sqe" else "verdict: none"))
+
+
+def render_dry_run(est, out: Console) -> None:
+    if est is None or est.model is None:
+        return
+    lines = [f"Judge ({est.model}), counted apart from the calls above: {est.calls} call(s) for answers already "
+             f"stored, {est.cached} judgement(s) reused"]
+    if est.unanswered:
+        lines.append(f"; up to {est.upto_new} more once {est.unanswered} new answer(s) arrive (one per criterion; "
+                     "malformed answers are failed without judging)")
+    if est.no_judge:
+        lines.append(f"; {est.no_judge} stored answer(s) are decided without the judge")
+    out.print(Text("".join(lines) + "."))
+
+
+def render_summary(outcome, runs: list[dict], out: Console) -> None:
+    if outcome is None:
+        return
+    evaluations = sum(r.get("n_judgements") or 0 for r in runs)
+    judged = sum(r.get("n_judged_cases") or 0 for r in runs)
+    errors = sum(r.get("n_judge_errors") or 0 for r in runs)
+    text = (f"Judge {outcome.model}: {outcome.calls} call(s) now (${outcome.cost:.4f}), "
+            f"{outcome.reused} reused; {evaluations} criterion evaluation(s) behind {judged} judged case(s)")
+    if errors:
+        text += f"; {errors} evaluation(s) failed: those cases are ERRORs, re-judged by the next run"
+    if outcome.skipped:
+        text += f"; {outcome.skipped} case(s) await the judge (run again to continue)"
+    out.print(Text(text + "."))
