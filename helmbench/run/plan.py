@@ -33,11 +33,6 @@ class ModelPlan:
     user_turns: int = 0  # simulated-user turns of conversations not stored yet
     reasked_turns: int = 0  # of `conversation_turns`, those stored before the simulated user saw only the reply text
     turns_to_ask: dict[str, int] = field(default_factory=dict)  # conversation case id → its model turns not stored
-    # filled while executing
-    called: int = 0
-    verdicts: dict[str, int] = field(default_factory=lambda: {"PASS": 0, "FAIL": 0, "ERROR": 0, "JUDGE": 0})
-    cost: float = 0.0
-    status: str = "running"
 
     @property
     def id(self) -> str:

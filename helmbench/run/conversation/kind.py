@@ -262,8 +262,6 @@ class ConversationTurns:
 
     def model_answered(self, s: Conversation, result, attempts: int) -> None:
         reply = s.row("assistant", source="model", caller=s.mp.id, **call_columns(result, attempts))
-        s.mp.cost += result.cost or 0.0
-        s.mp.called += 1
         if not isinstance(result, ProviderError) and s.case["evaluation"]["type"] != "sqe":
             outcome = outcome_for(s.case, reply)
             if outcome is not None and outcome.parsed is not None:
@@ -377,7 +375,6 @@ class ConversationTurns:
                   "response_id": None, "verdict": outcome.verdict, "score": outcome.score, "reason": outcome.reason,
                   "created_at": now()}
         self.writer.add(VerdictWrite(result, s.rows, s.used, s.mp.id, s.mp.settings_hash, s.judgements))
-        s.mp.verdicts[outcome.verdict] += 1
         if outcome.verdict != "ERROR":
             s.mp.settled.add((s.case["hash"], s.sample))
         s.step, s.pending = "done", None

@@ -204,6 +204,5 @@ class Judgements:
         self.writer.add(JudgedCase([(ref, v.verdict, v.score) for ref, v in links], result))
         mp = work.job.model
         self.settled.setdefault(mp.id, set()).add((work.job.case["hash"], work.job.sample))
-        mp.verdicts[outcome.verdict] += 1
         log.debug("%s %s#%d: %s (%s)", mp.id, work.job.case["id"], work.job.sample, outcome.verdict, outcome.reason,
                   extra={"run_id": mp.run_id})
