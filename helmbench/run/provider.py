@@ -33,6 +33,7 @@ import warnings
 from typing import Any
 
 from helmbench.run.calls import Completion, ProviderError, classify_status, parse_retry_after, valid_cost
+from helmbench.run.config import DEFAULT_TIMEOUT
 
 log = logging.getLogger("helmbench.run.provider")
 _litellm = None
@@ -152,7 +153,7 @@ def _completion(resp: Any, latency_ms: int) -> Completion:
 class Provider:
     """Calls `openrouter/<id>` through litellm; one instance per run."""
 
-    def __init__(self, api_key: str, api_base: str | None = None, default_timeout: float = 120.0):
+    def __init__(self, api_key: str, api_base: str | None = None, default_timeout: float = DEFAULT_TIMEOUT):
         self.api_key = api_key
         self.api_base = api_base
         self.default_timeout = default_timeout

@@ -28,7 +28,6 @@ import sqlite_utils
 
 #: The kinds of call, in the order a run makes them.
 KINDS = ("answer", "turn", "user", "judge", "generation")
-STATES = ("sent", "answered", "failed")
 
 DDL = """
 CREATE TABLE calls (

@@ -75,7 +75,6 @@ class Conversation:
     replies: dict[int, dict] = field(default_factory=dict)
     user_attempts: int = 0
     user_cost: float | None = None
-    user_problem: str | None = None
     rows: list[dict] = field(default_factory=list)  # checkpoint and criterion verdicts so far
     # (criterion, judge request, judge) still to judge: one entry per judge of an ensemble
     criteria: list[tuple[dict, dict, Any]] = field(default_factory=list)
@@ -286,7 +285,6 @@ class ConversationTurns:
             reply = T.read_user_reply(result.content, result.finish_reason)
             if reply.problem is not None and s.user_attempts < USER_ATTEMPTS:
                 log.info("%s: %s; asking again", s.label, reply.problem)
-                s.user_problem = reply.problem
                 return  # `pending` stays "user": asked again next round
             if reply.problem is not None:
                 row = s.row("user", **base, attempts=s.user_attempts, error_kind="user_model_invalid",
@@ -294,7 +292,7 @@ class ConversationTurns:
             else:
                 row = s.row("user", **base, **call_columns(result, s.user_attempts), stop=int(reply.stop))
         row["cost"] = s.user_cost
-        s.user_attempts, s.user_cost, s.user_problem = 0, None, None  # the next turn starts afresh
+        s.user_attempts, s.user_cost = 0, None  # the next turn starts afresh
         self.writer.add(TurnWrite(row))
         s.stored[(row["turn_key"], "user")] = row
         if row.get("error_kind"):

@@ -73,11 +73,6 @@ def _ledger(conn, where: str, params: list) -> Ledger:
     return Ledger([CallTotals(*row) for row in conn.execute(_TOTALS.format(where=where), params).fetchall()])
 
 
-def run_ledger(conn, run_id: int) -> Ledger:
-    """Every call a run paid for (or may have: `unknown`), over all its invocations."""
-    return _ledger(conn, "run_id = ?", [run_id])
-
-
 def invocation_ledger(conn, invocation: str, run_id: int | None = None) -> Ledger:
     """The calls one invocation sent (optionally only a run's): what it billed now."""
     if run_id is None:
