@@ -65,6 +65,19 @@ def shown_note(manifest: Path | None, wanted: str | None, shown: str | None) -> 
     return f"{manifest} ({wanted[:19]}) has no finished runs; showing the latest runs, of manifest {shown[:19]}"
 
 
+def manifest_note(db: Path, manifest: Path | None, statuses=FINISHED_STATUSES) -> str | None:
+    """`shown_note` for a reader that shows the runs `choose_manifest` picks (the site): what it says
+    when `manifest` has no finished runs. None without a database."""
+    if not Path(db).is_file():
+        return None
+    wanted = manifest_hash_of(manifest)
+    conn = open_readonly(db, check=False)
+    try:
+        return shown_note(manifest, wanted, queries.choose_manifest(conn, wanted, statuses))
+    finally:
+        conn.close()
+
+
 def _single_run(conn: Connection, run_id: int, bootstrap: int) -> Leaderboard:
     run = queries.run_info(conn, run_id)
     if run is None:
