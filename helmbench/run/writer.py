@@ -21,6 +21,7 @@ import asyncio
 import logging
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -101,16 +102,20 @@ class Writer:
     def _run(self) -> None:
         # The thread sleeps between batches instead of waking per item: waking per item would
         # take the GIL from the event loop once per response.
+        # A `sent` ledger row wakes it at once, but only the sent rows are committed then: the
+        # rest waits for the batch at the end of the interval, as before (one commit per call more
+        # would cost the event loop more than the call).
         db = connect(self.db_path)
         waiters: list[threading.Event] = []
+        pending: list[Write] = []
+        done: list[tuple] = []
         try:
             stop = False
+            last = time.monotonic()
             while not stop:
-                self._wake.wait(self.interval)
+                self._wake.wait(max(0.0, self.interval - (time.monotonic() - last)))
                 self._wake.clear()
-                pending: list[Write] = []
                 sent: list[Sent] = []
-                done: list[tuple] = []
                 while True:
                     try:
                         item = self._queue.get_nowait()
@@ -128,21 +133,27 @@ class Writer:
                         pending.append(item)
                 if sent:
                     self._commit_sent(db, sent)
+                if not (stop or waiters or time.monotonic() - last >= self.interval):
+                    continue  # woken for sent rows only: the batch is not due yet
+                last = time.monotonic()
                 if pending:
+                    batch, pending = pending, []
                     try:
-                        self.written += self.write(db, pending)
+                        self.written += self.write(db, batch)
                     except BaseException:
-                        self.unsaved += len(pending)  # the transaction rolled back as a whole
+                        self.unsaved += len(batch)  # the transaction rolled back as a whole
                         raise
-                    log.debug("committed %d write(s)", len(pending))
+                    log.debug("committed %d write(s)", len(batch))
                 if done:  # after what the calls returned: a completed row means its answer is stored
+                    batch, done = done, []
                     with db.conn:
-                        write_done(db.conn, done)
+                        write_done(db.conn, batch)
                 for w in waiters:
                     w.set()
                 waiters = []
         except BaseException as exc:  # surfaced by close()
             self.error = exc
+            self.unsaved += len(pending)  # received, waiting for their batch: never committed
             log.error("writing to %s failed: %s", self.db_path, exc)
         finally:
             for w in waiters:

@@ -88,6 +88,14 @@ def assert_database_agrees(tree: Path) -> None:
 def test_every_number_is_the_providers_count_across_scenario_kinds_and_run_patterns(env, fake, tree):
     fresh, served = invocation(tree, fake)
     assert fresh.status == "completed"
+    from helmbench.store import open_readonly
+    from helmbench.store.queries import run_spend
+
+    conn = open_readonly(tree / "build/results.db")
+    (run_id,) = fresh.ledger
+    spend = run_spend(conn, run_id)  # the report's (and the site's) cost of the run: what its results use
+    conn.close()
+    assert spend.model_cost + spend.judge_cost == pytest.approx(fresh.spent)  # a fresh run uses all it paid
     assert {MODEL, "test/user-model", *JUDGES} <= set(served)  # every kind of call was made
     assert set(dict(rows(tree, "SELECT kind, 1 FROM calls"))) == {"answer", "turn", "user", "judge"}
 
