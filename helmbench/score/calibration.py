@@ -217,6 +217,10 @@ class CalibrationReport:
     def of(self, scenario: str, criterion: str) -> Calibration | None:
         return next((c for c in self.criteria if c.scenario == scenario and c.criterion == criterion), None)
 
+    def of_scenario(self, scenario: str) -> list[Calibration]:
+        """The scenario's criteria (the site's scenario page badges them)."""
+        return [c for c in self.criteria if c.scenario == scenario]
+
     def to_dict(self) -> dict:
         return {"manifest_hash": self.manifest_hash, "note": self.note, "threshold": asdict(self.threshold),
                 "criteria": [c.to_dict() for c in self.criteria], "overall": self.overall.to_dict()}
