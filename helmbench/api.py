@@ -11,12 +11,12 @@ imported inside each function, so importing this module costs almost nothing.
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from helmbench.run.config import DEFAULT_CONCURRENCY, RetryPolicy, RunOptions
+from helmbench.run.progress import Progress  # noqa: F401  (public: helmbench.Progress, what on_progress receives)
 
 if TYPE_CHECKING:  # pragma: no cover - names for annotations only
     from rich.console import Console
@@ -25,19 +25,6 @@ if TYPE_CHECKING:  # pragma: no cover - names for annotations only
     from helmbench.manifest import Manifest
     from helmbench.run.session import RunReport
     from helmbench.score.leaderboard import Leaderboard
-
-@dataclass(frozen=True)
-class Progress:
-    """One step of a run, as passed to `run(..., on_progress=…)`: in `phase` ("model calls", then
-    "judge calls"), calls done of `total`, USD billed so far in the phase, and how many of the
-    calls ended in an error."""
-
-    phase: str
-    done: int
-    total: int
-    cost: float
-    errors: int
-
 
 class _Discard(io.TextIOBase):
     """Where the API's console (progress lines, log lines) goes: nowhere. The run's log file
@@ -155,11 +142,13 @@ def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None 
 
     Returns the `RunReport`: `.status` is completed, partial, interrupted, stopped_cost or
     dry-run, `.runs` the stored run rows (with `n_pass`, `n_fail`, `n_error`, `cost`), `.spent`
-    the USD billed. Raises `HelmbenchError` for bad input and for a stopped provider (rejected
+    the USD billed, `.ledger` per run id the calls this invocation sent (a `Ledger`: calls, cost,
+    tokens by kind and model, from the call ledger) and `.stalled` the models that never answered
+    in time. Raises `HelmbenchError` for bad input and for a stopped provider (rejected
     key, unreachable base URL), before or instead of any further spending.
-    `on_progress` is called with a `Progress` after each call a model or the judge answers.
-    `console` (a rich
-    Console), `verbose` and `live` (a progress bar) are for the CLI; by default nothing is printed.
+    `on_progress` is called with a `Progress` event after each call of each phase. `console` (a
+    rich Console: where log lines go), `verbose` and `live` (the caller draws a bar from the
+    events, so no periodic log line) are for the CLI; by default nothing is printed.
     """
     from helmbench.run.session import run as run_session
 
@@ -169,9 +158,7 @@ def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None 
         from rich.console import Console
 
         console = Console(file=_Discard(), quiet=True)  # nothing printed: the caller reads the returned report
-    listener = None if on_progress is None else (
-        lambda u: on_progress(Progress(u.phase, u.done, u.total, u.cost, u.errors)))
-    return run_session(opts, console, verbose=verbose, live=live, on_progress=listener)
+    return run_session(opts, console, verbose=verbose, live=live, on_progress=on_progress)
 
 
 def report(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000,
@@ -192,17 +179,22 @@ def agreement(db: str | Path, manifest=None):
     Returns a `CalibrationReport`: per criterion and `overall`, n, Cohen's κ with its interval,
     sensitivity and specificity for failing verdicts, Krippendorff's α between clinicians (and
     between judges, for an ensemble), and `calibrated` against benchmark.yml's threshold.
-    `manifest` (a `Manifest` or a path) picks whose criteria; default: the latest judged runs.
+    `manifest` (a `Manifest` or a path) picks whose criteria; when it has no finished runs (it was
+    recompiled and not run yet), the latest judged runs are shown and `.note` says so, in the same
+    words as `report`.
     """
     from helmbench.score.calibration import load_calibration
-    from helmbench.score.report import manifest_hash_of
-    from helmbench.store import open_readonly
-    from helmbench.store.queries.reviews import manifest_has_runs
+    from helmbench.score.report import REPORT_STATUSES, manifest_hash_of, shown_note
+    from helmbench.store import open_readonly, queries
 
-    wanted = None if manifest is None else manifest_hash_of(Path(getattr(manifest, "path", manifest)))
+    path = None if manifest is None else Path(getattr(manifest, "path", manifest))
+    wanted = manifest_hash_of(path)
     conn = open_readonly(Path(db))
     try:
-        return load_calibration(conn, wanted if wanted and manifest_has_runs(conn, wanted) else None)
+        ran = wanted and queries.choose_manifest(conn, wanted, REPORT_STATUSES) == wanted
+        report = load_calibration(conn, wanted if ran else None)
+        report.note = shown_note(path, wanted, report.manifest_hash)
+        return report
     finally:
         conn.close()
 

@@ -59,3 +59,21 @@ def test_every_python_block_of_the_page_runs(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert "dry-run" in out and "completed" in out
     assert (tmp_path / "my-benchmark" / "build" / "site" / "index.html").is_file()
+
+
+def test_the_page_shows_runs_real_signature():
+    """The signature on the page is the function's, parameter for parameter (defaults included)."""
+    import inspect
+
+    import helmbench
+
+    parts, star = [], False
+    for p in inspect.signature(helmbench.run).parameters.values():
+        if p.kind is p.KEYWORD_ONLY and not star:
+            parts.append("*")
+            star = True
+        if p.kind is p.VAR_KEYWORD:
+            parts.append("**" + p.name)
+            continue
+        parts.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}")
+    assert f"`run({', '.join(parts)})`" in PAGE.read_text(encoding="utf-8")

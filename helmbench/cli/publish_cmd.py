@@ -57,6 +57,11 @@ def publish(
                       strict=strict, project_dir=discover.project_dir(), allow_site_code=allow_site_code)
     note = "" if db.is_file() else " (no run has been made yet, dry run only: the leaderboard says how to make one)"
     print(f"site built in {time.perf_counter() - started:.1f} s → {printable(str(out))}{note}")
+    from helmbench.score.report import manifest_note
+
+    shown = manifest_note(db, manifest)  # the sentence `report` and `agreement` say in the same case
+    if shown:
+        print(f"note: {printable(shown)}", file=sys.stderr)
 
 
 @app.command()

@@ -36,6 +36,8 @@ def agreement_lines(report) -> list[str]:
     t = report.threshold
     lines = [f"judge–clinician agreement (calibrated: κ ≥ {t.min_kappa:g} and n ≥ {t.min_n}); "
              f"manifest {report.manifest_hash or '—'}"]
+    if report.note:
+        lines.append(f"note: {printable(report.note)}")
     rows = [["criterion", "n", "κ [95% CI]", "sensitivity FAIL", "specificity", "α clinicians (items)", "split",
              "stale", "status"]]
     for c in [*report.criteria, report.overall]:
@@ -105,12 +107,13 @@ def _calibration(db: Path, manifest: Path | None):
 
 
 def _manifest_hash(conn, manifest: Path | None) -> str | None:
-    """The manifest's hash when its runs have judgements; None (the latest judged one) otherwise."""
-    from helmbench.score.report import manifest_hash_of
-    from helmbench.store.queries.reviews import manifest_has_runs
+    """The manifest's hash when it has finished runs; None (the latest judged one) otherwise: the rule
+    `report` and `agreement` follow."""
+    from helmbench.score.report import REPORT_STATUSES, manifest_hash_of
+    from helmbench.store import queries
 
     wanted = manifest_hash_of(manifest)
-    if wanted and manifest_has_runs(conn, wanted):
+    if wanted and queries.choose_manifest(conn, wanted, REPORT_STATUSES) == wanted:
         return wanted
     return None
 
@@ -206,6 +209,11 @@ def review(
         validate.db_to_write(db)
         followed = _plan(plan, db, required=False)
         prepared = prepare(db, wanted, size=sample, seed=seed, plan=followed)
+        from helmbench.score.report import manifest_hash_of, shown_note
+
+        note = shown_note(manifest, manifest_hash_of(manifest), prepared.manifest_hash)
+        if note:
+            typer.echo(f"note: {note}", err=True)
         described = (f"reviewing {len(prepared.app.sample)} of {len(prepared.app.items)} judged item(s) of manifest "
                      f"{prepared.manifest_hash}")
         if prepared.app.plan is not None:

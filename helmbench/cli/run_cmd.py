@@ -95,17 +95,24 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
         preload_litellm()
     from helmbench import api
     from helmbench.cli import validate
-    from helmbench.run import report as render
+    from helmbench.cli import run_render as render
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
     validate.run_paths(manifest, models_file, db, dry_run=dry_run)
 
     command = "helmbench " + shlex.join(sys.argv[1:])
     out, err = _consoles()
+    from contextlib import nullcontext
+
+    from helmbench.cli.progress_bar import ProgressBar
+
+    live = err.is_terminal and not dry_run
     try:
-        result = api.run(manifest, models, db=db, models_file=models_file, scenarios=scenarios, samples=samples,
-                         concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, console=err, verbose=verbose,
-                         live=err.is_terminal, command=command, case_ids=case_ids, preview=preview)
+        with ProgressBar(err) if live else nullcontext() as bar:
+            result = api.run(manifest, models, db=db, models_file=models_file, scenarios=scenarios, samples=samples,
+                             concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, console=err,
+                             verbose=verbose, live=live, on_progress=bar, command=command, case_ids=case_ids,
+                             preview=preview)
     except KeyboardInterrupt:  # before any run started: nothing to save
         err.print(f"Interrupted. Resume with:\n  {command}", markup=False)
         raise typer.Exit(130) from None
@@ -119,13 +126,17 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
     if not case_ids:
         render.summary(result, out)
     if result.status == "interrupted":
-        saved = sum(mp.called for mp in result.plan.models)
+        saved = sum(ledger.calls() - ledger.unknown() for ledger in result.ledger.values())
         err.print(f"Interrupted: {saved} response(s) from this invocation are saved. Resume with:", markup=False)
         err.print(f"  {command}", markup=False)
         raise typer.Exit(130)
     if result.status == "stopped_cost":
         err.print(f"Stopped at --max-cost ${max_cost}: ${result.spent:.4f} billed. Run again (with a higher "
                   f"--max-cost) to continue: nothing stored is asked again.", markup=False)
+        raise typer.Exit(3)
+    if result.stalled:  # one message per model that never answered in time; the other models finished
+        for message in result.stalled.values():
+            err.print(f"error: {message}", markup=False, highlight=False)
         raise typer.Exit(3)
     if not case_ids:
         _exit_for(result)
@@ -227,7 +238,7 @@ def run_single(
 
         helmbench run-single P1-B1-S1-C1-U1-PT1 --model openai/gpt-4.1-mini
     """
-    from helmbench.run import report as render
+    from helmbench.cli import run_render as render
     from helmbench.run.single import answers_for, find_case
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
@@ -259,17 +270,18 @@ def costs(
     from helmbench.cli import validate
     from helmbench.errors import UsageError
     from helmbench.run import estimate
-    from helmbench.run import report as render
+    from helmbench.cli import run_render as render
     from helmbench.store import open_reader
-    from helmbench.store.runs import costs as query
+    from helmbench.store.queries.ledger import run_costs as query, unattached_ledger
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
     out = _consoles()[0]
     validate.db_to_read(db)
-    rows = query(open_reader(db), run_id, model)
+    reader = open_reader(db)
+    rows = query(reader, run_id, model)
     if not rows:
         raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
-    render.costs(rows, out)
+    render.costs(rows, out, None if run_id or model else unattached_ledger(reader))
     if manifest.is_file() and run_id is None:
         out.print(f"\nNot run yet for {manifest} (one sample per case):", markup=False)
         estimate.render(estimate.estimate_remaining(manifest, models_file, db, [model] if model else None), out)

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rich.console import Console
 
 from helmbench.generate.prompts import Request
 from helmbench.generate.writer import GenerateError
@@ -111,7 +110,7 @@ class Generator:
         from helmbench.generate.kind import Generations
         from helmbench.run.budget import Budget
         from helmbench.run.engine import run_phase
-        from helmbench.run.progress import Progress
+        from helmbench.run.progress import PhaseCounter
         from helmbench.run.provider import Provider
         from helmbench.run.writer import Writer
 
@@ -123,7 +122,7 @@ class Generator:
         kind = Generations(self, requests, writer, concurrency=DEFAULT_CONCURRENCY)
         highs = [self.cost_range(r)[1] for r in pending]
         budget = Budget(self.max_cost, estimate=max(highs) if highs and None not in highs else None)
-        progress = Progress(len(pending), Console(stderr=True, quiet=True), live=False, phase="generation calls")
+        progress = PhaseCounter(len(pending), phase="generation calls")
         try:
             status = run_phase(kind, provider=lambda: Provider(self.api_key or "", self.api_base), writer=writer,
                                progress=progress, policy=RetryPolicy.from_env(), budget=budget)

@@ -16,6 +16,7 @@ from helmbench.generate.prompts import Request
 from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
+from helmbench.store.ledger import Account
 
 log = logging.getLogger("helmbench.generate")
 
@@ -53,6 +54,9 @@ class Generations:
 
     def label(self, job: Request) -> str:
         return job.label
+
+    def account(self, job: Request) -> Account:
+        return Account("generation", None, self.key(job))
 
     def finish(self, jobs: list[Request], result: Completion | ProviderError, attempts: int) -> bool:
         key = self.key(jobs[0])

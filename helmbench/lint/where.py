@@ -15,18 +15,6 @@ from helmbench.diagnostics import Span
 from helmbench.spec.yamlio import LineDict, LineList, YamlError, load_yaml
 
 
-def key_line(data, *path, default: int = 1) -> int:
-    """Line of the deepest key of `path` found in nested LineDicts."""
-    line = getattr(data, "line", default) if isinstance(data, LineDict) else default
-    node = data
-    for key in path:
-        if not isinstance(node, LineDict) or key not in node:
-            break
-        line = node.line_of(key)
-        node = node[key]
-    return line
-
-
 def key_span(data, *path, default: int = 1) -> Span:
     """Span of the deepest key of `path` found (the key token itself)."""
     return _spans(data, path, default)[0]

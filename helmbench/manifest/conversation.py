@@ -20,6 +20,10 @@ from helmbench.manifest.compose import compose_body
 from helmbench.plugins.registry import spell_case
 from helmbench.spec.tree import Benchmark, Scenario
 
+#: The field of a structured answer that a person in the conversation would read: the simulated user
+#: is shown this field of each reply (a free-text reply whole), never the answer's other fields.
+REPLY_FIELD = "response"
+
 
 def conversation_request(bench: Benchmark, sc: Scenario) -> dict:
     """`request.conversation` of every case of `sc` (the lint rules guarantee a usable tree)."""
@@ -36,6 +40,7 @@ def conversation_request(bench: Benchmark, sc: Scenario) -> dict:
         "goal": compose_body(conv.sections["goal"].body),
         "landmarks": [{"turn": n, "text": compose_body(p.body)} for n, p in turns],
         "user_model": {"id": user.id, "settings": user.settings()},
+        "reply_field": REPLY_FIELD,
     }
 
 
@@ -54,12 +59,34 @@ def last_turn(case: dict) -> int:
 def user_definition(conv: dict, turn: int) -> dict:
     """What the simulated user is told at `turn`: who it is, its goal, the stop rule and the
     landmarks due by then (later landmarks are not shown yet, so an edit to one re-asks from its
-    turn on). `max_turns` is left out: it decides only where the conversation stops."""
-    return {
+    turn on). `max_turns` is left out: it decides only where the conversation stops. `reply_field`
+    (what of a reply it reads) is in when the manifest has it: manifests compiled before it was
+    added keep their turn keys."""
+    definition = {
         "persona": conv["persona"], "goal": conv["goal"], "stop_when": conv.get("stop_when"),
         "landmarks": [lm for lm in conv["landmarks"] if lm["turn"] <= turn],
         "user_model": conv["user_model"],
     }
+    if "reply_field" in conv:
+        definition["reply_field"] = conv["reply_field"]
+    return definition
+
+
+def reply_text(conv: dict, content: str | None) -> str:
+    """What a person would read of a model's reply: its `reply_field` when the reply is a JSON object
+    holding that field as text, else the reply as it is (free text, or an answer that is no object)."""
+    text = content or ""
+    field = conv.get("reply_field")
+    if field is None or not text.lstrip().startswith("{"):
+        return text
+    import json
+
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        return text
+    value = parsed.get(field) if isinstance(parsed, dict) else None
+    return value if isinstance(value, str) else text
 
 
 def turn_keys(case: dict) -> list[str]:

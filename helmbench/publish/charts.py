@@ -30,7 +30,6 @@ RC = {
 }
 INK = "#3f51b5"  # material's indigo: the theme's primary colour
 SOFT = "#9fa8da"
-PASS_INK = "#2e7d32"
 
 
 @dataclass(frozen=True)

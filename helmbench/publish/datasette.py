@@ -48,6 +48,9 @@ TABLES: dict[str, tuple[str, str]] = {
     "checkpoint_verdicts": ("Checkpoint verdicts", "Per conversation result: the verdict of each turn checkpoint "
                                                    "and each transcript criterion."),
     "transcript_judgements": ("Transcript judgements", "Judge model answers on whole conversations, per criterion."),
+    "calls": ("Calls", "The call ledger: one row per request sent to a provider (answers, conversation turns, the "
+                       "simulated user, the judge, generation), written before it left and completed once its answer "
+                       "was stored. Every count of calls and sum of money is over these rows."),
     "run_scores": ("Run scores", "Every run's scores, computed by the HELMBench scorer when this snapshot was taken "
                                  "(the numbers the leaderboard shows)."),
 }
@@ -99,6 +102,17 @@ COLUMNS: dict[str, dict[str, str]] = {
                    "pass_rate": "PASS share of the results with a verdict",
                    "coverage": "Results with a verdict / results expected (cases × samples)",
                    "n_format_failures": "FAIL results whose output was not in the requested format"},
+    "calls": {"uid": "The row's content key (m9:… for a call backfilled from an older release)",
+              "kind": "answer, turn, user (the simulated user), judge or generation",
+              "run_id": "The run that paid for it (null: helmbench generate)",
+              "invocation": "The process that sent it", "request_key": "The cache key its answer is stored under",
+              "attempt": "Attempt number of this request (retries are rows of their own)",
+              "state": "sent (cut before its answer was stored: possibly billed), answered or failed",
+              "cost": "Billed cost in USD (null: not reported)", "latency_ms": "Latency of the call",
+              "model_version": "The model version that answered", "provider": "The provider that served it",
+              "settings_hash": "Hash of the caller's settings", "error_kind": "Why the attempt failed",
+              "generation_id": "The provider's id of the answer", "sent_at": "When it was sent (UTC)",
+              "completed_at": "When its outcome was stored (UTC)"},
     "result_judgements": {"result_id": "The result", "judgement_id": "A judgement that decided it",
                           "verdict": "The verdict this judgement gave the result", "score": "Its score for the result"},
 }
@@ -119,6 +133,7 @@ FACETS = {
     "scenarios": ["behaviour", "evaluation_type"],
     "turns": ["role", "source", "model"],
     "checkpoint_verdicts": ["checkpoint", "verdict"],
+    "calls": ["kind", "model", "state"],
 }
 SORT = {
     "results": ("sort", "case_id"), "responses": ("sort_desc", "id"), "runs": ("sort_desc", "started_at"),

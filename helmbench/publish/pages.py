@@ -58,7 +58,7 @@ class Page:
 
 
 @dataclass
-class Plan:
+class PagePlan:
     pages: list[Page]
     leaderboard_chart: list[charts.Bar] | None  # None: no results, no chart
     leaderboard_path: str
@@ -216,7 +216,7 @@ def evaluator_pages(catalog: dict) -> list[tuple[str, str, str, dict]]:
     return out
 
 
-def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
+def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
     """Every generated page of the site for `data`, and the chart jobs (`dest(uri)`: where a chart is written).
 
     Pages come in the order mkdocs will process them: model pages last, so that their chart
@@ -263,4 +263,4 @@ def plan(data: SiteData, dest=lambda uri: uri) -> Plan:
                         {"m": m, "detection_bars": detection_bars(m), "history_bars": history_bars(m)},
                         content_note=True, search=False))
         jobs[m.slug] = _model_job(data, m, dest)
-    return Plan(out, board, dest(chart_uri("leaderboard")), jobs)
+    return PagePlan(out, board, dest(chart_uri("leaderboard")), jobs)

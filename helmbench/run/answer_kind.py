@@ -23,6 +23,7 @@ from helmbench.run.evaluate import Outcome, is_deferred, outcome_for
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.plan import Job, ModelPlan, Plan, iter_jobs
 from helmbench.run.writer import Writer
+from helmbench.store.ledger import Account
 from helmbench.store.responses import Write, stored_response
 from helmbench.store.runs import now
 
@@ -96,6 +97,10 @@ class Answers:
     def label(self, job: Job) -> str:
         return f"{job.model.id} {job.case['id']}#{job.sample}"
 
+    def account(self, job: Job) -> Account:
+        mp = job.model
+        return Account("answer", mp.run_id, job.case["request_hash"], mp.settings_hash, job.sample)
+
     def stopped_by_cost(self) -> bool:
         return True  # once the limit is reached, any call still to make is left undone
 
@@ -121,7 +126,6 @@ class Answers:
         outcome = outcome_for(job.case, stored)
         if outcome is not None:
             self.writer.add(Write(None, result_row(job, outcome, stored["id"])))
-            mp.verdicts[outcome.verdict] += 1
         mp.settled.add((job.case["hash"], job.sample))
 
     def finish(self, jobs: list[Job], result: Completion | ProviderError, attempts: int) -> bool:
@@ -129,7 +133,6 @@ class Answers:
         mp = job.model
         response = response_row(mp, job.case["request_hash"], job.sample, result, attempts)
         error = isinstance(result, ProviderError)
-        mp.cost += result.cost or 0.0  # the budget counted it when the attempt ended
         if not error:
             mp.done.add(job.key)
             if result.cost_note:
@@ -138,13 +141,11 @@ class Answers:
             if result.cost is None and self.max_cost is not None and not self.warned_unpriced:
                 self.warned_unpriced = True
                 log.warning("OpenRouter reported no cost for some calls: --max-cost counts billed costs only")
-        mp.called += 1
         outcomes = [outcome_for(j.case, response) for j in jobs]
         parsed = next((o.parsed for o in outcomes if o is not None and o.parsed is not None), None)
         if parsed is not None:
             response["parsed_json"] = json.dumps(parsed, ensure_ascii=False, sort_keys=True)
         for j, outcome in zip(jobs, outcomes):
-            mp.verdicts["JUDGE" if outcome is None else outcome.verdict] += 1
             self.writer.add(Write(response, result_row(j, outcome) if outcome is not None else clear_error(j)))
             if outcome is not None:
                 mp.settled.add((j.case["hash"], j.sample))

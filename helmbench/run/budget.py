@@ -59,6 +59,12 @@ class Budget:
             self.in_flight += 1
             return True
 
+    def next_phase(self) -> None:
+        """A new phase (its own event loop) starts: what was billed stays, the price is learnt afresh
+        (a judge's is not a model's)."""
+        self.estimate = None
+        self._changed = None
+
     def settle(self, cost: float | None, *, answered: bool = True) -> None:
         """An admitted attempt ended, billed `cost` (None: unpriced); an unanswered one teaches no price."""
         self.in_flight -= 1

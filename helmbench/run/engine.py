@@ -1,7 +1,7 @@
 """The phase engine: every kind of model call of a run goes through it, so each policy lives once.
 
-A phase is one `JobKind` (answering cases, judging criteria, and next a conversation turn) run
-to the end by `run_phase`. The kind says what its jobs are: how to build a job's request, which
+A phase is one `JobKind` (answering cases, judging criteria, a round of conversation turns,
+generating) run to the end by `run_phase`. The kind says what its jobs are: how to build a job's request, which
 model and lane serve it, and how a finished call becomes stored rows. The engine does the rest,
 the same way for every kind:
 
@@ -14,6 +14,9 @@ the same way for every kind:
 - de-duplication of identical requests in flight, one way for every kind: while a call is in
   flight, later jobs with the same key wait beside it (they take no worker and no limiter slot)
   and the kind turns the one finished call into rows for all of them;
+- the call ledger: each attempt's row is committed in state `sent` before its request leaves
+  and completed after the kind has handed over what it returned (store/ledger.py), so every
+  number about calls is read from one table and a crash leaves a cut call visible;
 - stopping: Ctrl-C drains, a second one cancels, a failed write stops scheduling (pool.py);
   the writer is closed (flushed) however the phase ends;
 - the phase's status: 'completed', 'interrupted' or 'stopped_cost'.
@@ -33,9 +36,11 @@ from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.config import RetryPolicy
 from helmbench.run.limiter import AdaptiveLimiter, report
 from helmbench.run.pool import run_workers
-from helmbench.run.progress import Progress
+from helmbench.run.progress import PhaseCounter
 from helmbench.run.retry import call_with_retries
 from helmbench.run.writer import Writer
+from helmbench.store.ledger import Account, Done, done_values, new_uid, sent_row
+from helmbench.store.runs import now
 
 
 class JobKind(Protocol):
@@ -60,6 +65,9 @@ class JobKind(Protocol):
     def label(self, job) -> str:
         """The job in a log line."""
 
+    def account(self, job) -> Account:
+        """The call's entry in the ledger: its kind, run, request key, settings hash and sample."""
+
     def finish(self, jobs: list, result: Completion | ProviderError, attempts: int) -> bool:
         """Hand the rows of a finished call, for every job that shared it, to the writer; True if it failed."""
 
@@ -73,8 +81,8 @@ class JobKind(Protocol):
 class Engine:
     """One phase: the owner `pool.run_workers` drives (producers, workers, stop flag, calls in flight)."""
 
-    def __init__(self, kind: JobKind, *, provider: Callable[[], Any], writer: Writer, progress: Progress,
-                 policy: RetryPolicy, budget: Budget):
+    def __init__(self, kind: JobKind, *, provider: Callable[[], Any], writer: Writer, progress: PhaseCounter,
+                 policy: RetryPolicy, budget: Budget, invocation: str | None = None):
         self.kind = kind
         self.provider_factory = provider
         self.provider = None  # made at the first call: a phase with nothing to send never loads litellm
@@ -82,6 +90,7 @@ class Engine:
         self.progress = progress
         self.policy = policy
         self.budget = budget
+        self.invocation = invocation or new_uid()  # names the calls of this invocation in the ledger
         self.limiters = kind.lanes()
         self.rng = random.Random()
         self.stopping = False
@@ -128,17 +137,39 @@ class Engine:
                 continue
             if self.provider is None:
                 self.provider = self.provider_factory()
-            provider = self.provider
+            provider, writer = self.provider, self.writer
             model, settings, request = kind.request(job)
+            if model in provider.stalled:  # never answers in time: its calls are not sent (provider.py)
+                kind.dropped(self.inflight.pop(key))
+                continue
+            account = kind.account(job)
+            answered: list[tuple] = []  # the completion of the attempt that answered, once stored
+            tries = [0]
+
+            async def attempt():
+                tries[0] += 1
+                row = sent_row(account, model, tries[0], now(), self.invocation)
+                await writer.sent(row)  # on disk before the request leaves
+                try:
+                    result = await provider.complete(model, settings, request)
+                except ProviderError as err:
+                    writer.add(Done(done_values(row["uid"], err, now())))
+                    raise
+                answered.append(done_values(row["uid"], result, now()))  # its own cost, before retries add
+                return result
+
             result, attempts = await call_with_retries(
-                lambda: provider.complete(model, settings, request), policy=self.policy, limiter=limiter,
-                may_start=self.may_start, rng=self.rng, label=kind.label(job), budget=self.budget,
+                attempt, policy=self.policy, limiter=limiter,
+                may_start=lambda: self.may_start() and model not in provider.stalled, rng=self.rng,
+                label=kind.label(job), budget=self.budget,
             )
             jobs = self.inflight.pop(key)
             if result is None:  # stopped before it was sent
                 kind.dropped(jobs)
                 continue
             failed = kind.finish(jobs, result, attempts)
+            if answered:  # after the kind's rows: a completed ledger row means the answer is stored
+                writer.add(Done(answered[-1]))
             self.progress.advance(cost=result.cost, error=failed)
 
     async def _tick(self) -> None:

@@ -30,12 +30,9 @@ class ModelPlan:
     stored: int = 0
     input_chars: int = 0
     conversation_turns: int = 0  # model turns of conversations not stored yet
+    user_turns: int = 0  # simulated-user turns of conversations not stored yet
+    reasked_turns: int = 0  # of `conversation_turns`, those stored before the simulated user saw only the reply text
     turns_to_ask: dict[str, int] = field(default_factory=dict)  # conversation case id → its model turns not stored
-    # filled while executing
-    called: int = 0
-    verdicts: dict[str, int] = field(default_factory=lambda: {"PASS": 0, "FAIL": 0, "ERROR": 0, "JUDGE": 0})
-    cost: float = 0.0
-    status: str = "running"
 
     @property
     def id(self) -> str:
@@ -64,6 +61,22 @@ class Plan:
     @property
     def new_turns(self) -> int:
         return sum(m.conversation_turns for m in self.models)
+
+    @property
+    def reasked_turns(self) -> int:
+        return sum(m.reasked_turns for m in self.models)
+
+    def conversation_calls(self, judge) -> int:
+        """The conversation phase's calls at most (its progress total): model and simulated-user turns
+        not stored, and one judge call per transcript criterion and judge of every conversation without
+        a verdict in its run (fewer when stored judgements answer or a simulated user stops early)."""
+        judges = len(judge.members) if judge is not None else 0
+        calls = sum(m.conversation_turns + m.user_turns for m in self.models)
+        for case in self.conversations if judges else ():
+            criteria = len(case["evaluation"].get("criteria") or []) if case["evaluation"]["type"] == "sqe" else 0
+            calls += sum(criteria * judges for mp in self.models for sample in range(self.samples)
+                         if (case["hash"], sample) not in mp.settled)
+        return calls
 
     def selected(self, case: dict) -> bool:
         if self.case_ids is not None and case["id"] not in self.case_ids:
@@ -120,14 +133,26 @@ def count_turns(plan: Plan, case: dict, models: list[ModelPlan], db) -> None:
     from helmbench.store.turns import stored_turns
 
     keys = turn_keys(case)
+    conv = case["request"]["conversation"]
+    legacy = turn_keys({**case, "request": {**case["request"], "conversation": {
+        k: v for k, v in conv.items() if k != "reply_field"}}}) if "reply_field" in conv else keys
     for mp in models:
         for sample in range(plan.samples):
             stored = stored_turns(db, keys, mp.id, mp.settings_hash, sample) if db is not None else {}
-            missing = sum((k, "assistant") not in stored or stored[(k, "assistant")]["error_kind"] is not None
-                          for k in keys)
+            missing = sum(_missing(stored, k, "assistant") for k in keys)
+            if legacy != keys and missing and db is not None:  # asked again on purpose: see turns.py
+                before = stored_turns(db, legacy, mp.id, mp.settings_hash, sample)
+                mp.reasked_turns += sum(_missing(stored, k, "assistant") and not _missing(before, old, "assistant")
+                                        for k, old in zip(keys, legacy))
+            if case["request"]["conversation"].get("user") != "scripted":  # the opening is authored
+                mp.user_turns += sum(_missing(stored, k, "user") for k in keys[1:])
             mp.conversation_turns += missing
             mp.turns_to_ask[case["id"]] = mp.turns_to_ask.get(case["id"], 0) + missing
             mp.stored += not missing
+
+
+def _missing(stored: dict, key: str, role: str) -> bool:
+    return (key, role) not in stored or stored[(key, role)]["error_kind"] is not None
 
 
 @dataclass

@@ -1,8 +1,9 @@
-"""Progress: a live rich bar on a terminal, a plain log line every ~10 s otherwise (CI logs).
+"""Progress as events: each phase counts its calls and hands a `Progress` to whoever listens.
 
-Both show the same numbers: calls done/total, rate, ETA, money billed so far and errors. A caller
-without a terminal (the Python API, a notebook) passes `on_progress` and gets each change as a
-`ProgressUpdate` instead of parsing log lines.
+Why events and no display here: the run stage prints nothing (the Python API returns data). A caller
+passes `on_progress` and gets each step; the CLI draws its live bar from the same events
+(`cli/progress_bar.py`). Without a listener (CI logs, a log file) a plain line is logged every
+~10 s with the same numbers: calls done/total, rate, ETA, money billed so far and errors.
 """
 
 from __future__ import annotations
@@ -11,8 +12,6 @@ import logging
 import time
 from dataclasses import dataclass
 from typing import Callable
-
-from rich.console import Console
 
 log = logging.getLogger("helmbench.run.progress")
 
@@ -25,30 +24,32 @@ def _eta(seconds: float | None) -> str:
 
 
 @dataclass(frozen=True)
-class ProgressUpdate:
-    """One step of a phase, as `on_progress` receives it."""
+class Progress:
+    """One step of a run, as `on_progress` receives it (`helmbench.Progress`): in `phase` ("model calls",
+    "conversation turns", "judge calls"), calls done of `total` (a bound: it grows when a phase makes
+    more calls than it expected, so `done` never passes it), USD billed so far in the phase, and how
+    many of the calls ended in an error."""
 
-    phase: str  # "model calls" or "judge calls"
+    phase: str
     done: int
     total: int
-    cost: float  # billed in this phase so far
+    cost: float
     errors: int
 
 
-class Progress:
-    def __init__(self, total: int, console: Console, *, live: bool, interval: float = 10.0, phase: str = "model calls",
-                 on_progress: Callable[[ProgressUpdate], None] | None = None):
+class PhaseCounter:
+    """The calls of one phase: counted, sent to `on_progress`, and logged now and then when `log_lines`."""
+
+    def __init__(self, total: int, *, phase: str = "model calls", on_progress: Callable[[Progress], None] | None = None,
+                 log_lines: bool = True, interval: float = 10.0):
         self.total = total
         self.phase = phase
         self.on_progress = on_progress
-        self.console = console
-        self.live = live and total > 0
+        self.log_lines = log_lines
         self.interval = interval
         self.done = self.errors = 0
         self.cost = 0.0
         self.started = self.last_log = time.monotonic()
-        self._bar = None
-        self._task = None
 
     def rate(self) -> float:
         elapsed = time.monotonic() - self.started
@@ -62,37 +63,23 @@ class Progress:
                 f"${self.cost:.4f} billed · {self.errors} error(s)")
 
     def __enter__(self):
-        if self.live:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress as Bar, TextColumn, TimeRemainingColumn
-
-            self._bar = Bar(
-                TextColumn("calls"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]:.1f}/s"),
-                TimeRemainingColumn(), TextColumn("${task.fields[cost]:.4f}"), TextColumn("{task.fields[errors]} errors"),
-                console=self.console, transient=False, refresh_per_second=4,
-            )
-            self._bar.__enter__()
-            self._task = self._bar.add_task("calls", total=self.total, rate=0.0, cost=0.0, errors=0)
         return self
 
     def __exit__(self, *exc):
-        if self._bar is not None:
-            self._bar.__exit__(*exc)
-            self._bar = None
+        return None
 
     def advance(self, *, cost: float | None = None, error: bool = False) -> None:
         self.done += 1
+        self.total = max(self.total, self.done)  # a total is a bound (a retried simulated user adds calls)
         self.cost += cost or 0.0
         self.errors += error
         if self.on_progress is not None:
-            self.on_progress(ProgressUpdate(self.phase, self.done, self.total, self.cost, self.errors))
-        if self._bar is not None:
-            self._bar.update(self._task, completed=self.done, rate=self.rate(), cost=self.cost, errors=self.errors)
-        else:
-            self.tick()
+            self.on_progress(Progress(self.phase, self.done, self.total, self.cost, self.errors))
+        self.tick()
 
     def tick(self) -> None:
         """Log a line if `interval` has passed (called on progress and by a timer)."""
-        if self.live:
+        if not self.log_lines:
             return
         now = time.monotonic()
         if now - self.last_log >= self.interval:

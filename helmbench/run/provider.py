@@ -14,6 +14,12 @@ A provider that never answered is not worth retrying call by call: when the firs
 invocation all fail to connect (connection refused, DNS failure) or all get a 404 (a wrong base
 URL), the `UNREACHABLE_AFTER`-th such failure is fatal and names the base URL, so a
 misconfigured run stops in seconds with one message instead of retrying every call.
+
+A model that never answers in time is treated the same way, for that model only: when its first
+`UNREACHABLE_AFTER` calls are all cut by the deadline with no answer in between, it is `stalled`
+(one message naming the model and the timeout); the engine then sends none of its remaining
+calls and retries none, while the other models go on. Without this a dripping provider with
+`timeout: 5` retried every call six times.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ import warnings
 from typing import Any
 
 from helmbench.run.calls import Completion, ProviderError, classify_status, parse_retry_after, valid_cost
+from helmbench.run.config import DEFAULT_TIMEOUT
 
 log = logging.getLogger("helmbench.run.provider")
 _litellm = None
@@ -146,12 +153,15 @@ def _completion(resp: Any, latency_ms: int) -> Completion:
 class Provider:
     """Calls `openrouter/<id>` through litellm; one instance per run."""
 
-    def __init__(self, api_key: str, api_base: str | None = None, default_timeout: float = 120.0):
+    def __init__(self, api_key: str, api_base: str | None = None, default_timeout: float = DEFAULT_TIMEOUT):
         self.api_key = api_key
         self.api_base = api_base
         self.default_timeout = default_timeout
         self.answered = False  # some call got an answer: the base URL works
         self.unreachable = 0  # consecutive connect failures / 404s while nothing has answered
+        self.model_answered: set[str] = set()  # models that answered some call in time
+        self.timeouts: dict[str, int] = {}  # model → calls cut by the deadline before it ever answered
+        self.stalled: dict[str, str] = {}  # model → why it is no longer called (see the module's doc)
         self.litellm = load_litellm()
 
     def _check_reachable(self, err: ProviderError) -> ProviderError:
@@ -183,6 +193,7 @@ class Provider:
             async with asyncio.timeout(deadline):  # no extra task per call, unlike wait_for
                 resp = await self.litellm.acompletion(**kw)
         except TimeoutError:
+            self._timed_out(model_id, deadline)
             raise ProviderError("timeout", f"no complete answer within the {deadline:g} s deadline (connect and "
                                 "whole body)", transient=True) from None
         except ProviderError:
@@ -190,4 +201,17 @@ class Provider:
         except Exception as exc:  # litellm's exception zoo → one classified error
             raise self._check_reachable(_error(exc, self.api_key)) from None
         self.answered = True
+        self.model_answered.add(model_id)
         return _completion(resp, int((time.monotonic() - start) * 1000))
+
+    def _timed_out(self, model_id: str, deadline: float) -> None:
+        if model_id in self.model_answered or model_id in self.stalled:
+            return
+        self.timeouts[model_id] = self.timeouts.get(model_id, 0) + 1
+        if self.timeouts[model_id] >= UNREACHABLE_AFTER:
+            self.stalled[model_id] = (
+                f"{model_id}: its first {self.timeouts[model_id]} calls all hit the {deadline:g} s deadline with no "
+                "answer in between: it is treated as unreachable and none of its remaining calls is sent (the other "
+                "models go on). Run again once it answers (or raise its `timeout` in models.yml): nothing stored is "
+                "asked again.")
+            log.debug("%s", self.stalled[model_id])  # the session reports it once, at the end

@@ -69,3 +69,25 @@ def select_scenarios(catalog_scenarios: list[str], wanted: list[str]) -> set[str
             raise UsageError(f"unknown scenario {sel!r}: the manifest has no such scenario", hint=hint)
         chosen.update(hits)
     return chosen
+
+
+def refuse_other_user_model(conversations: list[dict], models: ModelsFile, models_path: Path) -> None:
+    """`user_model` is compiled into the manifest (it is part of each simulated conversation's request):
+    a models file naming another one is refused before anything is sent, never half-applied (its
+    judge taken, its simulated user ignored)."""
+    wanted = models.user_model
+    if wanted is None:
+        return
+    mine = {"id": wanted.id, "settings": wanted.settings()}
+    for case in conversations:
+        compiled = case["request"]["conversation"].get("user_model")
+        if compiled is not None and compiled != mine:
+            raise UsageError(
+                f"{models_path} names the simulated user `{wanted.id}` ({_settings(mine)}), but the manifest was "
+                f"compiled with `{compiled['id']}` ({_settings(compiled)}), which its conversations' requests hold",
+                hint="compile the benchmark again with this models file (helmbench compile), or run with the "
+                     "models file the manifest was compiled with")
+
+
+def _settings(user: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(user["settings"].items())) or "default settings"

@@ -25,12 +25,11 @@ from helmbench.errors import HelmbenchError
 from helmbench.run.budget import Budget
 from helmbench.run.calls import ProviderError
 from helmbench.run.config import RunOptions
-from helmbench.run.engine import run_phase
 from helmbench.run.plan import Plan, build_plan
-from helmbench.run.progress import Progress, ProgressUpdate
-from helmbench.run.selection import load_models_file, select_models, select_scenarios
-from helmbench.run.writer import Writer
+from helmbench.run.progress import PhaseCounter, Progress
+from helmbench.run.selection import load_models_file, refuse_other_user_model, select_models, select_scenarios
 from helmbench.store import DatabaseError
+from helmbench.store.ledger import new_uid
 
 log = logging.getLogger("helmbench.run")
 
@@ -44,6 +43,9 @@ class RunReport:
     spent: float = 0.0
     no_key: bool = False
     judge: object = None  # dry-run: judge.JudgeEstimate; run: judge.JudgeOutcome (None: no judge)
+    invocation: str = field(default_factory=new_uid)  # names this invocation's calls in the ledger
+    ledger: dict = field(default_factory=dict)  # run id → its calls in this invocation (queries.ledger.Ledger)
+    stalled: dict = field(default_factory=dict)  # model → why its calls stopped (it never answered in time)
 
 
 #: The exit code of a run stopped before its end by the money limit or by the provider (a rejected
@@ -75,16 +77,17 @@ def prepare(opts: RunOptions):
     manifest = read_manifest(opts.manifest)
     check_versions(manifest.header)  # a plugin's evaluator upgraded since compile: recompile first
     models_path = Path(opts.models_file)
-    entries = select_models(load_models_file(models_path), split_values(opts.models), models_path)
+    models = load_models_file(models_path)
+    entries = select_models(models, split_values(opts.models), models_path)
     catalog = list((manifest.header.get("catalog") or {}).get("scenarios", {}))
     scenarios = select_scenarios(catalog, split_values(opts.scenarios))
     if scenarios is not None and set(catalog) <= scenarios:
         scenarios = None
-    return manifest, entries, scenarios
+    return manifest, entries, scenarios, models
 
 
 def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = False, live: bool = False,
-        on_progress: Callable[[ProgressUpdate], None] | None = None) -> RunReport:
+        on_progress: Callable[[Progress], None] | None = None) -> RunReport:
     """Run the invocation `opts` describes and return its report.
 
     `console`: where logs and the progress bar go (None: nowhere; pass `on_progress` to follow the
@@ -100,19 +103,18 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
         from helmbench.run.provider import preload_litellm
 
         preload_litellm()
-    manifest, entries, scenarios = prepare(opts)
+    manifest, entries, scenarios, models = prepare(opts)
     if manifest.header.get("unreviewed") and not opts.preview:  # generated text nobody signed off: never ranked
         opts = replace(opts, preview=True)
-        if console is not None:
-            console.print(f"note: the manifest holds {int(manifest.header['unreviewed'])} case(s) built from generated "
-                          "text not yet reviewed (compile --include-unreviewed): this run is a preview, never ranked",
-                          markup=False, highlight=False)
+        log.warning("the manifest holds %d case(s) built from generated text not yet reviewed (compile "
+                    "--include-unreviewed): this run is a preview, never ranked", int(manifest.header["unreviewed"]))
     case_ids = set(opts.case_ids) if opts.case_ids else None
     if opts.dry_run or opts.api_key is None:
         db = open_existing(opts.db)
         _adopt_legacy(db, entries)
         plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
                           preview=opts.preview)
+        refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
         judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan))
         return RunReport(plan, True, "dry-run", no_key=opts.api_key is None, judge=estimate(plan, db, judge))
 
@@ -120,7 +122,7 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
     lock = RunLock(opts.db, opts.command) if str(opts.db) != ":memory:" else nullcontext()
     with lock, storage_guard(opts.db, opts.command):
         db = open_db(opts.db)
-        plan = start_runs(db, opts, manifest, entries, scenarios, case_ids)
+        plan = start_runs(db, opts, manifest, entries, scenarios, case_ids, models)
         judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan) if plan.sqe_cases else None)  # before any call
         report = RunReport(plan, False, "failed")
         with run_logging(console, verbose=verbose, live=live, secrets=[opts.api_key or ""],
@@ -130,8 +132,8 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
                     log.info("run %d: %s on manifest %s: %d new call(s), %d stored", mp.run_id, mp.id,
                              manifest.hash[:19], mp.new, mp.stored, extra={"run_id": mp.run_id})
 
-                def progress(total: int, phase: str) -> Progress:
-                    return Progress(total, console, live=live, phase=phase, on_progress=on_progress)
+                def progress(total: int, phase: str) -> PhaseCounter:  # a live bar draws the events instead
+                    return PhaseCounter(total, phase=phase, on_progress=on_progress, log_lines=not live)
 
                 ended = call(plan, db, opts, judge, report, progress)
                 if ended != "interrupted":  # Ctrl-C should not wait for a scan of the whole file
@@ -149,18 +151,19 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
     return report
 
 
-def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids) -> Plan:
-    """Register the manifest and models, plan, and open one run row per model."""
+def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids, models) -> Plan:
+    """Plan, check the simulated user, register the manifest and models, and open one run row per model."""
     from helmbench.store.catalog import is_registered, register_manifest, upsert_models
     from helmbench.store.responses import settled_results
     from helmbench.store.runs import start_run
 
-    if not is_registered(db, manifest.hash):
-        register_manifest(db, manifest.header, iter(manifest))
-    upsert_models(db, [(e.id, e.name) for e in entries])
     _adopt_legacy(db, entries)
     plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
                       preview=opts.preview)
+    refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
+    if not is_registered(db, manifest.hash):
+        register_manifest(db, manifest.header, iter(manifest))
+    upsert_models(db, [(e.id, e.name) for e in entries])
     for mp in plan.models:
         mp.run_id = start_run(db, manifest_hash=manifest.hash, model=mp.id, settings=mp.settings,
                               settings_hash=mp.settings_hash, samples=opts.samples,
@@ -181,46 +184,33 @@ def _adopt_legacy(db, entries, judge=None):
     return judge
 
 
-def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: Callable[[int, str], Progress]) -> str:
-    """The phases on the engine: the models answer, then the judge judges (not after a Ctrl-C)."""
-    from helmbench.run.answer_kind import Answers
-    from helmbench.run.judge.judge_run import combine_status, run_judge
+def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: Callable[[int, str], PhaseCounter]) -> str:
+    """The run's phases (phases.py) on the engine, under one budget."""
+    from helmbench.run.phases import Context, JudgePhase, phases, run_phases
 
-    def provider():
-        from helmbench.run.provider import Provider
+    made: list = []
 
-        return Provider(opts.api_key or "", opts.api_base)
+    def provider():  # one for the invocation: what it learnt of each model (a stalled one) holds in every phase
+        if not made:
+            from helmbench.run.provider import Provider
 
-    budget = Budget(opts.max_cost)
-    writer = Writer(opts.db)
-    answers = Answers(plan, db, writer, concurrency=opts.concurrency, max_cost=opts.max_cost)
-    with progress(plan.new_calls, answers.what) as bar:
-        status = run_phase(answers, provider=provider, writer=writer, progress=bar, policy=opts.retry, budget=budget)
-    report.spent = budget.spent
-    transcript_calls, transcript_cost = 0, 0.0
-    if plan.conversations and status == "completed":  # turn by turn: each committed before the turns after it
-        from helmbench.run.conversation.runner import run_conversations
+            made.append(Provider(opts.api_key or "", opts.api_base))
+        return made[0]
 
-        budget = Budget(opts.max_cost, budget.spent)
-        status, transcript_calls, transcript_cost = run_conversations(plan, db, judge, opts=opts, budget=budget,
-                                                                       progress=progress, provider=provider)
-        report.spent = budget.spent
-    if judge is None or status == "interrupted":
-        return status
-    budget = Budget(opts.max_cost, budget.spent)  # one limit for both; the judge's prices are learnt afresh
-    judge_status, report.judge = run_judge(plan, db, judge, db_path=opts.db, concurrency=opts.concurrency,
-                                           budget=budget, progress=progress, provider=provider, policy=opts.retry)
-    if transcript_calls:  # the transcripts' judge calls were made in the conversation phase
-        report.judge.calls += transcript_calls
-        report.judge.cost += transcript_cost
-        report.judge.transcripts = transcript_calls
-    report.spent = budget.spent
-    return combine_status(status, judge_status)
+    ctx = Context(plan, db, opts, judge, Budget(opts.max_cost), report.invocation, provider, progress)
+    todo = phases()
+    try:
+        return run_phases(ctx, todo)
+    finally:
+        report.spent = ctx.budget.spent
+        report.judge = next((p.outcome for p in todo if isinstance(p, JudgePhase)), None)
+        report.stalled = dict(made[0].stalled) if made else {}
 
 
 def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> None:
     """Record how each run ended (whatever ended it) with its counts refreshed from what was committed."""
     from helmbench.store.judgements import record_judge_totals
+    from helmbench.store.queries.ledger import JUDGE_KINDS, invocation_ledger
     from helmbench.store.runs import finish_run
 
     status = report.status
@@ -228,7 +218,12 @@ def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> No
         report.status = "partial"
     recorded = "preview" if opts.preview and status != "failed" else report.status  # a preview is never scored
     try:
-        report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, recorded)["id"]) for mp in report.plan.models]
+        report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, "failed" if mp.id in report.stalled
+                                                          else recorded)["id"]) for mp in report.plan.models]
+        report.ledger = {mp.run_id: invocation_ledger(db, report.invocation, mp.run_id) for mp in report.plan.models}
+        if report.judge is not None:  # every judge call of the invocation, transcripts' included
+            report.judge.calls = sum(led.calls(kinds=JUDGE_KINDS) for led in report.ledger.values())
+            report.judge.cost = sum(led.cost(kinds=JUDGE_KINDS) or 0.0 for led in report.ledger.values())
     except DatabaseError as exc:
         if status != "failed":  # else the error that failed the run is already on its way up
             raise

@@ -8,17 +8,25 @@ work, and because every write is an upsert on a natural key, replaying lost work
 duplicates rows. A write error (disk full, a corrupt page) stops the thread but never silently:
 `error` is set at once (the engine stops starting calls when it sees it), what could not be
 committed is counted in `unsaved`, and `close()` re-raises the error in the caller's thread.
+
+The call ledger (store/ledger.py) goes through the same thread: `sent()` wakes it at once and
+returns once the call's `sent` row is committed (a group commit: every row queued meanwhile
+shares it), so a request never leaves without its row on disk; the completion of a call is
+committed after what the call returned, in queue order.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Callable
 
 from helmbench.store.db import connect
+from helmbench.store.ledger import Done, Sent, write_done, write_sent
 from helmbench.store.responses import Write, write_batch
 
 log = logging.getLogger("helmbench.run.writer")
@@ -49,6 +57,17 @@ class Writer:
             self.unsaved += 1
             return
         self._queue.put(write)
+
+    async def sent(self, row: dict) -> None:
+        """Commit a call's `sent` ledger row now; returns once it is on disk. Raises the writer's
+        error if it cannot be written: a call is never sent without its row."""
+        if self.error is not None:
+            raise self.error
+        loop = asyncio.get_running_loop()
+        done = loop.create_future()
+        self._queue.put(Sent(row, (loop, done)))
+        self._wake.set()
+        await done
 
     def flush(self) -> None:
         """Block until everything added so far is committed."""
@@ -83,14 +102,20 @@ class Writer:
     def _run(self) -> None:
         # The thread sleeps between batches instead of waking per item: waking per item would
         # take the GIL from the event loop once per response.
+        # A `sent` ledger row wakes it at once, but only the sent rows are committed then: the
+        # rest waits for the batch at the end of the interval, as before (one commit per call more
+        # would cost the event loop more than the call).
         db = connect(self.db_path)
         waiters: list[threading.Event] = []
+        pending: list[Write] = []
+        done: list[tuple] = []
         try:
             stop = False
+            last = time.monotonic()
             while not stop:
-                self._wake.wait(self.interval)
+                self._wake.wait(max(0.0, self.interval - (time.monotonic() - last)))
                 self._wake.clear()
-                pending: list[Write] = []
+                sent: list[Sent] = []
                 while True:
                     try:
                         item = self._queue.get_nowait()
@@ -100,26 +125,50 @@ class Writer:
                         stop = True
                     elif isinstance(item, threading.Event):
                         waiters.append(item)
+                    elif isinstance(item, Sent):
+                        sent.append(item)
+                    elif isinstance(item, Done):
+                        done.append(item.values)
                     else:
                         pending.append(item)
+                if sent:
+                    self._commit_sent(db, sent)
+                if not (stop or waiters or time.monotonic() - last >= self.interval):
+                    continue  # woken for sent rows only: the batch is not due yet
+                last = time.monotonic()
                 if pending:
+                    batch, pending = pending, []
                     try:
-                        self.written += self.write(db, pending)
+                        self.written += self.write(db, batch)
                     except BaseException:
-                        self.unsaved += len(pending)  # the transaction rolled back as a whole
+                        self.unsaved += len(batch)  # the transaction rolled back as a whole
                         raise
-                    log.debug("committed %d write(s)", len(pending))
+                    log.debug("committed %d write(s)", len(batch))
+                if done:  # after what the calls returned: a completed row means its answer is stored
+                    batch, done = done, []
+                    with db.conn:
+                        write_done(db.conn, batch)
                 for w in waiters:
                     w.set()
                 waiters = []
         except BaseException as exc:  # surfaced by close()
             self.error = exc
+            self.unsaved += len(pending)  # received, waiting for their batch: never committed
             log.error("writing to %s failed: %s", self.db_path, exc)
         finally:
             for w in waiters:
                 w.set()
             self.unsaved += self._drain()
             db.conn.close()
+
+    def _commit_sent(self, db, sent: list[Sent]) -> None:
+        try:
+            with db.conn:
+                write_sent(db.conn, [item.row for item in sent])
+        except BaseException as exc:
+            _notify(sent, exc)
+            raise
+        _notify(sent, None)
 
     def _drain(self) -> int:
         """Count (and drop) what is still queued after a failure; wake anyone flushing."""
@@ -131,5 +180,30 @@ class Writer:
                 return n
             if isinstance(item, threading.Event):
                 item.set()
+            elif isinstance(item, Sent):
+                _notify([item], self.error or RuntimeError("the writer stopped"))
             elif item is not _STOP:
                 n += 1
+
+
+def _notify(sent: list[Sent], error: BaseException | None) -> None:
+    """Wake the calls waiting for these rows: one hand-over per event loop, not one per row."""
+    by_loop: dict = {}
+    for item in sent:
+        loop, future = item.waiter
+        by_loop.setdefault(loop, []).append(future)
+    for loop, futures in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle, futures, error)
+        except RuntimeError:  # that loop is closed: nobody waits any more
+            pass
+
+
+def _settle(futures: list[asyncio.Future], error: BaseException | None) -> None:
+    for future in futures:
+        if future.done():  # the waiting call was cancelled meanwhile
+            continue
+        if error is None:
+            future.set_result(None)
+        else:
+            future.set_exception(error)

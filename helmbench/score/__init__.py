@@ -1,12 +1,13 @@
-"""Scoring and analytics: severity-weighted scores, pass rates, intervals, agreement.
+"""Scoring and analytics: severity-weighted scores, pass rates, intervals, sample consistency.
 
-Standard library and numpy (intervals and paired tests, `inference.py`); reads only `ScoredResult` rows (built by the caller from the results
-database), so it can be tested, and re-run on old results, without the executor.
+Standard library and numpy (intervals and paired tests, `inference.py`); reads only `ScoredResult`
+rows (built by the caller from the results database), so it can be tested, and re-run on old
+results, without the executor or litellm.
 Start with `summarise`; the other functions are its parts, usable on their own.
 The formula is written down once, in `cost.py`, and explained on the site's methodology page.
 """
 
-from .agreement import Agreement, CaseMean, agreement, case_means, fleiss_kappa
+from .consistency import CaseMean, Consistency, case_means, consistency, fleiss_kappa
 from .breakdown import (
     BehaviourStats,
     GroupStats,
@@ -40,17 +41,16 @@ __all__ = [
     "PASS",
     "VERDICTS",
     "Z95",
-    "Agreement",
     "PairedInference",
     "BehaviourCost",
     "BehaviourStats",
     "CaseMean",
+    "Consistency",
     "Coverage",
     "GroupStats",
     "RunSummary",
     "ScoredResult",
     "WeightedScores",
-    "agreement",
     "behaviour_costs",
     "behaviour_score",
     "breakdown",
@@ -61,6 +61,7 @@ __all__ = [
     "by_user_context_severity",
     "case_base",
     "case_means",
+    "consistency",
     "check_consistent",
     "coverage",
     "fleiss_kappa",

@@ -229,15 +229,17 @@ class CalibrationReport:
     threshold: Threshold
     criteria: list[Calibration]
     overall: Calibration
+    note: str | None = None  # report.shown_note: the manifest asked for had no runs, this is another's
 
     def of(self, scenario: str, criterion: str) -> Calibration | None:
         return next((c for c in self.criteria if c.scenario == scenario and c.criterion == criterion), None)
 
     def of_scenario(self, scenario: str) -> list[Calibration]:
+        """The scenario's criteria (the site's scenario page badges them)."""
         return [c for c in self.criteria if c.scenario == scenario]
 
     def to_dict(self) -> dict:
-        return {"manifest_hash": self.manifest_hash, "threshold": asdict(self.threshold),
+        return {"manifest_hash": self.manifest_hash, "note": self.note, "threshold": asdict(self.threshold),
                 "criteria": [c.to_dict() for c in self.criteria], "overall": self.overall.to_dict()}
 
 

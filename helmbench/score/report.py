@@ -55,6 +55,29 @@ def manifest_hash_of(path: Path | None) -> str | None:
     return read_header(path).get("manifest_hash")
 
 
+def shown_note(manifest: Path | None, wanted: str | None, shown: str | None) -> str | None:
+    """The one sentence every reader (report, agreement, the review page) says when the manifest it was
+    pointed at (`--manifest`, default build/manifest.jsonl) has no runs to show and it shows another's."""
+    if not wanted or shown == wanted:
+        return None
+    if shown is None:
+        return f"{manifest} ({wanted[:19]}) has no finished runs, and no other manifest has any"
+    return f"{manifest} ({wanted[:19]}) has no finished runs; showing the latest runs, of manifest {shown[:19]}"
+
+
+def manifest_note(db: Path, manifest: Path | None, statuses=FINISHED_STATUSES) -> str | None:
+    """`shown_note` for a reader that shows the runs `choose_manifest` picks (the site): what it says
+    when `manifest` has no finished runs. None without a database."""
+    if not Path(db).is_file():
+        return None
+    wanted = manifest_hash_of(manifest)
+    conn = open_readonly(db, check=False)
+    try:
+        return shown_note(manifest, wanted, queries.choose_manifest(conn, wanted, statuses))
+    finally:
+        conn.close()
+
+
 def _single_run(conn: Connection, run_id: int, bootstrap: int) -> Leaderboard:
     run = queries.run_info(conn, run_id)
     if run is None:
@@ -102,10 +125,7 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
                                       exclude_scenarios=frozenset(left_out))
         if board.empty:
             raise HelmbenchError(f"no finished runs in {db}", hint=NO_RUN_HINT)
-        note = None
-        if wanted and board.manifest_hash != wanted:
-            note = (f"{manifest} ({wanted[:19]}) has no finished runs; showing the latest runs, of manifest "
-                    f"{board.manifest_hash[:19]}")
+        note = shown_note(manifest, wanted, board.manifest_hash)
         return Report(board, {r.run.id: queries.judge_totals_of(conn, r.run.id) for r in board.rows},
                       queries.titles(conn, "pillars"), queries.titles(conn, "behaviours"), note, calibration, left_out)
     finally:

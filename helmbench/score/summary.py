@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .agreement import Agreement, agreement
+from .consistency import Consistency, consistency
 from .breakdown import (
     BehaviourStats,
     GroupStats,
@@ -43,7 +43,7 @@ class RunSummary:
     by_condition: dict[str, GroupStats]
     by_user_context_severity: dict[int, GroupStats]
     by_perturbation_severity: dict[int, GroupStats]
-    agreement: Agreement | None  # None unless some case has ≥ 2 samples with a verdict
+    consistency: Consistency | None  # None unless some case has ≥ 2 samples with a verdict
     bootstrap: int  # Monte-Carlo resamples of the paired tests (0: no intervals, no tests)
     seed: int
 
@@ -87,7 +87,7 @@ def summarise(results: Iterable[ScoredResult], *, bootstrap: int = 1000, seed: i
         by_condition=by_condition(rows),
         by_user_context_severity=by_user_context_severity(rows),
         by_perturbation_severity=by_perturbation_severity(rows),
-        agreement=agreement(rows),
+        consistency=consistency(rows),
         bootstrap=bootstrap,
         seed=seed,
     )

@@ -52,16 +52,22 @@ GROUP BY r.id, c.behaviour
 ORDER BY r.model, c.behaviour""",
     },
     "cost_by_model": {
-        "title": "Billed cost and tokens by model (models under test and judges)",
-        "sql": """SELECT model, 'model under test' AS role, COUNT(*) AS calls, SUM(error_kind IS NOT NULL) AS failed_calls,
-       SUM(cost) AS cost, SUM(prompt_tokens) AS prompt_tokens, SUM(completion_tokens) AS completion_tokens,
-       ROUND(AVG(latency_ms)) AS mean_latency_ms
-FROM responses GROUP BY model
-UNION ALL
-SELECT judge_model, 'judge', COUNT(*), SUM(error_kind IS NOT NULL), SUM(cost), SUM(prompt_tokens),
-       SUM(completion_tokens), ROUND(AVG(latency_ms))
-FROM judgements GROUP BY judge_model
+        "title": "Billed cost and tokens by model and kind of call (answers, conversation turns, simulated user, "
+                 "judge, generation), from the call ledger",
+        "sql": """SELECT model, kind, COUNT(*) AS calls, SUM(state = 'failed') AS failed_calls,
+       SUM(state = 'sent') AS cut_calls, SUM(cost) AS cost, SUM(prompt_tokens) AS prompt_tokens,
+       SUM(completion_tokens) AS completion_tokens, ROUND(AVG(latency_ms)) AS mean_latency_ms,
+       GROUP_CONCAT(DISTINCT model_version) AS model_versions, GROUP_CONCAT(DISTINCT provider) AS providers
+FROM calls GROUP BY model, kind
 ORDER BY cost DESC""",
+    },
+    "calls_of_run": {
+        "title": "Every call a run sent (the call ledger), in order",
+        "description": "Give a run id. A call still 'sent' was cut by a crash before its answer was stored: "
+                       "it may have been billed.",
+        "sql": """SELECT id, kind, model, request_key, sample, attempt, state, error_kind, cost, prompt_tokens,
+       completion_tokens, latency_ms, model_version, provider, sent_at, completed_at
+FROM calls WHERE run_id = CAST(:run_id AS INTEGER) ORDER BY id""",
     },
     "conversations_dropping_resource": {
         "title": "Conversations where the model dropped the resource after turn N",

@@ -89,12 +89,17 @@ WITH links AS (
 SELECT
   (SELECT count(*) FROM links),
   (SELECT count(*) FROM links WHERE error_kind IS NOT NULL),
-  (SELECT count(*) FROM judgements WHERE run_id = :run),
+  (SELECT count(*) FROM calls WHERE run_id = :run AND kind = 'judge'),
   (SELECT sum(cost) FROM distinct_j),
   (SELECT sum(prompt_tokens) FROM distinct_j),
   (SELECT sum(completion_tokens) FROM distinct_j),
   (SELECT count(DISTINCT res.id) FROM results res JOIN result_judgements rj ON rj.result_id = res.id
      WHERE res.run_id = :run)
+"""
+_TRANSCRIPT_LINKS = """
+SELECT count(*), sum(tj.error_kind IS NOT NULL), count(DISTINCT res.id) FROM result_transcript_judgements rtj
+JOIN results res ON res.id = rtj.result_id JOIN transcript_judgements tj ON tj.id = rtj.judgement_id
+WHERE res.run_id = ?
 """
 TOTAL_COLUMNS = ("n_judgements", "n_judge_errors", "judge_calls", "judge_cost", "judge_prompt_tokens",
                  "judge_completion_tokens")
@@ -106,6 +111,8 @@ def judge_totals(db: sqlite_utils.Database, run_id: int) -> dict:
     n_judgements: criterion judgements behind the run's results (a case with CR1 and CR2 has two);
     n_judge_errors: those that are ERRORs; judge_calls: judgements this run paid for (created);
     judge_cost/tokens: of the distinct judgements behind the results; n_judged_cases: results with judgements.
+    A conversation's transcript judgements count as a single answer's do (every judge of an ensemble);
+    judge_calls are the run's judge rows in the call ledger (attempts included: what the provider saw).
     """
     from helmbench.store.queries.costs import transcript_judge_usage
 
@@ -117,9 +124,10 @@ def judge_totals(db: sqlite_utils.Database, run_id: int) -> dict:
         totals["judge_cost"] = (totals["judge_cost"] or 0.0) + (cost or 0.0)
         totals["judge_prompt_tokens"] = (totals["judge_prompt_tokens"] or 0) + prompt
         totals["judge_completion_tokens"] = (totals["judge_completion_tokens"] or 0) + completion
-    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'transcript_judgements'").fetchone():
-        paid = conn.execute("SELECT count(*) FROM transcript_judgements WHERE run_id = ?", [run_id]).fetchone()[0]
-        totals["judge_calls"] = (totals["judge_calls"] or 0) + paid  # the transcript judge calls it paid for
+    links, failed, judged = conn.execute(_TRANSCRIPT_LINKS, [run_id]).fetchone()
+    totals["n_judgements"] += links
+    totals["n_judge_errors"] += failed or 0
+    totals["n_judged_cases"] += judged
     return totals
 
 

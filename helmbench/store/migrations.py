@@ -14,7 +14,7 @@ from typing import Callable, NamedTuple
 
 import sqlite_utils
 
-from helmbench.store import (generations, schema_failure_kind, schema_judge, schema_reviews,
+from helmbench.store import (generations, ledger, schema_failure_kind, schema_judge, schema_reviews,
                              schema_transcript_links, turns)
 from helmbench.store.schema_v1 import DDL
 
@@ -46,6 +46,7 @@ MIGRATIONS: list[Migration] = [
     Migration(7, "reviews: clinicians' verdicts keyed by what the judge saw", schema_reviews.apply),
     Migration(8, "result_transcript_judgements: the transcript judgements a result used",
               schema_transcript_links.apply),
+    Migration(9, "calls: the ledger of every provider call, backfilled from the stored calls", ledger.apply),
 ]
 
 

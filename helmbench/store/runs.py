@@ -90,28 +90,3 @@ def finish_run(db: sqlite_utils.Database, run_id: int, status: str) -> dict:
         )
     cur = db.execute("SELECT * FROM runs WHERE id = ?", [run_id])
     return dict(zip([d[0] for d in cur.description], cur.fetchone()))
-
-
-COSTS = """
-SELECT runs.id AS run_id, runs.model, runs.status, runs.started_at,
-  count(resp.id) AS responses,
-  sum(resp.error_kind IS NOT NULL) AS errors,
-  sum(resp.prompt_tokens) AS prompt_tokens,
-  sum(resp.completion_tokens) AS completion_tokens,
-  sum(resp.cost) AS paid,
-  sum(resp.cost IS NULL AND resp.error_kind IS NULL) AS unpriced,
-  runs.cost AS run_cost,
-  (SELECT count(*) FROM judgements j WHERE j.run_id = runs.id) AS judge_calls,
-  (SELECT sum(j.cost) FROM judgements j WHERE j.run_id = runs.id) AS judge_paid
-FROM runs LEFT JOIN responses resp ON resp.run_id = runs.id
-WHERE (:run IS NULL OR runs.id = :run) AND (:model IS NULL OR runs.model = :model)
-GROUP BY runs.id ORDER BY runs.id
-"""
-
-
-def costs(db: sqlite_utils.Database, run_id: int | None = None, model: str | None = None) -> list[dict]:
-    """Per run: the calls it paid for (responses it created) and the cost of every response it uses;
-    and the judge calls it paid for (judgements it created) and their cost."""
-    cur = db.execute(COSTS, {"run": run_id, "model": model})
-    cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row)) for row in cur.fetchall()]

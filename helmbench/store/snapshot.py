@@ -26,7 +26,7 @@ PUBLIC_TABLES = (
     "perturbations",
     "models", "runs", "results", "responses", "judgements", "result_judgements",
     "turns", "result_turns", "checkpoint_verdicts", "transcript_judgements", "result_transcript_judgements",
-    "run_scores", "migrations",
+    "run_scores", "migrations", "calls",
 )
 
 

@@ -75,6 +75,11 @@ def test_a_results_links_are_replaced_whole_and_totals_count_evaluations(tmp_pat
     (res_id,) = db.execute("SELECT id FROM results").fetchone()
     assert [(j["criterion"], j["link_verdict"]) for j in judgements_of_result(db, res_id)] == [("CR1", "PASS"),
                                                                                                ("CR2", "FAIL")]
+    from helmbench.store.ledger import Account, sent_row, write_sent
+
+    with db.conn:  # the two calls as the engine records them in the ledger (judge_calls counts those)
+        write_sent(db.conn, [sent_row(Account("judge", 1, j["judge_request_hash"]), "test/judge", 1, "t", "i")
+                             for j in (a, b)])
     totals = judge_totals(db, 1)
     assert (totals["n_judgements"], totals["judge_calls"], totals["n_judged_cases"]) == (2, 2, 1)
     assert totals["judge_cost"] == 0.002

@@ -50,7 +50,8 @@ def test_metadata_documents_every_table_and_column(pipeline, tmp_path):
     assert tables["results"]["facets"] == ["verdict", "run_id"]
     assert tables["responses"]["facets"] == ["model", "finish_reason", "error_kind"]
     assert set(meta["databases"]["results"]["queries"]) == {
-        "leaderboard", "failures_by_behaviour", "cost_by_model", "case_across_models", "conversations_dropping_resource"}
+        "leaderboard", "failures_by_behaviour", "cost_by_model", "calls_of_run", "case_across_models",
+        "conversations_dropping_resource"}
     assert meta["title"] and meta["description"] and meta["license"]
 
 

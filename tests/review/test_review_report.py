@@ -62,3 +62,24 @@ def test_calibrated_only_leaves_uncalibrated_judged_scenarios_out_and_says_so(ju
 def test_calibrated_only_with_one_run_is_a_usage_error(judged_db):
     r = CliRunner().invoke(app, ["report", "--db", str(judged_db["db"]), "--run-id", "1", "--calibrated-only"])
     assert r.exit_code == 2 and "--calibrated-only" in r.output
+
+
+def test_agreement_and_report_say_the_same_when_the_manifest_asked_for_has_no_runs(judged_db, tmp_path):
+    """After a recompile that reworded a criterion and before any run: `agreement`, like `report` (and
+    `publish`, and the review page), shows the latest runs and says so in the same words, never silently
+    another manifest's calibration."""
+    from helmbench import api
+    from tests.fakes.manifests import write_manifest
+    from tests.review.review_pipeline import cases
+
+    recompiled = tmp_path / "new" / "manifest.jsonl"
+    header = write_manifest(recompiled, cases("A reworded criterion, not run yet."))
+    assert header["manifest_hash"] != judged_db["manifest_hash"]
+    calibration = api.agreement(judged_db["db"], recompiled)
+    report = api.report_data(judged_db["db"], recompiled, bootstrap=0)
+    assert calibration.manifest_hash == report.board.manifest_hash == judged_db["manifest_hash"]
+    from helmbench.score.report import manifest_note
+
+    assert calibration.note and calibration.note == report.note == manifest_note(judged_db["db"], recompiled)  # publish
+    assert header["manifest_hash"][:19] in calibration.note and str(recompiled) in calibration.note
+    assert api.agreement(judged_db["db"], judged_db["manifest"]).note is None  # its own manifest: nothing to say

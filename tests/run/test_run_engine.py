@@ -1,22 +1,22 @@
-"""The phase engine with a third job kind written here, as a new kind (a conversation turn) will be:
-one small class, nothing in the engine changed. Real litellm against the fake OpenRouter, a real
+"""The phase engine with a job kind written here, as any new kind of call is: one small class (its
+ledger account included), nothing in the engine changed. Real litellm against the fake OpenRouter, a real
 SQLite file through the real writer thread."""
 
 from __future__ import annotations
 
-import io
 import sqlite3
 
-from rich.console import Console
 
 from helmbench.run.budget import Budget
 from helmbench.run.config import RetryPolicy, RunOptions
 from helmbench.run.engine import run_phase
 from helmbench.run.limiter import AdaptiveLimiter
-from helmbench.run.progress import Progress
+from helmbench.run.progress import PhaseCounter
 from helmbench.run.provider import Provider
 from helmbench.run.session import run
 from helmbench.run.writer import Writer
+from helmbench.store import open_db
+from helmbench.store.ledger import Account
 
 FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05)
 
@@ -54,6 +54,9 @@ class Echo:
     def label(self, job):
         return job[0]
 
+    def account(self, job):
+        return Account("generation", None, job[0])
+
     def finish(self, jobs, result, attempts) -> bool:
         self.finished.append([j[0] for j in jobs])
         for j in jobs:
@@ -68,9 +71,10 @@ class Echo:
 
 
 def _phase(kind_jobs, tmp_path, api_base, *, max_cost=None, concurrency=4):
+    open_db(tmp_path / "echo.db").conn.close()  # the schema, the call ledger included
     writer = Writer(tmp_path / "echo.db", write=save_echoes)
     kind = Echo(kind_jobs, writer, concurrency)
-    progress = Progress(0, Console(file=io.StringIO()), live=False)
+    progress = PhaseCounter(0)
     status = run_phase(kind, provider=lambda: Provider("sk-test", api_base), writer=writer,
                        progress=progress, policy=FAST, budget=Budget(max_cost))
     conn = sqlite3.connect(tmp_path / "echo.db")

@@ -8,27 +8,29 @@ import logging
 from rich.console import Console
 
 from helmbench.run.logs import run_logging
-from helmbench.run.progress import Progress
+from helmbench.cli.progress_bar import ProgressBar
+from helmbench.run.progress import PhaseCounter
 from run_helpers import run_inprocess
 from tests.fakes.manifests import write_models
 
 
 def test_plain_progress_logs_a_line_per_interval(caplog):
-    console = Console(file=io.StringIO(), width=120)
     with caplog.at_level(logging.INFO, logger="helmbench.run.progress"):
-        with Progress(10, console, live=False, interval=0.0) as p:
+        with PhaseCounter(10, interval=0.0) as p:
             p.advance(cost=0.5)
             p.advance(error=True)
     lines = [r.getMessage() for r in caplog.records]
     assert lines and "2/10 calls" in lines[-1] and "$0.5000" in lines[-1] and "1 error(s)" in lines[-1]
 
 
-def test_live_bar_renders_on_a_terminal():
+def test_the_clis_live_bar_is_drawn_from_the_progress_events_and_never_passes_its_total():
     buf = io.StringIO()
     console = Console(file=buf, force_terminal=True, width=120)
-    with Progress(3, console, live=True) as p:
-        for _ in range(3):
-            p.advance(cost=0.01)
+    with ProgressBar(console) as bar:
+        counter = PhaseCounter(2, on_progress=bar, log_lines=False)
+        for _ in range(3):  # one call more than expected (a simulated user asked again): the total grows
+            counter.advance(cost=0.01)
+    assert counter.total == counter.done == 3
     assert "3/3" in buf.getvalue() and "$0.0300" in buf.getvalue()
 
 

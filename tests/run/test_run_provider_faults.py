@@ -29,16 +29,47 @@ def test_a_dripping_body_times_out_at_the_overall_deadline(fake):
 
 
 def test_a_run_retries_a_dripping_call_and_completes(env, fake, small):
-    write_manifest(small["manifest"], synthetic_cases(12, scenarios=3))
+    """Half the first attempts drip; the other half answer at once, so the model is slow at times, not
+    unreachable: the dripping calls are retried and every case completes."""
+    cases = list(synthetic_cases(12, scenarios=3))
+    write_manifest(small["manifest"], cases)
     write_models(small["models"], ["test/model-a"], timeout=1.0)
-    fake.rules = [Rule("drip", times=1)]
+    slow = {c["request"]["messages"][-1]["content"] for c in cases[::2]}
+    fake.rules = [Rule("drip", times=1, match=lambda body: body["messages"][-1]["content"] in slow)]
     fake.drip_seconds = 0.5
     start = time.monotonic()
     report = run_inprocess(small, concurrency=12)
-    assert report.status == "completed" and time.monotonic() - start < 60
-    assert fake.faults["drip"] == 12
-    assert rows(small["db"], "SELECT min(attempts), max(attempts), count(*) FROM responses "
-                             "WHERE error_kind IS NULL") == [(2, 2, 12)]
+    assert report.status == "completed" and time.monotonic() - start < 60 and not report.stalled
+    assert fake.faults["drip"] == len(slow) == 6
+    assert rows(small["db"], "SELECT attempts, count(*) FROM responses WHERE error_kind IS NULL "
+                             "GROUP BY attempts") == [(1, 6), (2, 6)]
+
+
+def test_a_model_whose_first_three_calls_time_out_stops_its_lane_while_another_finishes(env, fake, small, capsys,
+                                                                                     monkeypatch):
+    import sys
+
+    from helmbench.cli import main
+
+    write_manifest(small["manifest"], synthetic_cases(12, scenarios=3))
+    small["models"].write_text("models:\n  - id: test/slow\n    timeout: 1\n    concurrency: 1\n"
+                               "  - id: test/model-a\n    timeout: 1\n", encoding="utf-8")
+    fake.rules = [Rule("drip", match="test/slow")]
+    fake.drip_seconds = 0.5
+    monkeypatch.setattr(sys, "argv", ["helmbench", "run", "--manifest", str(small["manifest"]), "--models-file",
+                                      str(small["models"]), "--db", str(small["db"])])
+    start = time.monotonic()
+    with pytest.raises(SystemExit) as ended:
+        main()
+    took = time.monotonic() - start
+    assert ended.value.code == 3 and took < 3 * 1.0 + 6  # about three timeouts (and the import), not 12 × 6
+    assert fake.by_model["test/slow"] == 3 and fake.by_model["test/model-a"] == 12
+    said = capsys.readouterr().err
+    assert said.count("test/slow: its first 3 calls all hit the 1 s deadline") == 1
+    statuses = dict(rows(small["db"], "SELECT model, status FROM runs"))
+    assert statuses == {"test/slow": "failed", "test/model-a": "completed"}
+    assert rows(small["db"], "SELECT count(*) FROM results r JOIN runs ON runs.id = r.run_id "
+                             "WHERE runs.model = 'test/model-a' AND verdict != 'ERROR'") == [(12,)]
 
 
 def test_no_choices_is_retried_less_and_its_billed_cost_recorded(env, fake, small):

@@ -68,8 +68,8 @@ def test_every_score_and_interval_lies_in_unit_interval(rows):
     assert s.score is not None or s.score_ci is None
     if s.score_ci is not None:
         assert s.score_ci[0] - 1e-12 <= s.score <= s.score_ci[1] + 1e-12
-    if s.agreement and s.agreement.fleiss_kappa is not None:
-        assert -1.0 <= s.agreement.fleiss_kappa <= 1.0
+    if s.consistency and s.consistency.fleiss_kappa is not None:
+        assert -1.0 <= s.consistency.fleiss_kappa <= 1.0
 
 
 @settings(max_examples=150, deadline=None)

@@ -41,7 +41,7 @@ def test_headline_numbers():
     low, high = s.score_ci
     assert 0.0 <= low <= high <= 1.0
     assert (s.bootstrap, s.seed) == (200, 1)
-    assert s.agreement is None
+    assert s.consistency is None
 
 
 def test_by_pillar_and_behaviour():
@@ -83,10 +83,10 @@ def test_breakdowns_sort_naturally():
     assert list(breakdown(rows, lambda row: row.case_id)) == ["x0", "x1", "x2"]
 
 
-def test_agreement_appears_with_samples():
+def test_consistency_appears_with_samples():
     rows = [r("a", "PASS", uc=1, sample=0), r("a", "FAIL", uc=1, sample=1)]
     s = summarise(rows, bootstrap=0)
-    assert s.agreement.n_cases == 1 and s.agreement.n_unanimous == 0
+    assert s.consistency.n_cases == 1 and s.consistency.n_unanimous == 0
     assert s.score == pytest.approx(0.5)
 
 
@@ -97,18 +97,18 @@ def test_to_dict_is_json():
     assert d["score_ci"] == list(s.score_ci)
     assert d["by_user_context_severity"]["2"]["n_results"] == s.by_user_context_severity[2].n_results
     assert d["by_behaviour"]["P1-B1"]["max_cost"] == 18
-    assert d["agreement"]["n_cases"] == 1
+    assert d["consistency"]["n_cases"] == 1
     assert set(d) >= {
         "score", "score_ci", "pass_rate", "pass_rate_ci", "n_results", "n_verdicts", "n_errors", "n_pass",
         "by_pillar", "by_behaviour", "by_condition", "by_user_context_severity", "by_perturbation_severity",
-        "agreement",
+        "consistency",
     }
 
 
 def test_empty_run():
     s = summarise([])
     assert s.score is None and s.score_ci is None and s.pass_rate is None and s.coverage is None
-    assert s.by_pillar == {} and s.agreement is None
+    assert s.by_pillar == {} and s.consistency is None
     json.dumps(s.to_dict(), allow_nan=False)
 
 

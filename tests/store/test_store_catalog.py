@@ -11,7 +11,9 @@ from helmbench.manifest import read_manifest  # noqa: E402
 from helmbench.store import open_db  # noqa: E402
 from helmbench.store.catalog import is_registered, register_manifest, upsert_models  # noqa: E402
 from helmbench.store.responses import Write, write_batch  # noqa: E402
-from helmbench.store.runs import costs, finish_run, start_run  # noqa: E402
+from helmbench.store.ledger import Account, done_values, sent_row, write_done, write_sent  # noqa: E402
+from helmbench.store.queries.ledger import run_costs as costs  # noqa: E402
+from helmbench.store.runs import finish_run, start_run  # noqa: E402
 from tests.fakes.manifests import make_case, synthetic_cases, write_manifest  # noqa: E402
 
 
@@ -48,12 +50,21 @@ def test_a_run_is_reused_for_the_same_manifest_model_and_settings(tmp_path):
     assert start_run(db, **kw) == run_id
     assert start_run(db, **{**kw, "settings_hash": "sha256:other"}) != run_id
     case = next(iter(m))
+    sent = sent_row(Account("answer", run_id, case["request_hash"], "sha256:s", 0), "m/a", 1, "t", "inv")
+    with db.conn:  # the call as the engine records it: sent before it leaves, completed once stored
+        write_sent(db.conn, [sent])
+    (c,) = [r for r in costs(db) if r["run_id"] == run_id]
+    assert (c["calls"], c["unknown"], c["paid"]) == (1, 1, None)  # cut here, it would stay visible
     write_batch(db, [Write(
         {"request_hash": case["request_hash"], "model": "m/a", "settings_hash": "sha256:s", "sample": 0, "run_id": run_id,
          "content": "{}", "cost": 0.25, "prompt_tokens": 10, "completion_tokens": 5, "attempts": 2, "created_at": "t"},
         {"run_id": run_id, "case_id": case["id"], "case_hash": case["hash"], "sample": 0, "verdict": "FAIL",
          "score": 0.0, "reason": "r", "created_at": "t"})])
+    usage = type("Usage", (), dict(prompt_tokens=10, completion_tokens=5, cost=0.25, latency_ms=3, model_version="v",
+                                   provider="p", generation_id="g"))
+    with db.conn:
+        write_done(db.conn, [done_values(sent["uid"], usage, "t")])
     row = finish_run(db, run_id, "partial")
     assert (row["status"], row["n_fail"], row["cost"], row["prompt_tokens"]) == ("partial", 1, 0.25, 10)
     (c,) = [r for r in costs(db) if r["run_id"] == run_id]
-    assert (c["responses"], c["paid"], c["run_cost"]) == (1, 0.25, 0.25)
+    assert (c["calls"], c["unknown"], c["paid"], c["run_cost"]) == (1, 0, 0.25, 0.25)

@@ -33,6 +33,7 @@ from helmbench.run.judge.judge_prompt import judge_request_hash
 from helmbench.run.neutralise import neutralise, tags_in
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
+from helmbench.store.ledger import Account
 from helmbench.store.runs import now
 from helmbench.store.turns import TurnWrite, VerdictWrite, stored_judgement, stored_turns, write_conversation_batch
 
@@ -75,7 +76,6 @@ class Conversation:
     replies: dict[int, dict] = field(default_factory=dict)
     user_attempts: int = 0
     user_cost: float | None = None
-    user_problem: str | None = None
     rows: list[dict] = field(default_factory=list)  # checkpoint and criterion verdicts so far
     # (criterion, judge request, judge) still to judge: one entry per judge of an ensemble
     criteria: list[tuple[dict, dict, Any]] = field(default_factory=list)
@@ -104,8 +104,8 @@ class ConversationTurns:
     def __init__(self, plan, db, *, concurrency: int, judge=None):
         self.plan, self.db = plan, db
         self.judges = list(judge.members) if judge is not None else []  # one marking model, or an ensemble
-        self.judge_calls, self.judge_cost = 0, 0.0  # transcript judgements paid now (for the run's summary)
         self.concurrency = max(1, concurrency)
+        self.called: dict[tuple[str, str], dict] = {}  # (judge, request hash) → its judgement paid now
         self.writer: Writer | None = None  # one per round: the engine closes (commits) it when the round ends
         self.states: list[Conversation] = []
         self._round: dict[Hashable, list[Conversation]] = {}
@@ -159,10 +159,18 @@ class ConversationTurns:
             return ("judge", state.criteria[0][2].id)
         return state.mp.id
 
-    def jobs(self, lane: Hashable) -> Iterator[Conversation]:
-        return iter(self._round.get(lane, []))
+    def jobs(self, lane: Hashable) -> Iterator[Conversation | None]:
+        for state in self._round.get(lane, []):
+            if state.pending == "judge" and self.judged_now(state):
+                yield None  # the same judge request was answered earlier in this invocation
+            else:
+                yield state
 
     def key(self, state: Conversation) -> Hashable:
+        """A judgement's key is its request: identical transcripts judged at once share one call."""
+        if state.pending == "judge":
+            _, request, judge = state.criteria[0]
+            return ("judge", judge.id, judge_request_hash(request))
         return id(state)
 
     def request(self, state: Conversation) -> tuple[str, dict, dict]:
@@ -176,6 +184,13 @@ class ConversationTurns:
 
     def label(self, state: Conversation) -> str:
         return f"{state.label} ({state.pending})"
+
+    def account(self, state: Conversation) -> Account:
+        if state.pending == "judge":
+            _, request, judge = state.criteria[0]
+            return Account("judge", state.mp.run_id, judge_request_hash(request), judge.settings_hash)
+        kind = "user" if state.pending == "user" else "turn"
+        return Account(kind, state.mp.run_id, state.keys[state.turn - 1], state.mp.settings_hash, state.sample)
 
     def stopped_by_cost(self) -> bool:
         return True
@@ -191,10 +206,13 @@ class ConversationTurns:
         elif state.pending == "user":
             self.user_answered(state, result, attempts)
         else:
-            self.judge_answered(state, result, attempts)
-        if state.pending is not None:  # it walks on now; its next call waits for the next round
-            state.pending = None
-            self.advance(state)
+            row = self.judge_answered(state, result, attempts)
+            for other in jobs[1:]:  # identical judge requests that waited for this call
+                self.judged(other, row)
+        for s in jobs:
+            if s.pending is not None:  # it walks on now; its next call waits for the next round
+                s.pending = None
+                self.advance(s)
         return failed
 
     # --- walking a conversation -----------------------------------------------------------------
@@ -247,8 +265,6 @@ class ConversationTurns:
 
     def model_answered(self, s: Conversation, result, attempts: int) -> None:
         reply = s.row("assistant", source="model", caller=s.mp.id, **call_columns(result, attempts))
-        s.mp.cost += result.cost or 0.0
-        s.mp.called += 1
         if not isinstance(result, ProviderError) and s.case["evaluation"]["type"] != "sqe":
             outcome = outcome_for(s.case, reply)
             if outcome is not None and outcome.parsed is not None:
@@ -273,7 +289,6 @@ class ConversationTurns:
             reply = T.read_user_reply(result.content, result.finish_reason)
             if reply.problem is not None and s.user_attempts < USER_ATTEMPTS:
                 log.info("%s: %s; asking again", s.label, reply.problem)
-                s.user_problem = reply.problem
                 return  # `pending` stays "user": asked again next round
             if reply.problem is not None:
                 row = s.row("user", **base, attempts=s.user_attempts, error_kind="user_model_invalid",
@@ -281,7 +296,7 @@ class ConversationTurns:
             else:
                 row = s.row("user", **base, **call_columns(result, s.user_attempts), stop=int(reply.stop))
         row["cost"] = s.user_cost
-        s.user_attempts, s.user_cost, s.user_problem = 0, None, None  # the next turn starts afresh
+        s.user_attempts, s.user_cost = 0, None  # the next turn starts afresh
         self.writer.add(TurnWrite(row))
         s.stored[(row["turn_key"], "user")] = row
         if row.get("error_kind"):
@@ -314,16 +329,28 @@ class ConversationTurns:
         self.judged(s, found)
         return True
 
-    def judge_answered(self, s: Conversation, result, attempts: int) -> None:
+    def judged_now(self, s: Conversation) -> bool:
+        """Settle the next criterion of `s` with a judgement paid earlier in this invocation, if any
+        (not committed yet, so `stored_judgement` cannot see it): identical requests are paid once."""
+        _, request, judge = s.criteria[0]
+        row = self.called.get((judge.id, judge_request_hash(request)))
+        if row is None:
+            return False
+        self.judged(s, row)
+        s.pending = None
+        self.advance(s)
+        return True
+
+    def judge_answered(self, s: Conversation, result, attempts: int) -> dict:
         criterion, request, judge = s.criteria[0]
         columns = {k: v for k, v in call_columns(result, attempts).items() if k in _JUDGEMENT_COLUMNS}
-        self.judge_calls += 1
-        self.judge_cost += columns.get("cost") or 0.0
         row = {"judge_request_hash": judge_request_hash(request), "judge_model": judge.id,
                "judge_settings_hash": judge.settings_hash, "run_id": s.mp.run_id,
                "criterion": criterion["code"], "created_at": now(), **columns}
         self.writer.add(TurnWrite(judgement=row))
+        self.called[(judge.id, row["judge_request_hash"])] = row
         self.judged(s, row)
+        return row
 
     def judged(self, s: Conversation, row: dict) -> None:
         criterion, _, _ = s.criteria.pop(0)
@@ -350,7 +377,6 @@ class ConversationTurns:
                   "response_id": None, "verdict": outcome.verdict, "score": outcome.score, "reason": outcome.reason,
                   "created_at": now()}
         self.writer.add(VerdictWrite(result, s.rows, s.used, s.mp.id, s.mp.settings_hash, s.judgements))
-        s.mp.verdicts[outcome.verdict] += 1
         if outcome.verdict != "ERROR":
             s.mp.settled.add((s.case["hash"], s.sample))
         s.step, s.pending = "done", None

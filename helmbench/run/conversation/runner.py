@@ -8,27 +8,23 @@ depend on it (see kind.py).
 
 from __future__ import annotations
 
-from helmbench.run.budget import Budget
 from helmbench.run.conversation.kind import ConversationTurns, conversation_writer
 from helmbench.run.engine import run_phase
 
 
-def run_conversations(plan, db, judge, *, opts, budget: Budget, progress, provider) -> tuple[str, int, float]:
-    """Every conversation of the plan, round by round; returns how the phase ended, and the
-    transcript judge calls it paid for now with their cost (the run's summary counts them).
-
-    `progress(total, phase)` makes the progress bar; `provider()` the provider (made at the first call)."""
-    kind = ConversationTurns(plan, db, concurrency=opts.concurrency, judge=judge)
-    writer = conversation_writer(opts.db)
+def run_conversations(ctx) -> str:
+    """Every conversation of the plan, round by round; returns how the phase ended. `ctx` is the
+    invocation's `phases.Context` (its calls are counted by the ledger, like every phase's)."""
+    kind = ConversationTurns(ctx.plan, ctx.db, concurrency=ctx.opts.concurrency, judge=ctx.judge)
+    writer = conversation_writer(ctx.opts.db)
     status = "completed"
     try:
         kind.start(writer)  # settles what is stored (a verdict from stored turns costs nothing)
-        with progress(plan.new_turns, kind.what) as bar:
+        with ctx.progress(ctx.plan.conversation_calls(ctx.judge), kind.what) as bar:
             while kind.going and status == "completed":
                 kind.next_round(writer)
-                status = run_phase(kind, provider=provider, writer=writer, progress=bar, policy=opts.retry,
-                                   budget=budget)
-                writer = kind.writer = conversation_writer(opts.db)
+                status = run_phase(kind, **ctx.engine(writer, bar))
+                writer = kind.writer = conversation_writer(ctx.opts.db)
     finally:
         writer.close()
-    return status, kind.judge_calls, kind.judge_cost
+    return status

@@ -9,7 +9,8 @@ What each side sees:
 - the simulated user: a system prompt with its persona, goal, stop rule and the landmarks due by
   this turn, then the conversation from its side (its own messages as `assistant`, the model's
   replies as `user`), starting with the user's input of the opening. It never sees the model's
-  system instructions.
+  system instructions, and of a structured reply only what a person would read: its reply text
+  field (`manifest.conversation.REPLY_FIELD`, `response`), never the other fields (a risk level).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from helmbench.manifest.conversation import user_definition
+from helmbench.manifest.conversation import reply_text, user_definition
 from helmbench.spec.conversation import STOP_MARKER
 
 _USERS_INPUT = re.compile(r"<users_input>\n(.*?)\n</users_input>", re.S)
@@ -76,7 +77,8 @@ def user_request(case: dict, transcript: list[dict], turn: int) -> dict:
         stop = (f"\nEnd the conversation when this happens: {definition['stop_when']}\n"
                 f"To end it, reply with exactly {STOP_MARKER} and nothing else.\n")
     system = USER_SYSTEM.format(persona=definition["persona"], goal=definition["goal"], landmarks=landmarks, stop=stop)
-    flipped = [{"role": "assistant" if t["role"] == "user" else "user", "content": t["content"]} for t in transcript]
+    flipped = [{"role": "assistant", "content": t["content"]} if t["role"] == "user" else
+               {"role": "user", "content": reply_text(conv, t["content"])} for t in transcript]
     history = [{"role": "assistant", "content": opening_input(case)}, *flipped]
     return {"messages": [{"role": "system", "content": system}, *history], "response_format": None}
 

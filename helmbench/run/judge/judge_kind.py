@@ -28,6 +28,7 @@ from helmbench.run.judge.judge_prompt import response_field
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
 from helmbench.store.judgements import JudgedCase
+from helmbench.store.ledger import Account
 from helmbench.store.runs import now
 
 log = logging.getLogger("helmbench.run.judge")
@@ -159,6 +160,9 @@ class Judgements:
         work = job.case.work
         return f"judge {job.item.judge.id} {work.job.case['id']}#{work.job.sample} {job.item.criterion['code']}"
 
+    def account(self, job: CriterionJob) -> Account:
+        return Account("judge", job.case.work.job.model.run_id, job.item.hash, job.item.judge.settings_hash)
+
     def stopped_by_cost(self) -> bool:
         return self.skipped > 0
 
@@ -200,6 +204,5 @@ class Judgements:
         self.writer.add(JudgedCase([(ref, v.verdict, v.score) for ref, v in links], result))
         mp = work.job.model
         self.settled.setdefault(mp.id, set()).add((work.job.case["hash"], work.job.sample))
-        mp.verdicts[outcome.verdict] += 1
         log.debug("%s %s#%d: %s (%s)", mp.id, work.job.case["id"], work.job.sample, outcome.verdict, outcome.reason,
                   extra={"run_id": mp.run_id})

@@ -79,10 +79,6 @@ def latest_judged_manifest(db) -> str | None:
     return row[0] if row else None
 
 
-def manifest_has_runs(db, manifest_hash: str) -> bool:
-    return _conn(db).execute("SELECT 1 FROM runs WHERE manifest_hash = ? LIMIT 1", [manifest_hash]).fetchone() is not None
-
-
 def declared_calibration(db, manifest_hash: str | None) -> dict | None:
     """benchmark.yml's `calibration:` as the manifest's catalog carries it, or None."""
     from helmbench.store.queries.manifests import manifest_header

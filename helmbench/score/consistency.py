@@ -1,4 +1,7 @@
-"""Repeated samples: per-case means and how much a model's samples agree with each other.
+"""Repeated samples: per-case means and how consistent a model's samples are (Fleiss' κ between them).
+
+Named consistency, not agreement: in HELMBench "agreement" is the judge's with clinicians
+(`helmbench agreement`, score/calibration.py).
 
 Why: with temperature > 0 the same prompt can pass once and fail the next time. A mean per
 case shows *how often* a case passes; agreement shows whether a model is consistent at all.
@@ -83,7 +86,7 @@ def fleiss_kappa(table: Iterable[Sequence[int]]) -> float | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Agreement:
+class Consistency:
     n_cases: int  # cases with ≥ 2 samples with a verdict
     n_unanimous: int
     unanimous_share: float
@@ -92,7 +95,7 @@ class Agreement:
     max_samples: int
 
 
-def agreement(results: Iterable[ScoredResult]) -> Agreement | None:
+def consistency(results: Iterable[ScoredResult]) -> Consistency | None:
     """Inter-sample agreement, or None when no case has 2 samples with a verdict."""
     counts: dict[str, list[int]] = {}  # case -> [passes, fails]
     for r in results:
@@ -103,7 +106,7 @@ def agreement(results: Iterable[ScoredResult]) -> Agreement | None:
         return None
     unanimous = sum(1 for p, f in table if p == 0 or f == 0)
     sizes = [p + f for p, f in table]
-    return Agreement(
+    return Consistency(
         n_cases=len(table),
         n_unanimous=unanimous,
         unanimous_share=unanimous / len(table),

@@ -1,4 +1,5 @@
-"""What `helmbench run` and friends print: summaries, the dry-run estimate, one case in full.
+"""What `helmbench run` and friends print: summaries, the dry-run estimate, the judge's lines, `costs`,
+one case in full. Only the CLI renders: the run stage returns data (RunReport, the ledger's totals).
 
 Model output is untrusted text: it is printed as `rich.text.Text` (never parsed as markup),
 so `[red]` or `<script>` in an answer is shown literally and cannot restyle the terminal.
@@ -35,24 +36,35 @@ def dry_run(report: RunReport, out: Console) -> None:
                        f"{plan.new_turns:,} model turn(s) not stored yet across the models (not in the table "
                        "above); each turn re-sends the transcript so far. The cost estimate below counts every "
                        "turn of each conversation at its opening's length, and leaves out the simulated user."))
-    from helmbench.run.judge import render_dry_run
-
+    if plan.reasked_turns:
+        out.print(Text(f"{plan.reasked_turns:,} of those model turn(s) were stored by an earlier release, when the "
+                       "simulated user was shown the model's whole structured answer; it now sees only the reply's "
+                       "text field, as a person would, so those conversations are asked again from their second "
+                       "turn (their clinician reviews go stale)."))
     render_dry_run(report.judge, out)
 
 
 def summary(report: RunReport, out: Console) -> None:
+    """Per run: its verdicts (from the run row) and the calls this invocation sent for it (from the ledger:
+    answers, conversation turns and the simulated user; the judge's on the line below)."""
+    from helmbench.store.queries.ledger import MODEL_KINDS, Ledger
+
     table = Table("run", "model", "status", "calls made", "stored", "pass", "fail", "error", "awaiting judge",
                   "billed now")
     by_id = {r["id"]: r for r in report.runs}
     for mp in report.plan.models:
         row = by_id.get(mp.run_id, {})
-        table.add_row(str(mp.run_id), Text(mp.id), row.get("status", "?"), str(mp.called), str(mp.stored),
-                      str(row.get("n_pass", 0)), str(row.get("n_fail", 0)), str(row.get("n_error", 0)),
-                      str(row.get("n_awaiting_judge", 0)), _money(mp.cost))
+        calls = report.ledger.get(mp.run_id) or Ledger()
+        table.add_row(str(mp.run_id), Text(mp.id), row.get("status", "?"), str(calls.calls(kinds=MODEL_KINDS)),
+                      str(mp.stored), str(row.get("n_pass", 0)), str(row.get("n_fail", 0)),
+                      str(row.get("n_error", 0)), str(row.get("n_awaiting_judge", 0)),
+                      _money(calls.cost(kinds=MODEL_KINDS)))
     out.print(table)
-    from helmbench.run.judge import render_summary
-
     render_summary(report.judge, report.runs, out)
+    cut = sum(ledger.unknown() for ledger in report.ledger.values())
+    if cut:
+        out.print(Text(f"{cut} call(s) were cut before their answer was stored (they may be billed): `helmbench "
+                       "costs` lists them; the next run asks them again."))
     errors = sum(r.get("n_error", 0) for r in report.runs)
     if errors:
         out.print(Text(f"{errors} result(s) are ERRORs (API or judge failures): they are excluded from scores and "
@@ -78,18 +90,28 @@ def _transcript(result: dict, out: Console) -> None:
     out.print(Text.assemble(("verdict: ", "bold"), (result["verdict"], style), f" — {result.get('reason') or ''}"))
 
 
-def costs(rows: list[dict], out: Console) -> None:
+def costs(rows: list[dict], out: Console, outside=None) -> None:
+    """Per run, from the call ledger; `outside`: the ledger of calls no run made (`generate`)."""
     table = Table("run", "model", "status", "calls paid", "errors", "unpriced", "prompt tokens", "completion tokens",
                   "paid by run", "cost of run's responses", "judge calls paid", "judge paid")
     for r in rows:
-        table.add_row(str(r["run_id"]), Text(r["model"]), r["status"], str(r["responses"] or 0), str(r["errors"] or 0),
-                      str(r["unpriced"] or 0), f"{r['prompt_tokens'] or 0:,}", f"{r['completion_tokens'] or 0:,}",
-                      _money(r["paid"]), _money(r["run_cost"]), str(r.get("judge_calls") or 0),
-                      _money(r.get("judge_paid")))
+        table.add_row(str(r["run_id"]), Text(r["model"]), r["status"], str(r["calls"]), str(r["errors"]),
+                      str(r["unpriced"]), f"{r['prompt_tokens'] or 0:,}",
+                      f"{r['completion_tokens'] or 0:,}", _money(r["paid"]), _money(r["run_cost"]),
+                      str(r["judge_calls"]), _money(r["judge_paid"]))
     out.print(table)
-    total = sum((r["paid"] or 0) + (r.get("judge_paid") or 0) for r in rows)
+    total = sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in rows)
+    if outside is not None and outside.calls():
+        total += outside.cost() or 0.0
+        out.print(Text(f"generation calls (no run): {outside.calls()}, {_money(outside.cost())}"))
     out.print(Text(f"total paid: ${total:.4f} (billed cost as reported by OpenRouter; calls it did not price are "
                    "counted as unknown, never estimated)"))
+    cut = [f"run {r['run_id']}: {r['unknown']}" for r in rows if r["unknown"]]
+    if outside is not None and outside.unknown():
+        cut.append(f"generation: {outside.unknown()}")
+    if cut:
+        out.print(Text(f"calls sent but never completed (a crash or kill cut them; OpenRouter may have billed them, "
+                       f"their cost is not in the total): {', '.join(cut)}"))
 
 
 def single_case(case: dict, answers: list[tuple[str, dict | None, dict | None]], out: Console, *, dry: bool) -> None:
@@ -127,3 +149,31 @@ def single_case(case: dict, answers: list[tuple[str, dict | None, dict | None]],
                                f"{said or ''}"))
         elif not response.get("error_kind"):
             out.print(Text("verdict: awaiting the judge (sqe)" if case["evaluation"]["type"] == "sqe" else "verdict: none"))
+
+
+def render_dry_run(est, out: Console) -> None:
+    if est is None or est.model is None:
+        return
+    lines = [f"Judge ({est.model}), counted apart from the calls above: {est.calls} call(s) for answers already "
+             f"stored, {est.cached} judgement(s) reused"]
+    if est.unanswered:
+        lines.append(f"; up to {est.upto_new} more once {est.unanswered} new answer(s) arrive (one per criterion; "
+                     "malformed answers are failed without judging)")
+    if est.no_judge:
+        lines.append(f"; {est.no_judge} stored answer(s) are decided without the judge")
+    out.print(Text("".join(lines) + "."))
+
+
+def render_summary(outcome, runs: list[dict], out: Console) -> None:
+    if outcome is None:
+        return
+    evaluations = sum(r.get("n_judgements") or 0 for r in runs)
+    judged = sum(r.get("n_judged_cases") or 0 for r in runs)
+    errors = sum(r.get("n_judge_errors") or 0 for r in runs)
+    text = (f"Judge {outcome.model}: {outcome.calls} call(s) now (${outcome.cost:.4f}), "
+            f"{outcome.reused} reused; {evaluations} criterion evaluation(s) behind {judged} judged case(s)")
+    if errors:
+        text += f"; {errors} evaluation(s) failed: those cases are ERRORs, re-judged by the next run"
+    if outcome.skipped:
+        text += f"; {outcome.skipped} case(s) await the judge (run again to continue)"
+    out.print(Text(text + "."))

@@ -1,8 +1,8 @@
-"""Per-case means and inter-sample agreement, against hand-computed tables."""
+"""Per-case means and the consistency of samples (Fleiss κ between them), against hand-computed tables."""
 
 import pytest
 
-from helmbench.score import ScoredResult, agreement, case_means, fleiss_kappa
+from helmbench.score import ScoredResult, case_means, consistency, fleiss_kappa
 
 
 def r(case, sample, verdict, score=None):
@@ -32,14 +32,14 @@ def test_fleiss_kappa_perfect_chance_and_undefined():
         fleiss_kappa([[2, -1]])
 
 
-def test_agreement_over_samples():
+def test_consistency_over_samples():
     rows = [
         r("a", 0, "PASS"), r("a", 1, "PASS"), r("a", 2, "PASS"),
         r("b", 0, "FAIL"), r("b", 1, "FAIL"), r("b", 2, "FAIL", 0.5),  # partial credit is a FAIL
         r("c", 0, "PASS"), r("c", 1, "PASS"), r("c", 2, "FAIL"),
         r("d", 0, "PASS"), r("d", 1, "ERROR"), r("d", 2, "ERROR"),  # one valid sample: skipped
     ]
-    result = agreement(rows)
+    result = consistency(rows)
     assert result.n_cases == 3
     assert result.n_unanimous == 2
     assert result.unanimous_share == pytest.approx(2 / 3)
@@ -53,14 +53,14 @@ def test_errors_leave_unequal_sample_counts():
         r("b", 0, "PASS"), r("b", 1, "FAIL"), r("b", 2, "FAIL"),
         r("c", 0, "PASS"), r("c", 1, "PASS"), r("c", 2, "FAIL"), r("c", 3, "FAIL"),
     ]
-    result = agreement(rows)
+    result = consistency(rows)
     assert result.fleiss_kappa == pytest.approx(0.1)
     assert (result.min_samples, result.max_samples) == (2, 4)
 
 
-def test_single_sample_runs_have_no_agreement():
-    assert agreement([r("a", 0, "PASS"), r("b", 0, "FAIL")]) is None
-    assert agreement([]) is None
+def test_single_sample_runs_have_no_consistency():
+    assert consistency([r("a", 0, "PASS"), r("b", 0, "FAIL")]) is None
+    assert consistency([]) is None
 
 
 def test_case_means():

@@ -1,0 +1,120 @@
+"""Named queries over the call ledger (store/ledger.py): every count of calls and every sum of money.
+
+Why here and nowhere else: the run's summary, its progress, `costs`, the API and Datasette used to
+count calls each from their own tables, and a kind of call one of them forgot (a simulated user's
+turn, a judgement of a transcript) made them disagree. A call is one row of `calls`; these queries
+group those rows, so a number shown anywhere is a sum of rows one can list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+_TOTALS = """
+SELECT kind, model, count(*), coalesce(sum(state = 'answered'), 0), coalesce(sum(state = 'failed'), 0),
+       coalesce(sum(state = 'sent'), 0), sum(cost), coalesce(sum(cost IS NULL AND state = 'answered'), 0),
+       coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0)
+FROM calls WHERE {where} GROUP BY kind, model ORDER BY kind, model
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CallTotals:
+    """Ledger rows of one kind and model, summed. `unknown`: sent, never completed (a crash cut them;
+    possibly billed). `cost` is None when no row of them was priced."""
+
+    kind: str
+    model: str
+    calls: int
+    answered: int
+    failed: int
+    unknown: int
+    cost: float | None
+    unpriced: int
+    prompt_tokens: int
+    completion_tokens: int
+
+
+@dataclass
+class Ledger:
+    """The totals of a selection of ledger rows, by kind and model."""
+
+    rows: list[CallTotals] = field(default_factory=list)
+
+    def select(self, *, kinds: Sequence[str] | None = None, model: str | None = None) -> list[CallTotals]:
+        return [r for r in self.rows if (kinds is None or r.kind in kinds) and (model is None or r.model == model)]
+
+    def calls(self, **where) -> int:
+        return sum(r.calls for r in self.select(**where))
+
+    def failed(self, **where) -> int:
+        return sum(r.failed for r in self.select(**where))
+
+    def unknown(self, **where) -> int:
+        return sum(r.unknown for r in self.select(**where))
+
+    def unpriced(self, **where) -> int:
+        return sum(r.unpriced for r in self.select(**where))
+
+    def cost(self, **where) -> float | None:
+        priced = [r.cost for r in self.select(**where) if r.cost is not None]
+        return sum(priced) if priced else None
+
+    def tokens(self, **where) -> tuple[int, int]:
+        rows = self.select(**where)
+        return sum(r.prompt_tokens for r in rows), sum(r.completion_tokens for r in rows)
+
+
+def _ledger(conn, where: str, params: list) -> Ledger:
+    conn = getattr(conn, "conn", conn)  # a sqlite_utils Database or a plain connection
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone():
+        return Ledger()  # a database not migrated yet (a read-only reader of an old file)
+    return Ledger([CallTotals(*row) for row in conn.execute(_TOTALS.format(where=where), params).fetchall()])
+
+
+def invocation_ledger(conn, invocation: str, run_id: int | None = None) -> Ledger:
+    """The calls one invocation sent (optionally only a run's): what it billed now."""
+    if run_id is None:
+        return _ledger(conn, "invocation = ?", [invocation])
+    return _ledger(conn, "invocation = ? AND run_id = ?", [invocation, run_id])
+
+
+def unattached_ledger(conn) -> Ledger:
+    """Calls that belong to no run (`helmbench generate`)."""
+    return _ledger(conn, "run_id IS NULL", [])
+
+
+#: The kinds a model under test (or its simulated user) is called for, and the judge's.
+MODEL_KINDS = ("answer", "turn", "user")
+JUDGE_KINDS = ("judge",)
+
+_COSTS = """
+SELECT runs.id AS run_id, runs.model, runs.status, runs.started_at, runs.cost AS run_cost,
+  coalesce(sum(c.kind IN ('answer', 'turn', 'user')), 0) AS calls,
+  coalesce(sum(c.kind IN ('answer', 'turn', 'user') AND c.state = 'failed'), 0) AS errors,
+  coalesce(sum(c.state = 'sent'), 0) AS unknown,
+  coalesce(sum(c.kind IN ('answer', 'turn', 'user') AND c.cost IS NULL AND c.state = 'answered'), 0) AS unpriced,
+  sum(CASE WHEN c.kind IN ('answer', 'turn', 'user') THEN c.prompt_tokens END) AS prompt_tokens,
+  sum(CASE WHEN c.kind IN ('answer', 'turn', 'user') THEN c.completion_tokens END) AS completion_tokens,
+  sum(CASE WHEN c.kind IN ('answer', 'turn', 'user') THEN c.cost END) AS paid,
+  coalesce(sum(c.kind = 'judge'), 0) AS judge_calls,
+  sum(CASE WHEN c.kind = 'judge' THEN c.cost END) AS judge_paid
+FROM runs LEFT JOIN calls c ON c.run_id = runs.id
+WHERE (:run IS NULL OR runs.id = :run) AND (:model IS NULL OR runs.model = :model)
+GROUP BY runs.id ORDER BY runs.id
+"""
+
+
+def run_costs(conn, run_id: int | None = None, model: str | None = None) -> list[dict]:
+    """Per run (`helmbench costs`): the calls it paid for from the ledger, models' and judge's apart, with
+    `unknown` the calls a crash cut (possibly billed); `run_cost` is what the responses it uses cost."""
+    conn = getattr(conn, "conn", conn)
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone():
+        from helmbench.errors import StorageError
+
+        raise StorageError("this results database predates the call ledger that `costs` reads",
+                           hint="upgrade it in place once, sending nothing: helmbench run --dry-run --db <it>")
+    cur = conn.execute(_COSTS, {"run": run_id, "model": model})
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, row)) for row in cur.fetchall()]

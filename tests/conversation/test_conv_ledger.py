@@ -1,0 +1,211 @@
+"""The call ledger against the fake OpenRouter: every request the server counts is one ledger row, and
+the numbers shown (run summary, `costs`, judge totals) are sums of those rows.
+
+The tree holds a single-answer sqe scenario, a scripted and a simulated conversation, one model, a
+judge and a simulated user: every kind of call a run makes.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conv_trees import MODEL, SCRIPTED, SIMULATED_TEXT, USER_MODEL
+from test_conv_run import compile_, rows
+from test_conv_run import run as run_tree
+
+from helmbench.manifest import read_manifest
+
+JUDGE = "test/judge"
+FIXTURE = Path(__file__).resolve().parents[1] / "store" / "fixtures" / "results-794e7ac.sql"
+
+
+@pytest.fixture
+def tree(conv_tree):
+    compile_(conv_tree)
+    return conv_tree
+
+
+def run(tree: Path, *scenarios: str, **kw):
+    return run_tree(tree, *scenarios, **kw)
+
+
+def ledger_by_model(tree: Path, where: str = "1") -> dict[str, int]:
+    return dict(rows(tree, f"SELECT model, count(*) FROM calls WHERE {where} GROUP BY model"))
+
+
+def test_every_request_the_server_counts_is_one_ledger_row_and_the_summaries_are_their_sums(env, fake, tree):
+    from helmbench.store import open_reader
+    from helmbench.store.queries.ledger import JUDGE_KINDS, MODEL_KINDS, run_costs
+
+    report = run(tree, samples=2)
+    assert report.status == "completed"
+    served = {m: n for m, n in fake.by_model.items()}
+    assert set(served) == {MODEL, USER_MODEL, JUDGE}
+    assert ledger_by_model(tree) == served  # answers, turns, simulated user, judge: one row per request
+    assert rows(tree, "SELECT count(*) FROM calls WHERE state != 'answered'") == [(0,)]
+    (versions,) = rows(tree, "SELECT count(*) FROM calls WHERE model_version IS NULL OR provider IS NULL")
+    assert versions == (0,)  # every answered call names the version and provider that served it
+    (ledger,) = report.ledger.values()
+    assert ledger.calls(kinds=MODEL_KINDS) == served[MODEL] + served[USER_MODEL]
+    assert report.judge.calls == ledger.calls(kinds=JUDGE_KINDS) == served[JUDGE]
+    billed = sum(served.values()) * fake.cost
+    assert abs(report.spent - billed) < 1e-12
+    (c,) = run_costs(open_reader(tree / "build/results.db"))
+    assert c["calls"] + c["judge_calls"] == fake.total and c["unknown"] == 0
+    assert abs((c["paid"] or 0) + (c["judge_paid"] or 0) - billed) < 1e-12
+    (judge_calls,) = rows(tree, "SELECT judge_calls FROM runs")[0]
+    assert judge_calls == served[JUDGE]
+
+
+def test_identical_judge_requests_within_a_run_are_paid_once(env, fake, tree):
+    """Two samples of a deterministic conversation give identical transcripts: one judge call per
+    distinct judge request, whichever phase asks it."""
+    run(tree, samples=2)
+    judge_requests = fake.requests_for(JUDGE)
+    distinct = {json.dumps(b["messages"], sort_keys=True) for b in judge_requests}
+    assert len(judge_requests) == len(distinct) > 0
+    # and both samples' results use the one judgement
+    (links,) = rows(tree, "SELECT count(*) FROM result_transcript_judgements")[0]
+    (results,) = rows(tree, "SELECT count(*) FROM results r JOIN cases c ON c.hash = r.case_hash "
+                            "WHERE c.id = 'P1-B1-S3-C1-PT1'")[0]
+    assert results == 2 and links == 2
+
+
+def test_a_database_of_the_release_before_the_ledger_is_migrated_without_paying_again(env, fake, tree):
+    """The fixture is a results.db written by the release before the ledger (commit 794e7ac) for this
+    very tree (two samples); its full-text index, derived data a SQL dump cannot hold, is rebuilt."""
+    from helmbench.store import open_db
+
+    db_path = tree / "build/results.db"
+    conn = sqlite3.connect(db_path)
+    conn.executescript(FIXTURE.read_text(encoding="utf-8"))
+    conn.close()
+    # the fixture is of this tree: every case is stored as it compiles today but the simulated
+    # conversation, whose request now says which field of a reply its user reads
+    stored = {h for (h,) in rows(tree, "SELECT hash FROM cases")}
+    changed = {c["id"] for c in read_manifest(tree / "build/manifest.jsonl") if c["hash"] not in stored}
+    assert changed == {"P1-B1-S3-C1-PT1"}
+    db = open_db(db_path)
+    backfilled = dict(db.execute("SELECT kind, count(*) FROM calls GROUP BY kind").fetchall())
+    db.conn.close()
+    (responses,) = rows(tree, "SELECT count(*) FROM responses")[0]
+    (turns,) = rows(tree, "SELECT count(*) FROM turns WHERE source = 'model'")[0]
+    (users,) = rows(tree, "SELECT count(*) FROM turns WHERE source = 'user_model'")[0]
+    (judged,) = rows(tree, "SELECT (SELECT count(*) FROM judgements) + (SELECT count(*) FROM transcript_judgements)")[0]
+    assert backfilled == {"answer": responses, "turn": turns, "user": users, "judge": judged}
+    assert all(uid.startswith("m9:") for (uid,) in rows(tree, "SELECT uid FROM calls"))
+    dry = run(tree, samples=2, dry_run=True)
+    # only the simulated conversation is asked again, from its second turn, on purpose: its user now
+    # sees the reply text (the turn keys changed); the dry run counts those turns beforehand
+    assert dry.plan.new_calls == 0 and dry.plan.new_turns == dry.plan.reasked_turns > 0
+    user_turns = sum(m.user_turns for m in dry.plan.models)
+    report = run(tree, samples=2)
+    assert report.status == "completed"
+    assert fake.by_model[MODEL] == dry.plan.new_turns and fake.by_model[USER_MODEL] == user_turns
+    # no answer and no scripted turn is paid again; the judge's request is unchanged (a free-text reply is
+    # read whole), so it is not paid again either
+    assert set(fake.by_model) == {MODEL, USER_MODEL}
+    new = dict(rows(tree, "SELECT kind, count(*) FROM calls WHERE uid NOT LIKE 'm9:%' GROUP BY kind"))
+    assert new == {"turn": fake.by_model[MODEL], "user": fake.by_model[USER_MODEL]}
+
+
+def test_the_simulated_user_reads_only_the_reply_text_of_a_structured_answer(env, fake, conv_tree):
+    """A simulated conversation whose model answers in a schema ({"response", "category", "tags"}): the
+    simulated user is shown the `response` text of each reply, as a person would read it."""
+    tree = conv_tree
+    s1 = tree / SCRIPTED.rsplit("/", 1)[0]
+    s4 = s1.with_name("S4--structured")
+    shutil.copytree(s1, s4)
+    (s4 / "S1.md").rename(s4 / "S4.md")
+    (s4 / "S1.json").rename(s4 / "S4.json")
+    (s4 / "conversation.md").write_text(SIMULATED_TEXT, encoding="utf-8")
+    compile_(tree)
+    run(tree, "P1-B1-S4")
+    asked = fake.requests_for(USER_MODEL)
+    assert asked
+    stored = [json.loads(c) for (c,) in rows(tree, "SELECT content FROM turns WHERE role = 'assistant'")]
+    assert all(set(s) > {"response"} for s in stored)  # the model answers with more than its reply text
+    texts = {s["response"] for s in stored}
+    for body in asked:
+        for m in body["messages"][1:]:
+            if m["role"] == "user":  # the model's replies, from the simulated user's side
+                assert m["content"] in texts and not m["content"].lstrip().startswith("{")
+
+
+def _in_flight(tree: Path, fake, kind: str, proc, timeout: float = 60) -> None:
+    """Wait until calls of `kind` are in flight and every `sent` row's request has reached the server (a
+    row is committed just before its request leaves: a kill in between would over-count by design)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
+        try:
+            (mine, sent), = rows(tree, f"SELECT sum(kind = '{kind}'), count(*) FROM calls WHERE state = 'sent'")
+        except sqlite3.Error:
+            mine = sent = 0
+        if mine and sent == fake.in_flight:
+            return
+        time.sleep(0.005)
+    raise AssertionError(f"no {kind} call was ever in flight")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["answer", "turn", "user", "judge"])
+def test_kill_9_in_every_phase_leaves_each_request_the_server_saw_in_the_ledger(env, fake, tree, kind):
+    """Killed while calls of `kind` are in flight: the server's count equals the completed rows plus the
+    rows still `sent` (cut: possibly billed); the next run completes them and pays each missing call once."""
+    fake.latency = 0.3
+    cmd = [sys.executable, "-m", "helmbench", "run", "--manifest", str(tree / "build/manifest.jsonl"),
+           "--models-file", str(tree / "models.yml"), "--db", str(tree / "build/results.db"), "--samples", "2",
+           "--concurrency", "2"]
+    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        _in_flight(tree, fake, kind, proc)
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    time.sleep(0.5)  # requests already sent reach the server
+    (completed, cut), = rows(tree, "SELECT sum(state != 'sent'), sum(state = 'sent') FROM calls")
+    assert cut >= 1
+    assert fake.total == completed + cut
+    fake.latency = 0
+    before = fake.total
+    report = run(tree, samples=2)
+    assert report.status == "completed"
+    (still_cut,) = rows(tree, "SELECT count(*) FROM calls WHERE state = 'sent'")[0]
+    assert still_cut == cut  # a cut call stays visible: it may have been billed
+    (after,) = rows(tree, "SELECT count(*) FROM calls WHERE state != 'sent'")[0]
+    assert fake.total - before == after - completed  # the re-run's calls are all in the ledger too
+
+
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_a_models_file_with_another_simulated_user_is_refused_not_half_applied(env, fake, tree, dry_run):
+    from helmbench.errors import UsageError
+
+    text = (tree / "models.yml").read_text(encoding="utf-8")
+    other = tree / "other.yml"
+    other.write_text(text.replace(f"id: {USER_MODEL}", "id: test/other-user"), encoding="utf-8")
+    with pytest.raises(UsageError) as refused:
+        _run_with(tree, other, dry_run)
+    assert "test/other-user" in refused.value.message and USER_MODEL in refused.value.message
+    assert "compile" in refused.value.hint
+    assert fake.total == 0
+    same = tree / "same.yml"  # the same simulated user, another judge: accepted
+    same.write_text(text.replace("marking_model: test/judge", "marking_model: test/judge-2"), encoding="utf-8")
+    assert _run_with(tree, same, True).status == "dry-run"
+
+
+def _run_with(tree: Path, models_file: Path, dry_run: bool):
+    from helmbench.run.config import RunOptions
+    from helmbench.run.session import run as run_
+
+    return run_(RunOptions(manifest=str(tree / "build/manifest.jsonl"), models_file=str(models_file),
+                           db=str(tree / "build/results.db"), logs_dir=str(tree / "build/logs"), dry_run=dry_run))
