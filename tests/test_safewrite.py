@@ -152,3 +152,29 @@ def test_a_results_database_planted_as_a_link_is_not_written_through(tmp_path):
     with pytest.raises(safewrite.UnsafeWrite, match="symbolic link"):
         open_db(tmp_path / "build" / "results.db")
     assert not (tmp_path / "elsewhere.db").exists()
+
+
+def test_a_default_build_folder_that_is_a_link_is_refused_unless_named(tmp_path, monkeypatch):
+    """With the `benchmark/` layout build/ sits beside the tree, in the repository a pull request
+    changes: a committed `build` link must not carry compile's, run's or publish's writes away. A
+    path the user names on the command line is trusted as named."""
+    from typer.testing import CliRunner
+
+    from helmbench.cli import app
+
+    project = tmp_path / "project"
+    shutil.copytree(BASE, project / "benchmark")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, project / "build")
+    monkeypatch.chdir(project)
+    runner = CliRunner()
+    for command in (["compile"], ["publish"], ["run"], ["report"], ["serve", "--publish", str(tmp_path / "pub")]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, (command, result.output)
+        assert "build folder build: it is a symbolic link" in result.output and "Traceback" not in result.output
+        assert "hint:" in result.output
+    assert list(elsewhere.iterdir()) == []
+    named = runner.invoke(app, ["compile", "--out", "build"])  # the user's own link, named: taken
+    assert named.exit_code == 0, named.output
+    assert (elsewhere / "manifest.jsonl").is_file()
