@@ -129,6 +129,8 @@ class ReviewApp:
         self.sample = sample
         self.in_sample = set(sample)
         self.seed = seed
+        self.reviewer = reviewer
+        self.plan = plan
         self.queues: dict[str, Queue] = {}
         self.env = Environment(loader=FileSystemLoader(str(HERE / "templates")),
                                autoescape=select_autoescape(default=True, default_for_string=True),
