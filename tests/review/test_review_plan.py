@@ -403,3 +403,22 @@ def test_a_verdicts_file_planted_as_a_link_beside_a_packet_is_refused_before_ser
         assert r.status_code == 500 and "could not be saved" in r.text and "symbolic link" in r.text
         assert "Traceback" not in r.text
     assert not (tmp_path / "nowhere.jsonl").exists()
+
+
+def test_the_default_packet_folder_planted_as_a_link_in_the_build_folder_is_refused(judged_db, tmp_path):
+    """build/review-packets is HELMBench's own folder: a link planted there (a committed build/ in the
+    authors' layout) must not carry the packets elsewhere. A folder the user names is theirs."""
+    import os
+
+    db = judged_db["db"]
+    runner = CliRunner()
+    assert runner.invoke(app, ["review", "plan", "--db", str(db), "-r", "Ana", "-r", "Ben", "--sample", "4"]).exit_code == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, db.parent / "review-packets")
+    r = runner.invoke(app, ["review", "packet", "--db", str(db), "-r", "Ana"])
+    assert r.exit_code == 2 and "symbolic link" in r.output and "Traceback" not in r.output, r.output
+    assert list(elsewhere.iterdir()) == []
+    named = runner.invoke(app, ["review", "packet", "--db", str(db), "-r", "Ana", "--out-dir", str(db.parent / "review-packets")])
+    assert named.exit_code == 0, named.output
+    assert [p.name for p in elsewhere.iterdir()] == ["ana.review.json"]
