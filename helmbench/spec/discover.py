@@ -116,7 +116,9 @@ BUILD_FILES = {"manifest": "manifest.jsonl", "db": "results.db", "site_dir": "si
 
 def in_build(**given: Path | None) -> list[Path]:
     """Each path given, or its default in build/ beside the benchmark found from here (searched once),
-    in the order given: `manifest, db = in_build(manifest=manifest, db=db)`."""
+    in the order given: `manifest, db = in_build(manifest=manifest, db=db)`. A default that is a
+    symbolic link is refused (`build/serve -> ~/x` would have snapshots written, and old ones
+    removed, there); a path the user names is trusted as named."""
     build: Path | None = None
     paths = []
     options = ", ".join("--" + o.replace("_", "-") for o, p in given.items() if p is None)
@@ -124,6 +126,13 @@ def in_build(**given: Path | None) -> list[Path]:
         if path is None:
             build = build if build is not None else build_dir(options=options)
             path = build / BUILD_FILES[option]
+            if path.is_symlink():  # HELMBench's own file in its own folder: a link there was planted
+                from helmbench.safewrite import UnsafeWrite
+
+                flag = "--" + option.replace("_", "-")
+                raise UnsafeWrite(f"refusing to use {path}: it is a symbolic link (to {os.readlink(path)}), and the "
+                                  "build folder's own files are never used through a link; nothing was written",
+                                  hint=f"remove the link, or name the path with {flag}")
         paths.append(path)
     return paths
 
