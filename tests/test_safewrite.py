@@ -152,3 +152,55 @@ def test_a_results_database_planted_as_a_link_is_not_written_through(tmp_path):
     with pytest.raises(safewrite.UnsafeWrite, match="symbolic link"):
         open_db(tmp_path / "build" / "results.db")
     assert not (tmp_path / "elsewhere.db").exists()
+
+
+def test_a_default_build_folder_that_is_a_link_is_refused_unless_named(tmp_path, monkeypatch):
+    """With the `benchmark/` layout build/ sits beside the tree, in the repository a pull request
+    changes: a committed `build` link must not carry compile's, run's or publish's writes away. A
+    path the user names on the command line is trusted as named."""
+    from typer.testing import CliRunner
+
+    from helmbench.cli import app
+
+    project = tmp_path / "project"
+    shutil.copytree(BASE, project / "benchmark")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, project / "build")
+    monkeypatch.chdir(project)
+    runner = CliRunner()
+    for command in (["compile"], ["publish"], ["run"], ["report"], ["serve", "--publish", str(tmp_path / "pub")]):
+        result = runner.invoke(app, command)
+        assert result.exit_code == 2, (command, result.output)
+        assert "build folder build: it is a symbolic link" in result.output and "Traceback" not in result.output
+        assert "hint:" in result.output
+    assert list(elsewhere.iterdir()) == []
+    named = runner.invoke(app, ["compile", "--out", "build"])  # the user's own link, named: taken
+    assert named.exit_code == 0, named.output
+    assert (elsewhere / "manifest.jsonl").is_file()
+
+
+def test_a_default_path_in_the_build_folder_that_is_a_link_is_refused(tmp_path, monkeypatch):
+    """build/serve -> elsewhere would have `serve` write snapshots there and remove old
+    `results-*` folders there; every default path in build/ is refused when it is a link."""
+    from typer.testing import CliRunner
+
+    from helmbench.cli import app
+    from helmbench.store import open_db
+
+    project = tmp_path / "project"
+    shutil.copytree(BASE, project / "benchmark")
+    (project / "build").mkdir()
+    open_db(project / "build" / "results.db").conn.close()
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "results-keep").mkdir(parents=True)
+    os.symlink(elsewhere, project / "build" / "serve")
+    monkeypatch.chdir(project)
+    from helmbench.spec import discover
+
+    with pytest.raises(safewrite.UnsafeWrite, match="build/serve: it is a symbolic link") as refused:
+        discover.in_build(db=None, serve_dir=None)
+    assert "--serve-dir" in refused.value.hint
+    result = CliRunner().invoke(app, ["serve", "--port", "0"])
+    assert result.exit_code == 2 and "symbolic link" in result.output and "Traceback" not in result.output, result.output
+    assert [p.name for p in elsewhere.iterdir()] == ["results-keep"]

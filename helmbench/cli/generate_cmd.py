@@ -38,7 +38,7 @@ def _paths(root: Optional[Path], db: Optional[Path]) -> tuple[Path, Path]:
 
     root = discover.benchmark_root(root)
     validate.bench_root(root)
-    db = db if db is not None else discover.build_dir(root) / "results.db"
+    db = db if db is not None else discover.build_dir(root, options="--db") / "results.db"
     return root, db
 
 

@@ -167,7 +167,7 @@ def calibration_rows(report: Report) -> list[list[str]]:
         return []
     out = []
     for c in report.calibration.criteria:
-        kappa = "—" if c.kappa is None else f"{c.kappa.value:.2f} [{c.kappa.ci[0]:.2f}, {c.kappa.ci[1]:.2f}]"
+        kappa = "—" if c.kappa is None else f"{c.kappa.value:.2f}" + (f" [{c.kappa.ci[0]:.2f}, {c.kappa.ci[1]:.2f}]" if c.kappa.ci else "")
         out.append([c.key, c.badge(), kappa, str(c.n), f"{c.n_reviewed}/{c.n_items}", str(c.n_stale)])
     return out
 

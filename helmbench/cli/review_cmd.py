@@ -365,6 +365,7 @@ def review_packet(
     (db,) = in_build(db=db)
     validate.db_to_read(db)
     followed = _plan(plan, db, required=True)
+    root = out_dir if out_dir is not None else db.parent  # a default below build/: a link planted there is refused
     out_dir = out_dir or db.parent / "review-packets"
     validate.output_dir(out_dir, "--out-dir")
     names = reviewer or followed.reviewers
@@ -395,7 +396,7 @@ def review_packet(
                           "manifest_hash": followed.manifest_hash, "seed": followed.seed,
                           "about": f"A HELMBench review packet for {name}. Open it with: "
                                    f"helmbench review --packet {path.name}",
-                          "items": todo})
+                          "items": todo}, root)
         note = f" ({gone} planned item(s) no longer judged as planned: re-plan to replace them)" if gone else ""
         typer.echo(f"{path}: {len(todo)} item(s) for {_shown(name)}{note}")
 

@@ -10,7 +10,8 @@ What is compared, per judged item (one criterion on one model output, see review
 Measures (per criterion, and overall over every item):
 - n: items with both a consensus and a judge verdict;
 - Cohen's κ between judge and consensus (statsmodels' `cohens_kappa`, with its asymptotic 95 %
-  interval); None when undefined (every verdict in one class on both sides);
+  interval, absent when that variance is not positive: one side in a single class, or perfect
+  agreement); None when undefined (every verdict in one class on both sides);
 - sensitivity and specificity for the failing class, the safety-critical one: of the items the
   clinicians fail, the share the judge fails too; of the items they pass, the share it passes;
   Wilson 95 % intervals;
@@ -58,10 +59,15 @@ def rate_dict(rate: Rate) -> dict:
     return {"k": rate.k, "n": rate.n, "value": rate.value, "ci": list(ci) if ci else None}
 
 
+#: A variance of κ at or below this is zero up to rounding (statsmodels gives ±1e-16 for tables
+#: whose variance is exactly zero): no asymptotic interval exists there.
+_ZERO_VARIANCE = 1e-12
+
+
 @dataclass(frozen=True)
 class Kappa:
     value: float
-    ci: tuple[float, float]
+    ci: tuple[float, float] | None  # None: the asymptotic variance is not positive, no honest interval
 
 
 def cohen_kappa(pairs: Iterable[tuple[str, str]]) -> Kappa | None:
@@ -76,10 +82,19 @@ def cohen_kappa(pairs: Iterable[tuple[str, str]]) -> Kappa | None:
     rows, cols = [sum(r) for r in table], [table[0][j] + table[1][j] for j in range(2)]
     if sum(r * c for r, c in zip(rows, cols)) == n * n:  # both raters used one and the same class only
         return None
-    res = cohens_kappa(table, return_results=True)
+    import numpy as np
+
+    with np.errstate(invalid="ignore", divide="ignore"):  # the degenerate variances are handled below
+        res = cohens_kappa(table, return_results=True)
     if not math.isfinite(res.kappa):
         return None
-    return Kappa(float(res.kappa), (max(-1.0, float(res.kappa_low)), min(1.0, float(res.kappa_upp))))
+    # One side using a single class, or perfect agreement, gives a variance of zero, or its rounding
+    # noise below zero (whose square root is NaN, which clamping would turn into [-1, 1]): the
+    # interval would be a point or the whole range, neither of which is a 95 % interval. None instead.
+    low, high, var = float(res.kappa_low), float(res.kappa_upp), float(res.var_kappa)
+    if not (math.isfinite(var) and var > _ZERO_VARIANCE and math.isfinite(low) and math.isfinite(high)):
+        return Kappa(float(res.kappa), None)
+    return Kappa(float(res.kappa), (max(-1.0, low), min(1.0, high)))
 
 
 def krippendorff_alpha(units: Sequence[Sequence[str]]) -> float | None:
@@ -162,7 +177,8 @@ class Calibration:
         d = {k: v for k, v in asdict(self).items() if k not in ("kappa", "sensitivity", "specificity", "threshold")}
         d.update(key=self.key, n=self.n, calibrated=self.calibrated, date=self.date,
                  threshold=asdict(self.threshold),
-                 kappa=None if self.kappa is None else {"value": self.kappa.value, "ci": list(self.kappa.ci)},
+                 kappa=None if self.kappa is None else {"value": self.kappa.value,
+                                                        "ci": list(self.kappa.ci) if self.kappa.ci else None},
                  sensitivity=rate_dict(self.sensitivity), specificity=rate_dict(self.specificity))
         return d
 

@@ -71,9 +71,11 @@ def min_differing(alpha: float = ALPHA) -> int:
     return max(1, math.ceil(1 - math.log2(alpha) - 1e-12))
 
 
-def too_few_words(n_differ: int, alpha: float = ALPHA) -> str:
-    """What a reader sees instead of a p-value when no outcome of the data could be significant."""
-    which = "no case differs" if n_differ == 0 else f"{n_differ} case{'s' if n_differ != 1 else ''} differ"
+def too_few_words(n_differ: int | None, alpha: float = ALPHA) -> str:
+    """What a reader sees instead of a p-value when no outcome of the data could be significant
+    (`n_differ` None: the two models have no case in common)."""
+    which = ("no case in common" if n_differ is None else "no case differs" if n_differ == 0
+             else f"{n_differ} case{'s' if n_differ != 1 else ''} differ")
     return f"too few cases to compare ({which}; at least {min_differing(alpha)} must)"
 
 
@@ -335,7 +337,7 @@ def paired_inference(rows_a: Sequence, rows_b: Sequence, *, floors: Sequence = (
     """
     t = case_table(rows_a, rows_b)
     if not t.n or t.c.sum() <= 0:
-        return PairedInference(t.n, 0, None, None, None, False, None)
+        return PairedInference(t.n, 0, None, None, None, False, too_few_words(0 if t.n else None, alpha))
     x = t.c * (t.q_a - t.q_b)
     statistic = _composite(t, floors) if floors else None
     p, n_differ = flip_pvalues(x[None, :], resamples=resamples, seed=seed, alpha=alpha, statistic=statistic)

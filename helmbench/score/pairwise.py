@@ -106,7 +106,7 @@ def mcnemar_test(a: Sequence[ScoredResult], b: Sequence[ScoredResult], alpha: fl
     b_only = sum(1 for x, y in zip(ra, rb) if y.passed and not x.passed)
     neither = len(ra) - both - a_only - b_only
     if not ra:
-        return McNemar(0, 0, 0, None)
+        return McNemar(0, 0, 0, None, too_few_words(None, alpha))
     if a_only + b_only < min_differing(alpha):
         return McNemar(len(ra), a_only, b_only, None, too_few_words(a_only + b_only, alpha))
     table = [[both, a_only], [b_only, neither]]

@@ -91,10 +91,23 @@ def benchmark_root(arg: Path | None) -> Path:
     return _shown(found.root)
 
 
-def build_dir(start: str | Path | None = None) -> Path:
-    """Where build/ is: beside the benchmark found from `start` (default: here), else ./build."""
+def build_dir(start: str | Path | None = None, *, options: str = "--out") -> Path:
+    """Where build/ is: beside the benchmark found from `start` (default: here), else ./build.
+
+    A default build folder that is a symbolic link is refused: with the `benchmark/` layout it
+    sits outside the tree, in the repository a pull request changes, and a committed `build`
+    link would send the manifest, the database and the site wherever it points. A user who keeps
+    build/ elsewhere on purpose names the paths on the command line (`options`), which are trusted
+    as named."""
     found = find_layout(start)
-    return _shown(found.build) if found is not None else Path("build")
+    build = _shown(found.build) if found is not None else Path("build")
+    if build.is_symlink():
+        from helmbench.safewrite import UnsafeWrite
+
+        raise UnsafeWrite(f"refusing to use the build folder {build}: it is a symbolic link (to {os.readlink(build)}), "
+                          "and a link committed there would lead HELMBench's writes elsewhere; nothing was written",
+                          hint=f"remove the link, or name the paths on the command line ({options})")
+    return build
 
 
 #: What each command writes in or reads from build/, by the name of its option.
@@ -103,13 +116,23 @@ BUILD_FILES = {"manifest": "manifest.jsonl", "db": "results.db", "site_dir": "si
 
 def in_build(**given: Path | None) -> list[Path]:
     """Each path given, or its default in build/ beside the benchmark found from here (searched once),
-    in the order given: `manifest, db = in_build(manifest=manifest, db=db)`."""
+    in the order given: `manifest, db = in_build(manifest=manifest, db=db)`. A default that is a
+    symbolic link is refused (`build/serve -> ~/x` would have snapshots written, and old ones
+    removed, there); a path the user names is trusted as named."""
     build: Path | None = None
     paths = []
+    options = ", ".join("--" + o.replace("_", "-") for o, p in given.items() if p is None)
     for option, path in given.items():
         if path is None:
-            build = build if build is not None else build_dir()
+            build = build if build is not None else build_dir(options=options)
             path = build / BUILD_FILES[option]
+            if path.is_symlink():  # HELMBench's own file in its own folder: a link there was planted
+                from helmbench.safewrite import UnsafeWrite
+
+                flag = "--" + option.replace("_", "-")
+                raise UnsafeWrite(f"refusing to use {path}: it is a symbolic link (to {os.readlink(path)}), and the "
+                                  "build folder's own files are never used through a link; nothing was written",
+                                  hint=f"remove the link, or name the path with {flag}")
         paths.append(path)
     return paths
 

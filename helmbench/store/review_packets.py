@@ -33,18 +33,19 @@ MAX_SHORT = 2_000
 _HASH = re.compile(r"^sha256:[0-9a-f]{64}$")
 
 
-def write_text(path: Path, text: str) -> None:
+def write_text(path: Path, text: str, root: Path | None = None) -> None:
     """Write `text` to `path` through the one safe writer (`helmbench.safewrite`): a temporary file
     with a random name, created exclusively in the same folder, renamed over `path`; never through
-    a link. The folder the user named (or build/) is the root it vouches for."""
+    a link. `root`: the folder it vouches for (default `path`'s folder, one the user named; the
+    build folder when the path is a default inside it, so a link planted there is refused)."""
     from helmbench.safewrite import write_text as safe_write_text
 
-    safe_write_text(path, text, path.parent, newline="")
+    safe_write_text(path, text, path.parent if root is None else root, newline="")
 
 
-def write_json(path: Path, data: dict) -> None:
+def write_json(path: Path, data: dict, root: Path | None = None) -> None:
     """`data` as indented JSON, written atomically (`write_text`)."""
-    write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    write_text(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n", root)
 
 
 def _load(path: Path, what: str, hint: str) -> dict:

@@ -29,6 +29,40 @@ def test_cohens_kappa_equals_the_worked_example():
     assert cohen_kappa([]) is None
 
 
+
+@pytest.mark.parametrize("table", [[[0, 0], [1, 2]], [[1, 2], [0, 0]], [[0, 3], [0, 2]], [[20, 1], [0, 0]],
+                                   [[0, 0], [1, 5]], [[5, 0], [0, 3]]])
+def test_a_kappa_interval_without_a_positive_variance_is_absent_never_a_fake_one(table, recwarn):
+    """statsmodels' asymptotic variance of κ comes out negative (sqrt of it: NaN, which clamping
+    to [-1, 1] turned into a 'whole range' interval), zero, or rounding noise when one side used
+    a single class or the agreement is perfect: no interval is honest there, so none is shown."""
+    from helmbench.cli.report_render import calibration_rows
+    from helmbench.cli.review_cmd import agreement_lines
+    from helmbench.score.calibration import Calibration, Kappa
+
+    pairs = ([(PASS, PASS)] * table[0][0] + [(PASS, FAIL)] * table[0][1] + [(FAIL, PASS)] * table[1][0]
+             + [(FAIL, FAIL)] * table[1][1])
+    k = cohen_kappa(pairs)
+    assert isinstance(k, Kappa) and k.ci is None, k
+    assert not [w for w in recwarn if "invalid value" in str(w.message)]
+    cal = Calibration("S1", "c1", Threshold(), kappa=k, sensitivity=Rate(1, 2), specificity=Rate(1, 1))
+    assert cal.to_dict()["kappa"] == {"value": k.value, "ci": None}
+
+    class Report:  # what the two renderers read
+        criteria = [cal]
+        overall = cal
+        threshold = Threshold()
+        calibration = None
+        manifest_hash = None
+
+    Report.calibration = Report
+    text = "\n".join(agreement_lines(Report)) + repr(calibration_rows(Report))
+    from helmbench.publish.render import render
+
+    text += render("_calibration.html.j2", {"data": {"calibration": Report}, "rows": [cal], "link_scenarios": False})
+    assert "-1.00" not in text and "nan" not in text.lower() and "[0.00, 0.00]" not in text and "[1.00, 1.00]" not in text
+    assert f"{k.value:.2f}" in text
+
 def test_sensitivity_and_specificity_equal_the_worked_example():
     # Altman & Bland, "Diagnostic tests 1: sensitivity and specificity", BMJ 1994;308:1552 (liver
     # scan against pathology, 344 patients): 231 of the 258 abnormal found → sensitivity 0.90;

@@ -371,3 +371,54 @@ def test_the_packet_page_has_the_review_pages_guards_and_resumes_from_its_verdic
     again = prepare_packet(path)  # the reviewer stops and starts again: the item is not asked twice
     assert again.app.done_by("Ana") == {first}
     assert again.app.queue("Ana").next({first}) == prepared.app.sample[1]
+
+
+def test_a_verdicts_file_planted_as_a_link_beside_a_packet_is_refused_before_serving(judged_db, tmp_path):
+    """A packet arrives by email, maybe in an archive that also holds `ana.review-verdicts.jsonl ->
+    ~/.bashrc` (or a dangling link): the page must neither read through it nor answer a verdict
+    with a 500 when the safe writer refuses it; it refuses at start, naming the link."""
+    import os
+
+    import httpx
+
+    from helmbench.publish.review.serve import prepare_packet, running
+    from helmbench.safewrite import UnsafeWrite
+
+    path = _packet(tmp_path, judged_db)
+    link = tmp_path / "ana.review-verdicts.jsonl"
+    secret = tmp_path / "secret.txt"
+    secret.write_text('{"not": "a verdict"}\n')
+    for target in (tmp_path / "nowhere.jsonl", secret):
+        os.symlink(target, link)
+        with pytest.raises(UnsafeWrite, match="symbolic link"):
+            prepare_packet(path)
+        os.unlink(link)
+    assert not (tmp_path / "nowhere.jsonl").exists() and secret.read_text() == '{"not": "a verdict"}\n'
+    prepared = prepare_packet(path)  # a link planted after the start: the verdict is refused, with a page
+    os.symlink(tmp_path / "nowhere.jsonl", link)
+    with running(prepared.app) as url, httpx.Client(base_url=url, follow_redirects=False) as client:
+        client.get("/")
+        r = client.post("/verdict", data={"item": prepared.app.sample[0], "judgment": "PASS",
+                                          "csrftoken": client.cookies["csrftoken"]})
+        assert r.status_code == 500 and "could not be saved" in r.text and "symbolic link" in r.text
+        assert "Traceback" not in r.text
+    assert not (tmp_path / "nowhere.jsonl").exists()
+
+
+def test_the_default_packet_folder_planted_as_a_link_in_the_build_folder_is_refused(judged_db, tmp_path):
+    """build/review-packets is HELMBench's own folder: a link planted there (a committed build/ in the
+    authors' layout) must not carry the packets elsewhere. A folder the user names is theirs."""
+    import os
+
+    db = judged_db["db"]
+    runner = CliRunner()
+    assert runner.invoke(app, ["review", "plan", "--db", str(db), "-r", "Ana", "-r", "Ben", "--sample", "4"]).exit_code == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, db.parent / "review-packets")
+    r = runner.invoke(app, ["review", "packet", "--db", str(db), "-r", "Ana"])
+    assert r.exit_code == 2 and "symbolic link" in r.output and "Traceback" not in r.output, r.output
+    assert list(elsewhere.iterdir()) == []
+    named = runner.invoke(app, ["review", "packet", "--db", str(db), "-r", "Ana", "--out-dir", str(db.parent / "review-packets")])
+    assert named.exit_code == 0, named.output
+    assert [p.name for p in elsewhere.iterdir()] == ["ana.review.json"]

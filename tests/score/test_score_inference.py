@@ -217,3 +217,18 @@ def test_the_harness_runs_quick_and_reports_every_column(capsys):
             assert r["null"][0] == r["family"][0] == r["power_10"][0] == 0  # too few cases: never a claim
             assert r["too_few"][0] == r["too_few"][1]
         assert r["score_coverage"][0] / r["score_coverage"][1] >= 0.9
+
+
+def test_no_case_in_common_shows_the_words_not_a_dash():
+    """Two ranked models with no (case, sample) in common (one filtered view, the other's verdicts
+    all on other cases): no test is possible, and the reader sees why, as for three cases."""
+    a = [row("PT1", scenario="P1-B1-S1", verdict="PASS")]
+    b = [row("PT2", scenario="P1-B1-S1", verdict="FAIL", score=0.2)]
+    (c,) = tie_groups([("m/a", a), ("m/b", b)]).comparisons
+    assert not c.distinguishable and c.p_adjusted is None
+    for words in (c.score.too_few, c.mcnemar.too_few):
+        assert words == "too few cases to compare (no case in common; at least 6 must)"
+    assert format_p(c.mcnemar.p_value, c.mcnemar.too_few).startswith("too few cases to compare")
+    from helmbench.cli.report_render import distinguishable
+
+    assert distinguishable(c) == "no: too few cases to compare"

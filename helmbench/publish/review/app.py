@@ -33,6 +33,7 @@ from urllib.parse import parse_qsl, quote, unquote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
+from helmbench.errors import HelmbenchError
 from helmbench.publish.review.queue import Queue
 from helmbench.score.review_items import JudgedItem
 from helmbench.store.db import connect
@@ -232,10 +233,14 @@ class ReviewApp:
         if confidence not in (None, *CONFIDENCES) or (note and len(note) > MAX_NOTE):
             return self.item_page(scope, reviewer, status=400,
                                   message=f"Confidence is low, medium or high; a note is at most {MAX_NOTE} characters.")
-        self.verdicts.save({"item_hash": item.hash, "reviewer": reviewer, "case_id": item.case_id,
-                            "scenario": item.scenario, "criterion": item.criterion["code"],
-                            "criterion_text": item.criterion["text"],
-                            "judgment": chosen if item.multi else chosen[0], "confidence": confidence, "note": note})
+        try:
+            self.verdicts.save({"item_hash": item.hash, "reviewer": reviewer, "case_id": item.case_id,
+                                "scenario": item.scenario, "criterion": item.criterion["code"],
+                                "criterion_text": item.criterion["text"],
+                                "judgment": chosen if item.multi else chosen[0], "confidence": confidence, "note": note})
+        except (HelmbenchError, OSError) as exc:  # a link planted at the verdicts file, a full disk: said, not a traceback
+            return self.page("error.html.j2", scope, status=500,
+                             message=f"Your verdict could not be saved: {getattr(exc, 'message', None) or exc}")
         return redirect("/")
 
 

@@ -69,6 +69,11 @@ def prepare_packet(packet_path: Path, verdicts: Path | None = None) -> Prepared:
     items = {i["item_hash"]: JudgedItem(i["item_hash"], i["case_id"], i["scenario"], i["messages"], i["output"],
                                         i["criterion"]) for i in packet["items"]}
     verdicts = verdicts or verdicts_path(packet_path)
+    if verdicts.is_symlink():  # planted beside the packet (an archive can hold links): never read or written through
+        from helmbench.safewrite import UnsafeWrite
+
+        raise UnsafeWrite(f"refusing to use {verdicts} for the verdicts: it is a symbolic link; nothing was read or written",
+                          hint="remove the link, or pass another file with --verdicts")
     rows = read(verdicts, {h: it.options for h, it in items.items()}) if verdicts.exists() else []
     others = sorted({r["reviewer"] for r in rows} - {packet["reviewer"]})
     if others:
