@@ -261,6 +261,10 @@ def costs(
     """Cost and tokens per run and model, from the results database (billed costs), then the
     estimated output tokens and cost of the calls not made yet for the compiled manifest.
 
+    The runs shown are those of the manifest (`--manifest`, default build/manifest.jsonl) when it
+    has finished runs, else of the latest finished run's manifest, as in `report`, which says so in
+    the same sentence; the runs of other manifests are summed on one line.
+
     Examples:
 
         helmbench costs
@@ -271,6 +275,7 @@ def costs(
     from helmbench.errors import UsageError
     from helmbench.run import estimate
     from helmbench.cli import run_render as render
+    from helmbench.score.report import manifest_shown
     from helmbench.store import open_reader
     from helmbench.store.queries.ledger import run_costs as query, unattached_ledger
 
@@ -278,10 +283,12 @@ def costs(
     out = _consoles()[0]
     validate.db_to_read(db)
     reader = open_reader(db)
-    rows = query(reader, run_id, model)
+    shown, note = manifest_shown(reader.conn, manifest) if run_id is None else (None, None)
+    rows = query(reader, run_id, model, shown)
     if not rows:
         raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
-    render.costs(rows, out, None if run_id or model else unattached_ledger(reader))
+    others = [r for r in query(reader, None, model) if shown and r["run_id"] not in {s["run_id"] for s in rows}]
+    render.costs(rows, out, None if run_id or model else unattached_ledger(reader), note=note, others=others)
     if manifest.is_file() and run_id is None:
         out.print(f"\nNot run yet for {manifest} (one sample per case):", markup=False)
         estimate.render(estimate.estimate_remaining(manifest, models_file, db, [model] if model else None), out)

@@ -90,8 +90,11 @@ def _transcript(result: dict, out: Console) -> None:
     out.print(Text.assemble(("verdict: ", "bold"), (result["verdict"], style), f" — {result.get('reason') or ''}"))
 
 
-def costs(rows: list[dict], out: Console, outside=None) -> None:
-    """Per run, from the call ledger; `outside`: the ledger of calls no run made (`generate`)."""
+def costs(rows: list[dict], out: Console, outside=None, *, note: str | None = None, others=()) -> None:
+    """Per run, from the call ledger; `outside`: the ledger of calls no run made (`generate`); `note`: which
+    manifest's runs these are (`report`'s sentence); `others`: the runs of other manifests, summed on one line."""
+    if note:
+        out.print(Text(note, style="yellow"))
     table = Table("run", "model", "status", "calls paid", "errors", "unpriced", "prompt tokens", "completion tokens",
                   "paid by run", "cost of run's responses", "judge calls paid", "judge paid")
     for r in rows:
@@ -106,6 +109,10 @@ def costs(rows: list[dict], out: Console, outside=None) -> None:
         out.print(Text(f"generation calls (no run): {outside.calls()}, {_money(outside.cost())}"))
     out.print(Text(f"total paid: ${total:.4f} (billed cost as reported by OpenRouter; calls it did not price are "
                    "counted as unknown, never estimated)"))
+    if others:
+        paid = sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in others)
+        out.print(Text(f"runs of other manifests, not shown: {len(others)}, paid ${paid:.4f} "
+                       f"(see one with `helmbench costs --run-id {others[-1]['run_id']}`)"))
     cut = [f"run {r['run_id']}: {r['unknown']}" for r in rows if r["unknown"]]
     if outside is not None and outside.unknown():
         cut.append(f"generation: {outside.unknown()}")

@@ -149,6 +149,7 @@ class SiteData:
     results_by_case: dict[str, dict[str, list[Result]]]  # case id → model id → its results (by sample)
     has_db: bool
     calibration: object | None = None  # score.calibration.CalibrationReport: the judge against clinicians
+    note: str | None = None  # report.shown_note: the manifest file has no finished runs; these are another's
 
     @property
     def has_results(self) -> bool:
@@ -217,17 +218,6 @@ def _read_manifest_file(path: Path) -> tuple[dict | None, list[Case]]:
     except HelmbenchError as exc:
         log.warning("helmbench: the manifest is not shown: %s (recompile it with `helmbench compile`)", exc.message)
         return None, []
-
-
-def _file_manifest_hash(path: Path) -> str | None:
-    if not path.is_file():
-        return None
-    with open(path, encoding="utf-8") as f:
-        try:
-            header = json.loads(f.readline())
-        except json.JSONDecodeError:
-            return None
-    return header.get("manifest_hash") if isinstance(header, dict) else None
 
 
 def _db_manifest(conn: Connection, manifest_hash: str) -> tuple[dict, list[Case]]:
@@ -356,7 +346,9 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
 
     `cache` (a `cache.BuildCache`) reuses the score summaries of unchanged runs.
     """
-    file_hash = _file_manifest_hash(settings.manifest)
+    from helmbench.score.report import manifest_hash_of, shown_note
+
+    file_hash = manifest_hash_of(settings.manifest)  # the rule of `report`, `agreement` and `costs`
     has_db = settings.db.is_file()
     header: dict | None = None
     cases: list[Case] = []
@@ -416,6 +408,8 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
         results_by_case=by_case,
         has_db=has_db,
         calibration=calibration,
+        # The file's name, not its path: the site is public, and the sentence is `report`'s.
+        note=shown_note(Path(settings.manifest.name), file_hash, board.manifest_hash) if board and models else None,
     )
 
 

@@ -65,15 +65,23 @@ def shown_note(manifest: Path | None, wanted: str | None, shown: str | None) -> 
     return f"{manifest} ({wanted[:19]}) has no finished runs; showing the latest runs, of manifest {shown[:19]}"
 
 
+def manifest_shown(conn: Connection, manifest: Path | None, statuses=REPORT_STATUSES) -> tuple[str | None, str | None]:
+    """The one rule for which manifest's runs a reader shows (report, agreement, costs, the site):
+    `manifest`'s (`--manifest`, default build/manifest.jsonl) when it has finished runs, else the
+    latest finished run's. Returns (the manifest shown, `shown_note`'s sentence or None)."""
+    wanted = manifest_hash_of(manifest)
+    chosen = queries.choose_manifest(conn, wanted, statuses)
+    return chosen, shown_note(manifest, wanted, chosen)
+
+
 def manifest_note(db: Path, manifest: Path | None, statuses=FINISHED_STATUSES) -> str | None:
     """`shown_note` for a reader that shows the runs `choose_manifest` picks (the site): what it says
     when `manifest` has no finished runs. None without a database."""
     if not Path(db).is_file():
         return None
-    wanted = manifest_hash_of(manifest)
     conn = open_readonly(db, check=False)
     try:
-        return shown_note(manifest, wanted, queries.choose_manifest(conn, wanted, statuses))
+        return manifest_shown(conn, manifest, statuses)[1]
     finally:
         conn.close()
 

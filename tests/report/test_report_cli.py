@@ -91,3 +91,47 @@ def test_bad_input_gets_a_clear_message(judged_db, monkeypatch, capsys, args, me
 def test_help_has_examples():
     result = CliRunner().invoke(app, ["report", "--help"])
     assert result.exit_code == 0 and "Example" in result.output and "--format" in result.output
+
+
+def test_costs_agreement_and_the_site_read_the_manifest_by_reports_rule_and_say_the_same_sentence(judged_db, tmp_path):
+    """A manifest recompiled and not run yet: every reader shows the latest finished runs (of the
+    other manifest) and says so in `report`'s words; the site says it of the file's name only."""
+    from pathlib import Path
+
+    from helmbench import api
+    from helmbench.publish.data import load
+    from helmbench.publish.settings import PublishSettings
+    from helmbench.score.report import shown_note
+    from helmbench.store import open_reader
+    from helmbench.store.queries.ledger import run_costs
+
+    lines = judged_db.manifest.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = json.loads(lines[0])
+    ran = header["manifest_hash"]
+    header["manifest_hash"] = "sha256:" + "0" * 64
+    other = tmp_path / "manifest.jsonl"
+    other.write_text(json.dumps(header) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    said = shown_note(other, header["manifest_hash"], ran)
+    assert said and ran[:19] in said
+
+    flat = lambda text: " ".join(text.split())  # noqa: E731 (rich wraps long lines)
+    report_out = CliRunner().invoke(app, ["report", "--db", str(judged_db.db), "--manifest", str(other),
+                                          "--bootstrap", "0"])
+    assert flat(said) in flat(report_out.output)
+    costs_out = CliRunner().invoke(app, ["costs", "--db", str(judged_db.db), "--manifest", str(other)])
+    assert flat(said) in flat(costs_out.output), costs_out.output
+    # (its estimate of what is not run yet then refuses this hand-edited manifest, with an error: and a hint)
+    assert "Traceback" not in costs_out.output and "other manifests" not in costs_out.output
+    assert api.agreement(judged_db.db, other).note == said
+    site = load(PublishSettings(db=judged_db.db, manifest=other, datasette_url="http://127.0.0.1:1"))
+    assert site.leaderboard.manifest_hash == ran and site.note == shown_note(Path(other.name), header["manifest_hash"],
+                                                                            ran)
+    # costs lists the runs of the manifest shown, not every run of the database
+    reader = open_reader(judged_db.db)
+    assert run_costs(reader, manifest_hash=header["manifest_hash"]) == []
+    assert {r["run_id"] for r in run_costs(reader, manifest_hash=ran)} == {r["id"] for r in judged_db.runs}
+    reader.conn.close()
+    # the manifest that was run: no sentence anywhere
+    plain = CliRunner().invoke(app, ["costs", "--db", str(judged_db.db), "--manifest", str(judged_db.manifest)])
+    assert "has no finished runs" not in plain.output and api.agreement(judged_db.db, judged_db.manifest).note is None
+    assert load(PublishSettings(db=judged_db.db, manifest=judged_db.manifest, datasette_url="http://x")).note is None

@@ -102,19 +102,22 @@ SELECT runs.id AS run_id, runs.model, runs.status, runs.started_at, runs.cost AS
   sum(CASE WHEN c.kind = 'judge' THEN c.cost END) AS judge_paid
 FROM runs LEFT JOIN calls c ON c.run_id = runs.id
 WHERE (:run IS NULL OR runs.id = :run) AND (:model IS NULL OR runs.model = :model)
+  AND (:manifest IS NULL OR runs.manifest_hash = :manifest)
 GROUP BY runs.id ORDER BY runs.id
 """
 
 
-def run_costs(conn, run_id: int | None = None, model: str | None = None) -> list[dict]:
+def run_costs(conn, run_id: int | None = None, model: str | None = None,
+              manifest_hash: str | None = None) -> list[dict]:
     """Per run (`helmbench costs`): the calls it paid for from the ledger, models' and judge's apart, with
-    `unknown` the calls a crash cut (possibly billed); `run_cost` is what the responses it uses cost."""
+    `unknown` the calls a crash cut (possibly billed); `run_cost` is what the responses it uses cost.
+    `manifest_hash`: only the runs of that manifest (every run, whatever its status: all were paid)."""
     conn = getattr(conn, "conn", conn)
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone():
         from helmbench.errors import StorageError
 
         raise StorageError("this results database predates the call ledger that `costs` reads",
                            hint="upgrade it in place once, sending nothing: helmbench run --dry-run --db <it>")
-    cur = conn.execute(_COSTS, {"run": run_id, "model": model})
+    cur = conn.execute(_COSTS, {"run": run_id, "model": model, "manifest": manifest_hash})
     cols = [d[0] for d in cur.description]
     return [dict(zip(cols, row)) for row in cur.fetchall()]
