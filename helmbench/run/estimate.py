@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from helmbench.manifest.conversation import last_turn
 from helmbench.run.plan import _chars
 from helmbench.spec.models import ModelEntry
 
@@ -222,17 +221,13 @@ class Estimator:
 
 
 def estimate_plan(plan, db: str | Path | None, costs: dict | None = None) -> Estimate:
-    """The estimate of a run plan's new calls (what `helmbench run` would send now)."""
+    """The estimate of a run plan's new calls (what `helmbench run` would send now): each phase of the run
+    (`run.phases`) adds the calls it would send, so a new kind of call is estimated by its own phase."""
+    from helmbench.run.phases import phases
+
     est = Estimator([mp.entry for mp in plan.models], db, costs)
-    for case in plan.manifest:
-        if not plan.selected(case):
-            continue
-        for mp in plan.models:
-            if "conversation" in case["request"]:  # each turn not stored is a call (a user may stop early)
-                new = mp.turns_to_ask.get(case["id"], last_turn(case) * plan.samples)
-            else:
-                new = sum((case["request_hash"], s) not in mp.done for s in range(plan.samples))
-            est.add(mp.id, case, new)
+    for phase in phases():
+        phase.estimate(plan, est)
     return est.result()
 
 

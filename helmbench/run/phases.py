@@ -5,7 +5,8 @@ own counters added up afterwards, and every kind of call it forgot to add (a tra
 call) made the run's summary disagree with `costs`. Now a phase says when it runs (`wanted`, from
 the status so far), how many calls it expects (`total`, the progress bar's denominator), which
 kinds of ledger row its calls are (`kinds`: its summary is a ledger query over them) and runs
-itself on the engine (`execute`). The session walks the list; adding a kind of call adds one
+itself on the engine (`execute`), and what it would send now (`estimate`: the dry run's
+estimate is the sum over the phases). The session walks the list; adding a kind of call adds one
 phase here and touches no sequencing code. The money limit is one `Budget` for the invocation;
 its price estimate is learnt afresh per phase (a judge's price is not a model's).
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
+from helmbench.manifest.conversation import last_turn
 from helmbench.run.budget import Budget
 from helmbench.run.config import RunOptions
 from helmbench.run.plan import Plan
@@ -50,6 +52,15 @@ class Phase(Protocol):
     def execute(self, ctx: Context) -> str:
         """Run it on the engine: 'completed', 'interrupted' or 'stopped_cost'."""
 
+    def estimate(self, plan: Plan, est: Any) -> None:
+        """Add the calls it would send now to `est` (a `run.estimate.Estimator`): the dry run's estimate."""
+
+
+def _selected(plan: Plan, conversations: bool):
+    """The selected cases that are (or are not) conversations, as the estimate has always told them apart."""
+    return (case for case in plan.manifest
+            if plan.selected(case) and ("conversation" in case["request"]) == conversations)
+
 
 class AnswerPhase:
     """The models answer every single-turn case not stored."""
@@ -70,6 +81,11 @@ class AnswerPhase:
         with ctx.progress(ctx.plan.new_calls, self.what) as bar:
             return run_phase(kind, **ctx.engine(writer, bar))
 
+    def estimate(self, plan: Plan, est: Any) -> None:
+        for case in _selected(plan, conversations=False):
+            for mp in plan.models:
+                est.add(mp.id, case, sum((case["request_hash"], s) not in mp.done for s in range(plan.samples)))
+
 
 class ConversationPhase:
     """Conversations turn by turn (rounds: each committed before the turns that depend on it)."""
@@ -84,6 +100,11 @@ class ConversationPhase:
         from helmbench.run.conversation.runner import run_conversations
 
         return run_conversations(ctx)
+
+    def estimate(self, plan: Plan, est: Any) -> None:
+        for case in _selected(plan, conversations=True):
+            for mp in plan.models:  # each model turn not stored is a call (a simulated user may stop early)
+                est.add(mp.id, case, mp.turns_to_ask.get(case["id"], last_turn(case) * plan.samples))
 
 
 class JudgePhase:
@@ -103,6 +124,10 @@ class JudgePhase:
 
         status, self.outcome = run_judge(ctx)
         return status
+
+    def estimate(self, plan: Plan, est: Any) -> None:
+        """Nothing yet: which answers the judge will see is known only once they are stored (the dry run's
+        notes say judge calls are not included)."""
 
 
 def phases() -> list[Phase]:

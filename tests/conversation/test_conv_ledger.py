@@ -209,3 +209,27 @@ def _run_with(tree: Path, models_file: Path, dry_run: bool):
 
     return run_(RunOptions(manifest=str(tree / "build/manifest.jsonl"), models_file=str(models_file),
                            db=str(tree / "build/results.db"), logs_dir=str(tree / "build/logs"), dry_run=dry_run))
+
+
+def test_the_dry_run_estimate_is_the_sum_of_each_phases_estimate(env, fake, tree):
+    """Each phase gives the estimate of the calls it would send; the dry run's is their sum, so a new
+    phase brings its own estimate and the numbers never depend on who remembered which kind of call."""
+    from helmbench.run.estimate import Estimator, estimate_plan
+    from helmbench.run.phases import phases
+
+    plan = run(tree, samples=2, dry_run=True).plan
+    assert fake.total == 0
+    per = {}
+    for phase in phases():
+        est = Estimator([mp.entry for mp in plan.models], None)
+        phase.estimate(plan, est)
+        per[type(phase).__name__] = est.result()
+    total = estimate_plan(plan, None)
+    assert per["AnswerPhase"].calls == plan.new_calls > 0  # single answers only
+    assert per["ConversationPhase"].calls == plan.new_turns > 0  # the model's turns not stored
+    assert per["JudgePhase"].calls == 0  # not estimated (the notes say so)
+    assert total.calls == sum(e.calls for e in per.values())
+    for m in total.models:
+        parts = [next(p for p in e.models if p.id == m.id) for e in per.values()]
+        assert m.input_tokens == sum(p.input_tokens for p in parts)
+        assert m.output_low == sum(p.output_low for p in parts)
