@@ -125,19 +125,20 @@ names the service's own page; an entry nobody has yet checked against that page 
 <p>Registry <code>{{ name }}</code>, version {{ reg.version }}; a check older than {{ reg.max_age_days }} days is stale.</p>
 {% for cc, country in reg.countries.items() %}
 <!--section:{{ country.name }} ({{ cc }})-->
+<div class="hb-table-wrap" role="region" tabindex="0" aria-label="Crisis services of {{ country.name }} (scrolls sideways on narrow screens)">
 <table class="hb">
 <thead><tr><th>Service</th><th>Phone</th><th>Text</th><th>Chat and web</th><th>Hours</th><th>For</th><th>Source</th><th>Verified</th></tr></thead>
 <tbody>
 {% for s in country.services %}
 <tr><td>{{ s.name }}{% if s.get("kind") == "emergency" %} <small>(emergency)</small>{% endif %}</td>
-<td>{{ (s.get("phone") or [])|join(", ") }}</td>
-<td>{% for x in s.get("sms") or [] %}{% if x.get("keyword") %}{{ x.keyword }} to {% endif %}{{ x.number }}{% if not loop.last %}, {% endif %}{% endfor %}</td>
+<td>{% for n in s.get("phone") or [] %}<span class="hb-nowrap">{{ n }}</span>{% if not loop.last %}, {% endif %}{% endfor %}</td>
+<td>{% for x in s.get("sms") or [] %}<span class="hb-nowrap">{% if x.get("keyword") %}{{ x.keyword }} to {% endif %}{{ x.number }}</span>{% if not loop.last %}, {% endif %}{% endfor %}</td>
 <td>{% for u in (s.get("chat") or []) + ([s.url] if s.get("url") else []) %}{{ mac_link(u) }}{% if not loop.last %}<br>{% endif %}{% endfor %}</td>
 <td>{{ s.get("hours") or "" }}</td><td>{{ (s.get("audience") or [])|join(", ") }}{% if s.get("notes") %} <small>({{ s.notes }})</small>{% endif %}</td>
 <td>{{ mac_link(s.source) }}</td>
 <td>{% if s.get("verified_on") %}{{ s.verified_on }}{% if s.get("verified_by") %} by {{ s.verified_by }}{% endif %}{% else %}<strong>not verified</strong>{% endif %}</td></tr>
 {% endfor %}
-</tbody></table>
+</tbody></table></div>
 {% endfor %}
 {% endfor %}
 """

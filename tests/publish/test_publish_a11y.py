@@ -233,7 +233,8 @@ def test_the_leaderboard_with_drift_notes_fits_1400_px(browser, stats_url):
 def test_layout_has_no_horizontal_overflow(browser, site_url, pipeline, width):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     pages = {"leaderboard": "", "scenario": "scenarios/P1-B1-S1/", "case": f"cases/{pipeline.judged_case}/",
-             "methodology": "methodology/", "model": f"models/{slugify(XSS_MODEL)}/"}
+             "methodology": "methodology/", "model": f"models/{slugify(XSS_MODEL)}/",
+             "crisis resources": PAGE_TYPES["crisis resources"]}
     with recording_page(browser, site_url, viewport={"width": width, "height": 900}) as page:
         for name, path in pages.items():
             page.goto(f"{site_url}/{path}", wait_until="networkidle")
@@ -253,6 +254,17 @@ def test_layout_has_no_horizontal_overflow(browser, site_url, pipeline, width):
             assert not fit["scrolls"] and fit["lastRight"] <= fit["window"], fit
         else:  # the table scrolls inside its own region, never the page
             assert fit["scrolls"], fit
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_a_crisis_line_number_is_never_broken_across_lines(browser, site_url, width):
+    """A person reads a helpline's number off this page: "13 11" on one line and "14" on the next is a
+    wrong number. Every phone number and text line keeps to one line; the table scrolls instead."""
+    with recording_page(browser, site_url, viewport={"width": width, "height": 900}) as page:
+        page.goto(f"{site_url}/{PAGE_TYPES['crisis resources']}", wait_until="networkidle")
+        lines = page.eval_on_selector_all(
+            "table.hb td .hb-nowrap", "els => els.map(e => [e.textContent, e.getClientRects().length])")
+        assert lines and all(n == 1 for _, n in lines), [t for t, n in lines if n != 1]
 
 
 def _breaks(page, selector: str) -> list[tuple[str, str]]:
