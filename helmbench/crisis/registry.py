@@ -41,8 +41,6 @@ from pathlib import Path
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-import phonenumbers
-from phonenumbers import shortnumberinfo
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 DEFAULT_FILE = "crisis-services.yml"
@@ -118,7 +116,11 @@ class RegistryFile(_Data):
 def phone_key(text: str, country: str) -> str | None:
     """The normal form of a number written as `text` for `country`: E.164 for a full number, `CC:digits`
     for a short code; None when libphonenumber knows it as neither for that country (a `+` number is
-    read in its own country)."""
+    read in its own country). libphonenumber is imported here, not at module level: `helmbench lint`
+    loads this plugin at start-up, and a tree without a registry should not pay for its metadata."""
+    import phonenumbers
+    from phonenumbers import shortnumberinfo
+
     try:
         number = phonenumbers.parse(text, country)
     except phonenumbers.NumberParseException:

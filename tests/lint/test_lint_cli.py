@@ -164,9 +164,9 @@ def test_lint_never_imports_litellm(clean_tree):
         "    runpy.run_module('helmbench', run_name='__main__')\n"
         "except SystemExit as e:\n"
         "    assert not e.code, e.code\n"
-        "heavy = [m for m in ('litellm', 'openai', 'datasette', 'mkdocs') if m in sys.modules]\n"
+        "heavy = [m for m in ('litellm', 'openai', 'datasette', 'mkdocs', 'phonenumbers') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
-    )
+    )  # phonenumbers: only a tree with a crisis-service registry (this one has none) needs its metadata
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
 
