@@ -101,6 +101,8 @@ class ChartWorker(Executor):
                 self.proc.kill()
                 self.proc.wait()
             self.reader.join(timeout=10)
+            if not self.reader.is_alive():  # the reader is done with it: close our end of the pipe
+                self.proc.stdout.close()
 
 
 def main() -> None:

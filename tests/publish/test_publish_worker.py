@@ -19,3 +19,11 @@ def test_a_task_submitted_after_the_worker_died_fails_at_once():
             future.result(timeout=5)
     finally:
         worker.shutdown(wait=True)
+
+
+def test_shutdown_closes_the_pipe_it_read_results_from():
+    """An unclosed pipe shows up as a ResourceWarning at interpreter exit of every `publish`."""
+    worker = ChartWorker()
+    assert worker.submit("ready").result(timeout=60) is not False
+    worker.shutdown(wait=True)
+    assert worker.proc.stdout.closed and worker.proc.stdin.closed
