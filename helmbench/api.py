@@ -114,8 +114,12 @@ def run_options(manifest, models: Iterable[str] | None = None, *, db=None, model
                 scenarios: Iterable[str] = (), case_ids: Iterable[str] = (), samples: int = 1,
                 concurrency: int = DEFAULT_CONCURRENCY, max_cost: float | None = None, dry_run: bool = False,
                 command: str = "helmbench.run()", retry: RetryPolicy | None = None,
-                preview: bool = False) -> RunOptions:
-    """The `RunOptions` that `run` executes, with every default filled in (shared with the CLI)."""
+                preview: bool = False, shard: str | None = None) -> RunOptions:
+    """The `RunOptions` that `run` executes, with every default filled in (shared with the CLI).
+    `shard`: "K/N" runs part K of N of the work (by case and model); a bad value is a UsageError."""
+    from helmbench.run.selection import parse_shard
+
+    shard = parse_shard(shard)
     path = _as_manifest(manifest)
     db = Path(db) if db is not None else path.parent / "results.db"
     return RunOptions(
@@ -123,7 +127,7 @@ def run_options(manifest, models: Iterable[str] | None = None, *, db=None, model
         db=str(db), scenarios=tuple(scenarios or ()), case_ids=tuple(case_ids or ()),
         models=tuple([models] if isinstance(models, str) else (models or ())), samples=samples,
         concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, logs_dir=str(db.parent / "logs"),
-        command=command, retry=retry if retry is not None else RetryPolicy.from_env(), preview=preview)
+        command=command, retry=retry if retry is not None else RetryPolicy.from_env(), preview=preview, shard=shard)
 
 
 def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None = None,
@@ -139,6 +143,8 @@ def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None 
     Without `OPENROUTER_API_KEY` in the environment (or with `dry_run=True`) nothing is sent and
     the report counts the calls that would be made (`report.plan.new_calls`).
     `OPENROUTER_API_BASE` points the calls at another OpenRouter-compatible server.
+    `shard="K/N"` runs only part K of N of the work (by case and model: N shards together make
+    every call one run makes, each once; each run row records its shard in `runs.shard`).
 
     Returns the `RunReport`: `.status` is completed, partial, interrupted, stopped_cost or
     dry-run, `.runs` the stored run rows (with `n_pass`, `n_fail`, `n_error`, `cost`), `.spent`
