@@ -215,6 +215,23 @@ def report_data(db: str | Path, manifest=None, *, run_id: int | None = None, boo
     return load_report(Path(db), path, run_id, bootstrap=bootstrap, calibrated_only=calibrated_only)
 
 
+def export(db: str | Path, out_dir: str | Path, *, manifest=None, format: str = "eee", bootstrap: int = 1000):
+    """Write the leaderboard in a shared format (`format="eee"`: Every Eval Ever) below `out_dir`.
+
+    Per model's ranked run (the rows `report` ranks), the aggregate record and its instance-level
+    samples, laid out as the EEE datastore expects (`data/<benchmark>/<developer>/<model>/<uuid>.json`
+    and `<uuid>_samples.jsonl`). `manifest` picks whose runs, as for `report`. Returns what was written
+    (`.files`, `.records`, `.samples`); raises `HelmbenchError` when nothing is ranked.
+    """
+    from helmbench.errors import UsageError
+    from helmbench.publish.eee import export_eee
+
+    if format != "eee":
+        raise UsageError(f"unknown export format {format!r}", hint="the formats are: eee (Every Eval Ever)")
+    path = None if manifest is None else Path(getattr(manifest, "path", manifest))
+    return export_eee(Path(db), Path(out_dir), path, bootstrap=bootstrap)
+
+
 def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None,
             datasette_url: str = "http://127.0.0.1:8001", config_file: str | Path | None = None,
             strict: bool = False, project_dir: str | Path | None = None, allow_site_code: bool = False) -> Path:

@@ -19,8 +19,8 @@ for extra in (REPO, REPO / "tests" / "conversation"):  # tests.fakes, and the co
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from conv_fake import ConvFake  # noqa: E402
-from conv_trees import MODEL, USER_MODEL, conversation_tree  # noqa: E402
+from conv_runs import fake_openrouter, run_tree, two_model_tree  # noqa: E402
+from conv_trees import MODEL, USER_MODEL  # noqa: E402
 
 from helmbench.cli import app  # noqa: E402
 from helmbench.manifest import compile_tree, read_manifest  # noqa: E402
@@ -28,39 +28,24 @@ from helmbench.run.selection import Shard, parse_shard  # noqa: E402
 from tests.fakes.manifests import JUDGE, synthetic_cases, write_manifest  # noqa: E402
 
 OTHER = "test/model-b"
-FAST = {"HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05", "HELMBENCH_MAX_ATTEMPTS": "3"}
 
 
 @pytest.fixture
-def server(monkeypatch):
+def server():
     """The conversation tests' fake OpenRouter (it plays the simulated user), the environment pointing at it."""
-    fake = ConvFake().start()
-    for k, v in {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-TEST-shards", **FAST}.items():
-        monkeypatch.setenv(k, v)
-    yield fake
-    fake.stop()
+    with fake_openrouter() as fake:
+        yield fake
 
 
 @pytest.fixture
 def tree(tmp_path):
     """Single-answer, judged and conversation (scripted and simulated) scenarios, two models under test."""
-    root = conversation_tree(tmp_path / "bench")
-    models = (root / "models.yml").read_text(encoding="utf-8")
-    (root / "models.yml").write_text(models + f"  - id: {OTHER}\n    temperature: 0\n", encoding="utf-8")
+    root = two_model_tree(tmp_path / "bench", OTHER)
     compile_tree(root, root / "build")
     return root
 
 
-def _run(tree: Path, folder: Path, **kw):
-    from rich.console import Console
-
-    from helmbench.run.config import RetryPolicy, RunOptions
-    from helmbench.run.session import run
-
-    opts = RunOptions(manifest=str(tree / "build/manifest.jsonl"), models_file=str(tree / "models.yml"),
-                      db=str(folder / "results.db"), logs_dir=str(folder / "logs"),
-                      retry=RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05), **kw)
-    return run(opts, Console(stderr=True, width=160), live=False)
+_run = run_tree
 
 
 def _calls(fake) -> tuple[Counter, Counter]:
