@@ -37,6 +37,7 @@ _LAZY = {
     "run": ("helmbench.api", "run"),
     "report": ("helmbench.api", "report"),
     "publish": ("helmbench.api", "publish"),
+    "export": ("helmbench.api", "export"),
     "agreement": ("helmbench.api", "agreement"),
     "CalibrationReport": ("helmbench.score.calibration", "CalibrationReport"),
     "Progress": ("helmbench.api", "Progress"),

@@ -114,8 +114,12 @@ def run_options(manifest, models: Iterable[str] | None = None, *, db=None, model
                 scenarios: Iterable[str] = (), case_ids: Iterable[str] = (), samples: int = 1,
                 concurrency: int = DEFAULT_CONCURRENCY, max_cost: float | None = None, dry_run: bool = False,
                 command: str = "helmbench.run()", retry: RetryPolicy | None = None,
-                preview: bool = False) -> RunOptions:
-    """The `RunOptions` that `run` executes, with every default filled in (shared with the CLI)."""
+                preview: bool = False, shard: str | None = None) -> RunOptions:
+    """The `RunOptions` that `run` executes, with every default filled in (shared with the CLI).
+    `shard`: "K/N" runs part K of N of the work (by case and model); a bad value is a UsageError."""
+    from helmbench.run.selection import parse_shard
+
+    shard = parse_shard(shard)
     path = _as_manifest(manifest)
     db = Path(db) if db is not None else path.parent / "results.db"
     return RunOptions(
@@ -123,7 +127,7 @@ def run_options(manifest, models: Iterable[str] | None = None, *, db=None, model
         db=str(db), scenarios=tuple(scenarios or ()), case_ids=tuple(case_ids or ()),
         models=tuple([models] if isinstance(models, str) else (models or ())), samples=samples,
         concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, logs_dir=str(db.parent / "logs"),
-        command=command, retry=retry if retry is not None else RetryPolicy.from_env(), preview=preview)
+        command=command, retry=retry if retry is not None else RetryPolicy.from_env(), preview=preview, shard=shard)
 
 
 def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None = None,
@@ -139,6 +143,8 @@ def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None 
     Without `OPENROUTER_API_KEY` in the environment (or with `dry_run=True`) nothing is sent and
     the report counts the calls that would be made (`report.plan.new_calls`).
     `OPENROUTER_API_BASE` points the calls at another OpenRouter-compatible server.
+    `shard="K/N"` runs only part K of N of the work (by case and model: N shards together make
+    every call one run makes, each once; each run row records its shard in `runs.shard`).
 
     Returns the `RunReport`: `.status` is completed, partial, interrupted, stopped_cost or
     dry-run, `.runs` the stored run rows (with `n_pass`, `n_fail`, `n_error`, `cost`), `.spent`
@@ -207,6 +213,23 @@ def report_data(db: str | Path, manifest=None, *, run_id: int | None = None, boo
 
     path = None if manifest is None else Path(getattr(manifest, "path", manifest))
     return load_report(Path(db), path, run_id, bootstrap=bootstrap, calibrated_only=calibrated_only)
+
+
+def export(db: str | Path, out_dir: str | Path, *, manifest=None, format: str = "eee", bootstrap: int = 1000):
+    """Write the leaderboard in a shared format (`format="eee"`: Every Eval Ever) below `out_dir`.
+
+    Per model's ranked run (the rows `report` ranks), the aggregate record and its instance-level
+    samples, laid out as the EEE datastore expects (`data/<benchmark>/<developer>/<model>/<uuid>.json`
+    and `<uuid>_samples.jsonl`). `manifest` picks whose runs, as for `report`. Returns what was written
+    (`.files`, `.records`, `.samples`); raises `HelmbenchError` when nothing is ranked.
+    """
+    from helmbench.errors import UsageError
+    from helmbench.publish.eee import export_eee
+
+    if format != "eee":
+        raise UsageError(f"unknown export format {format!r}", hint="the formats are: eee (Every Eval Ever)")
+    path = None if manifest is None else Path(getattr(manifest, "path", manifest))
+    return export_eee(Path(db), Path(out_dir), path, bootstrap=bootstrap)
 
 
 def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None,

@@ -103,7 +103,7 @@ def list_(root: Optional[Path] = ROOT, format: Fmt = typer.Option(Fmt.text, "--f
 
     from helmbench.lint.render import printable  # authored titles must not drive the terminal
 
-    table = Table(title=printable(f"{bench.name} {bench.version}"))
+    table = Table(title=printable(" ".join(x for x in (bench.name, bench.version) if x)))
     for col in ("scenario", "pillar / behaviour", "evaluation", "C×U×PT", "cases"):
         table.add_column(col)
     for r in rows:

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from helmbench.lint.render import printable
 from helmbench.score.report import Report
 from helmbench.score.leaderboard import LeaderboardRow
 from helmbench.score.pairwise import format_p
@@ -140,7 +141,7 @@ def comparison_rows(report: Report) -> tuple[list[str], list[list[str]]]:
 def _title(report: Report) -> str:
     b = report.board
     name = " ".join(x for x in (b.benchmark_name, b.benchmark_version and f"v{b.benchmark_version}") if x)
-    return f"{name or 'HELMBench'} · manifest {(b.manifest_hash or '')[:19]}… · {b.n_cases} cases"
+    return f"{printable(name) or 'HELMBench'} · manifest {(b.manifest_hash or '')[:19]}… · {b.n_cases} cases"
 
 
 def _breakdown(report: Report, kind: str) -> tuple[list[str], list[list[str]]]:

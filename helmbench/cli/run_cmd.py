@@ -63,6 +63,12 @@ def _dry_run():
     return typer.Option(False, "--dry-run", help="Send nothing; show how many calls would be made.")
 
 
+def _shard():
+    return typer.Option(None, "--shard", metavar="K/N",
+                        help="Run part K of N of the work (by case and model; a case keeps its shard when the "
+                             "manifest grows): N jobs with 1/N … N/N make every call of one run, each once.")
+
+
 def _verbose():
     return typer.Option(False, "--verbose", "-v", help="Debug logging.")
 
@@ -86,8 +92,12 @@ def _exit_for(result) -> None:
 
 def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str], models: list[str],
              samples: int, concurrency: int, max_cost: float | None, dry_run: bool, verbose: bool,
-             case_ids: tuple[str, ...] = (), preview: bool = False):
+             case_ids: tuple[str, ...] = (), preview: bool = False, shard: str | None = None):
     import os
+
+    from helmbench.run.selection import parse_shard
+
+    shard = parse_shard(shard)  # a bad K/N is refused before any path is looked at
 
     if not dry_run and os.environ.get("OPENROUTER_API_KEY"):  # start litellm's seconds-long import first
         from helmbench.run.provider import preload_litellm
@@ -112,7 +122,7 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
             result = api.run(manifest, models, db=db, models_file=models_file, scenarios=scenarios, samples=samples,
                              concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, console=err,
                              verbose=verbose, live=live, on_progress=bar, command=command, case_ids=case_ids,
-                             preview=preview)
+                             preview=preview, shard=shard)
     except KeyboardInterrupt:  # before any run started: nothing to save
         err.print(f"Interrupted. Resume with:\n  {command}", markup=False)
         raise typer.Exit(130) from None
@@ -150,6 +160,7 @@ def run_(
     all_scenarios: bool = typer.Option(False, "--all-scenarios", help="Every scenario (the default)."),
     models: Optional[List[str]] = _models(), samples: int = _samples(), concurrency: int = _concurrency(),
     max_cost: Optional[float] = _max_cost(), dry_run: bool = _dry_run(), verbose: bool = _verbose(),
+    shard: Optional[str] = _shard(),
 ) -> None:
     """Ask every model in models.yml every case of the manifest, evaluate, and store the results.
 
@@ -166,6 +177,12 @@ def run_(
 
         helmbench run --scenario P1-B1-S1 --samples 3 --concurrency 16
 
+        helmbench run --shard 2/3 --db shard-2/results.db
+
+    --shard K/N runs a deterministic part of the work (one job of a CI matrix): each (case, model)
+    belongs to one shard, by a hash of their ids, so the N shards together ask every call of one
+    run exactly once; the run row records its shard, and counts as partial.
+
     --concurrency is the default per model (and for the judge); a model's `concurrency` in
     models.yml overrides it. Each model slows down on its own rate limits, not the others'.
 
@@ -175,7 +192,7 @@ def run_(
     """
     _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[] if all_scenarios else (scenario or []),
              models=models or [], samples=samples, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
-             verbose=verbose)
+             verbose=verbose, shard=shard)
 
 
 @app.command("run-batch")

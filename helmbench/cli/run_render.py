@@ -24,6 +24,7 @@ def dry_run(report: RunReport, out: Console) -> None:
     plan = report.plan
     why = "no OPENROUTER_API_KEY is set" if report.no_key else "--dry-run"
     out.print(Text(f"Dry run ({why}): nothing was sent. {plan.cases} case(s) selected, {plan.samples} sample(s) each."))
+    shard_share(plan, out)
     table = Table("model", "new calls", "already stored", "est. input tokens")
     for mp in plan.models:
         table.add_row(Text(mp.id), str(mp.new), str(mp.stored), f"{mp.est_input_tokens:,}")
@@ -44,6 +45,14 @@ def dry_run(report: RunReport, out: Console) -> None:
     render_dry_run(report.judge, out)
 
 
+def shard_share(plan, out: Console) -> None:
+    """With --shard: how much of the selected work this shard holds (the table counts only its part)."""
+    if plan.shard is not None:
+        share = f" ({100 * plan.shard_pairs / plan.pairs:.0f} %)" if plan.pairs else ""
+        out.print(Text(f"Shard {plan.shard}: {plan.shard_pairs:,} of the {plan.pairs:,} selected (case, model) "
+                       f"pair(s){share}; the other shards hold the rest."))
+
+
 def summary(report: RunReport, out: Console) -> None:
     """Per run: its verdicts (from the run row) and the calls this invocation sent for it (from the ledger:
     answers, conversation turns and the simulated user; the judge's on the line below)."""
@@ -60,6 +69,7 @@ def summary(report: RunReport, out: Console) -> None:
                       str(row.get("n_error", 0)), str(row.get("n_awaiting_judge", 0)),
                       _money(calls.cost(kinds=MODEL_KINDS)))
     out.print(table)
+    shard_share(report.plan, out)
     render_summary(report.judge, report.runs, out)
     cut = sum(ledger.unknown() for ledger in report.ledger.values())
     if cut:

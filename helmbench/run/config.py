@@ -93,6 +93,7 @@ class RunOptions:
     command: str = "helmbench run"
     retry: RetryPolicy = RetryPolicy()
     preview: bool = False  # `run-single`: results go to preview runs, which are never scored
+    shard: object = None  # `--shard K/N`: a run.selection.Shard, or None for all the work
 
     @property
     def api_key(self) -> str | None:

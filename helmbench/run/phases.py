@@ -84,7 +84,8 @@ class AnswerPhase:
     def estimate(self, plan: Plan, est: Any) -> None:
         for case in _selected(plan, conversations=False):
             for mp in plan.models:
-                est.add(mp.id, case, sum((case["request_hash"], s) not in mp.done for s in range(plan.samples)))
+                if plan.takes(case, mp):
+                    est.add(mp.id, case, sum((case["request_hash"], s) not in mp.done for s in range(plan.samples)))
 
 
 class ConversationPhase:
@@ -104,7 +105,8 @@ class ConversationPhase:
     def estimate(self, plan: Plan, est: Any) -> None:
         for case in _selected(plan, conversations=True):
             for mp in plan.models:  # each model turn not stored is a call (a simulated user may stop early)
-                est.add(mp.id, case, mp.turns_to_ask.get(case["id"], last_turn(case) * plan.samples))
+                if plan.takes(case, mp):
+                    est.add(mp.id, case, mp.turns_to_ask.get(case["id"], last_turn(case) * plan.samples))
 
 
 class JudgePhase:

@@ -14,6 +14,7 @@ from typing import Iterator
 from helmbench.errors import UsageError
 from helmbench.manifest.conversation import is_conversation, turn_keys
 from helmbench.run.config import settings_hash
+from helmbench.run.selection import Shard
 from helmbench.spec.models import ModelEntry
 from helmbench.store.responses import done_keys
 
@@ -53,6 +54,9 @@ class Plan:
     cases: int = 0
     sqe_cases: int = 0
     conversations: list[dict] = field(default_factory=list)  # selected conversation cases (run turn by turn)
+    shard: Shard | None = None  # `--shard K/N`: only the (case, model) pairs of this shard
+    pairs: int = 0  # selected (case, model) pairs, every shard's
+    shard_pairs: int = 0  # of `pairs`, those of this invocation's shard (all of them without --shard)
 
     @property
     def new_calls(self) -> int:
@@ -75,7 +79,7 @@ class Plan:
         for case in self.conversations if judges else ():
             criteria = len(case["evaluation"].get("criteria") or []) if case["evaluation"]["type"] == "sqe" else 0
             calls += sum(criteria * judges for mp in self.models for sample in range(self.samples)
-                         if (case["hash"], sample) not in mp.settled)
+                         if self.takes(case, mp) and (case["hash"], sample) not in mp.settled)
         return calls
 
     def selected(self, case: dict) -> bool:
@@ -83,13 +87,19 @@ class Plan:
             return False
         return self.scenarios is None or case["scenario"] in self.scenarios
 
+    def takes(self, case: dict, mp: "ModelPlan") -> bool:
+        """Whether this invocation asks `mp` the (selected) `case`: always, unless a shard says otherwise.
+        Every phase (answers, conversations, the judge, the dry run's estimate) asks this, so a shard's
+        conversations and judge calls follow its answers."""
+        return self.shard is None or self.shard.takes(case, mp.id)
+
 
 def _chars(request: dict) -> int:
     return sum(len(m.get("content") or "") if isinstance(m.get("content"), str) else 0 for m in request["messages"])
 
 
 def build_plan(manifest, entries: list[ModelEntry], db, *, scenarios: set[str] | None,
-               case_ids: set[str] | None, samples: int, preview: bool = False) -> Plan:
+               case_ids: set[str] | None, samples: int, preview: bool = False, shard: Shard | None = None) -> Plan:
     """`preview`: a stored failed response counts as done too: asking again would replace the
     response row a scored run's ERROR result points to, and so change that run's numbers."""
     models = []
@@ -98,7 +108,7 @@ def build_plan(manifest, entries: list[ModelEntry], db, *, scenarios: set[str] |
         sh = settings_hash(settings)
         done = done_keys(db, entry.id, sh, with_errors=preview) if db is not None else set()
         models.append(ModelPlan(entry, settings, sh, done))
-    plan = Plan(manifest, models, scenarios, case_ids, samples)
+    plan = Plan(manifest, models, scenarios, case_ids, samples, shard=shard)
     seen_ids: list[str] = []
     found: set[str] = set()
     for case in manifest:
@@ -109,12 +119,15 @@ def build_plan(manifest, entries: list[ModelEntry], db, *, scenarios: set[str] |
         found.add(case["id"])
         plan.cases += 1
         plan.sqe_cases += case["evaluation"]["type"] == "sqe"
+        taken = [mp for mp in models if plan.takes(case, mp)]
+        plan.pairs += len(models)
+        plan.shard_pairs += len(taken)
         if is_conversation(case):
             plan.conversations.append(case)
-            count_turns(plan, case, models, db)
+            count_turns(plan, case, taken, db)
             continue
         chars = _chars(case["request"])
-        for mp in models:
+        for mp in taken:
             for sample in range(samples):
                 if (case["request_hash"], sample) in mp.done:
                     mp.stored += 1
@@ -172,5 +185,7 @@ def iter_jobs(plan: Plan, models: list[ModelPlan] | None = None) -> Iterator[Job
     for case in plan.manifest:
         if plan.selected(case) and not is_conversation(case):
             for mp in models:
+                if not plan.takes(case, mp):
+                    continue
                 for sample in range(plan.samples):
                     yield Job(case, mp, sample)

@@ -7,6 +7,9 @@ closest valid value, rather than silently running nothing.
 from __future__ import annotations
 
 import difflib
+import hashlib
+import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from helmbench.errors import HelmbenchError, UsageError
@@ -69,6 +72,60 @@ def select_scenarios(catalog_scenarios: list[str], wanted: list[str]) -> set[str
             raise UsageError(f"unknown scenario {sel!r}: the manifest has no such scenario", hint=hint)
         chosen.update(hits)
     return chosen
+
+
+_SHARD = re.compile(r"([0-9]{1,6})/([0-9]{1,6})")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Part K of N of an invocation's work (`--shard K/N`), by (case, model).
+
+    A (case, model) falls in the shard given by a hash of the model id and the key its first call is
+    cached by (a single-answer case's request hash, a conversation's opening turn key), never by
+    positions: a case keeps its shard when the manifest grows or models are added, so N jobs over a
+    growing benchmark keep resuming the same work. Keying by the cached call rather than by the
+    case id is what makes N shards ask each call once: two cases that send the same request are
+    one stored answer, so they must share a shard. All samples of a (case, model), and all turns
+    of a conversation, fall in one shard.
+    """
+
+    index: int  # K, 1-based
+    count: int  # N
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def takes(self, case: dict, model_id: str) -> bool:
+        return shard_of(first_call_key(case), model_id, self.count) == self.index
+
+
+def first_call_key(case: dict) -> str:
+    """The cache key of a case's first call: its request hash, or a conversation's opening turn key."""
+    from helmbench.manifest.conversation import is_conversation, turn_keys
+
+    return turn_keys(case)[0] if is_conversation(case) else case["request_hash"]
+
+
+def shard_of(key: str, model_id: str, count: int) -> int:
+    """The shard (1..count) of a call key and a model: the first 8 bytes of sha256 of both, modulo count."""
+    digest = hashlib.sha256(f"{key}\x00{model_id}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % count + 1
+
+
+def parse_shard(value: "str | Shard | None") -> Shard | None:
+    """`K/N` (1 ≤ K ≤ N) as a Shard; None for no sharding. A bad value is a usage error (exit 2)."""
+    if value is None or isinstance(value, Shard):
+        return value
+    m = _SHARD.fullmatch(str(value).strip())
+    if not m:
+        raise UsageError(f"--shard {str(value)[:40]!r} is not K/N (two whole numbers, e.g. 2/3)",
+                         hint="--shard 1/3, --shard 2/3 and --shard 3/3 together run everything once")
+    k, n = int(m.group(1)), int(m.group(2))
+    if n < 1 or not 1 <= k <= n:
+        why = "N must be 1 or more" if n < 1 else f"K must be between 1 and {n}"
+        raise UsageError(f"--shard {k}/{n}: {why}", hint="shards are numbered from 1: --shard 1/N … --shard N/N")
+    return Shard(k, n)
 
 
 def refuse_other_user_model(conversations: list[dict], models: ModelsFile, models_path: Path) -> None:

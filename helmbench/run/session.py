@@ -27,7 +27,8 @@ from helmbench.run.calls import ProviderError
 from helmbench.run.config import RunOptions
 from helmbench.run.plan import Plan, build_plan
 from helmbench.run.progress import PhaseCounter, Progress
-from helmbench.run.selection import load_models_file, refuse_other_user_model, select_models, select_scenarios
+from helmbench.run.selection import (load_models_file, parse_shard, refuse_other_user_model, select_models,
+                                     select_scenarios)
 from helmbench.store import DatabaseError
 from helmbench.store.ledger import new_uid
 
@@ -103,6 +104,7 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
         from helmbench.run.provider import preload_litellm
 
         preload_litellm()
+    opts = replace(opts, shard=parse_shard(opts.shard))  # "K/N" from a caller that built RunOptions itself
     manifest, entries, scenarios, models = prepare(opts)
     if manifest.header.get("unreviewed") and not opts.preview:  # generated text nobody signed off: never ranked
         opts = replace(opts, preview=True)
@@ -113,7 +115,7 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
         db = open_existing(opts.db)
         _adopt_legacy(db, entries)
         plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
-                          preview=opts.preview)
+                          preview=opts.preview, shard=opts.shard)
         refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
         judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan))
         return RunReport(plan, True, "dry-run", no_key=opts.api_key is None, judge=estimate(plan, db, judge))
@@ -129,10 +131,12 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
                          logs_dir=Path(opts.logs_dir), run_ids=[mp.run_id for mp in plan.models]):
             try:
                 for mp in plan.models:
-                    log.info("run %d: %s on manifest %s: %d new call(s), %d stored", mp.run_id, mp.id,
-                             manifest.hash[:19], mp.new, mp.stored, extra={"run_id": mp.run_id})
+                    log.info("run %d: %s on manifest %s%s: %d new call(s), %d stored", mp.run_id, mp.id,
+                             manifest.hash[:19], f", shard {opts.shard}" if opts.shard else "", mp.new, mp.stored,
+                             extra={"run_id": mp.run_id})
 
                 def progress(total: int, phase: str) -> PhaseCounter:  # a live bar draws the events instead
+                    phase = f"{phase} (shard {opts.shard})" if opts.shard else phase
                     return PhaseCounter(total, phase=phase, on_progress=on_progress, log_lines=not live)
 
                 ended = call(plan, db, opts, judge, report, progress)
@@ -147,7 +151,8 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
             except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C outside the event loop
                 report.status = "interrupted"
             finally:
-                finish_runs(db, opts, report, partial=scenarios is not None or case_ids is not None)
+                finish_runs(db, opts, report,
+                            partial=scenarios is not None or case_ids is not None or opts.shard is not None)
     return report
 
 
@@ -159,7 +164,7 @@ def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids, mod
 
     _adopt_legacy(db, entries)
     plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
-                      preview=opts.preview)
+                      preview=opts.preview, shard=opts.shard)
     refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
     if not is_registered(db, manifest.hash):
         register_manifest(db, manifest.header, iter(manifest))
@@ -168,7 +173,7 @@ def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids, mod
         mp.run_id = start_run(db, manifest_hash=manifest.hash, model=mp.id, settings=mp.settings,
                               settings_hash=mp.settings_hash, samples=opts.samples,
                               n_cases=manifest.header.get("cases", 0) * opts.samples, version=__version__,
-                              preview=opts.preview)
+                              preview=opts.preview, shard=opts.shard)
         mp.settled = settled_results(db, mp.run_id)
     return plan
 

@@ -195,6 +195,8 @@ class Loader:
             raise UsageError(f"benchmark folder not found: {self.root}", hint="pass the folder that holds scenarios/")
         bench = Benchmark(root=self.root)
         self.load_benchmark_file(bench)
+        if not bench.declared:
+            bench.name = display_name(self.readme_title(self.root, level="h1"), self.root.name)
         self.load_scoring(bench)
         self.load_models(bench)
         scenarios_dir = self.root / "scenarios"
@@ -296,7 +298,8 @@ class Loader:
     def unrecognised_folder(self, folder: Path, expected: str) -> None:
         self.out.add("HB313", self.rel(folder), 1, f"folder `{folder.name}` is not {expected}; it is ignored")
 
-    def readme_title(self, folder: Path | None) -> str | None:
+    def readme_title(self, folder: Path | None, level: str | None = None) -> str | None:
+        """The first heading of `folder`'s README (of `level`, `h1` for `# `, when given) as text."""
         path = self.find(folder, "README.md", "readme.md") if folder else None
         if not path or not (src := self.read(path)):
             return None
@@ -305,7 +308,7 @@ class Loader:
         body = "\n".join(lines[fm.body_start :]) if fm.text is not None else src.text
         tokens = md.parse(body)
         for i, tok in enumerate(tokens):
-            if tok.type == "heading_open":
+            if tok.type == "heading_open" and (level is None or tok.tag == level):
                 return tokens[i + 1].content.strip() or None
         return None
 
@@ -476,6 +479,23 @@ class Loader:
             kind = "folder" if p.is_dir() else "file"
             self.out.add("HB307", self.rel(p), 1, f"unrecognised {kind} `{p.name}` in a scenario folder is ignored",
                          hint=suggest(p.name, known))
+
+
+_UNSHOWN = re.compile(r"[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+MAX_NAME = 120  # characters of a display name taken from a README heading
+
+
+def display_name(title: str | None, folder: str) -> str:
+    """The name a tree without benchmark.yml is shown and exported under: its README's first `# `
+    heading, else its folder's name. It goes into the manifest header only (never the manifest
+    hash: a tree keeps its hash wherever it lies). Control and direction-changing characters are
+    dropped and the length bounded here, once; each renderer still escapes it for its medium (a
+    heading is authored text that reaches a public site)."""
+    for raw in (title, folder):
+        text = " ".join(_UNSHOWN.sub("", " ".join((raw or "").split())).split())
+        if text:
+            return text if len(text) <= MAX_NAME else text[: MAX_NAME - 1] + "…"
+    return "untitled"
 
 
 def load_benchmark(root: str | Path) -> tuple[Benchmark, Collector]:

@@ -143,8 +143,8 @@ class BehaviourInfo:
 @dataclass
 class Benchmark:
     root: Path
-    name: str = "untitled"
-    version: str = "0"
+    name: str = "untitled"  # without benchmark.yml: the README's `# ` title, else the folder's name (loader)
+    version: str | None = None  # only benchmark.yml gives a version
     description: str | None = None
     declared: bool = False  # benchmark.yml exists
     benchmark_source: SourceText | None = None

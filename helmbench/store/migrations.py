@@ -15,7 +15,7 @@ from typing import Callable, NamedTuple
 import sqlite_utils
 
 from helmbench.store import (generations, ledger, schema_failure_kind, schema_judge, schema_reviews,
-                             schema_transcript_links, turns)
+                             schema_shard, schema_transcript_links, turns)
 from helmbench.store.schema_v1 import DDL
 
 
@@ -47,6 +47,7 @@ MIGRATIONS: list[Migration] = [
     Migration(8, "result_transcript_judgements: the transcript judgements a result used",
               schema_transcript_links.apply),
     Migration(9, "calls: the ledger of every provider call, backfilled from the stored calls", ledger.apply),
+    Migration(10, "runs.shard: the part of the work (--shard K/N) a run covered", schema_shard.apply),
 ]
 
 

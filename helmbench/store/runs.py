@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 
 import sqlite_utils
 
+from helmbench.store.schema_shard import combined
 from helmbench.store.turns import add_turn_usage
 
 STATUSES = ("running", "completed", "partial", "interrupted", "failed", "stopped_cost", "preview")
@@ -30,10 +31,14 @@ def now() -> str:
 
 
 def start_run(db: sqlite_utils.Database, *, manifest_hash: str, model: str, settings: dict, settings_hash: str,
-              samples: int, n_cases: int, version: str, preview: bool = False) -> int:
+              samples: int, n_cases: int, version: str, preview: bool = False, shard: object = None) -> int:
+    """Open (or continue) the run of (manifest, model, settings); `shard` (a `K/N`, None: all the work)
+    is recorded in `runs.shard` (schema_shard.combined)."""
     status = "preview" if preview else "running"
     key = PREVIEW_PREFIX + settings_hash if preview else settings_hash
     with db.conn as conn:
+        before = conn.execute("SELECT id FROM runs WHERE manifest_hash = ? AND model = ? AND settings_hash = ?",
+                              [manifest_hash, model, key]).fetchone()
         row = conn.execute(
             "INSERT INTO runs (manifest_hash, model, settings_json, settings_hash, samples, started_at, status, n_cases, "
             "helmbench_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -42,6 +47,10 @@ def start_run(db: sqlite_utils.Database, *, manifest_hash: str, model: str, sett
             "helmbench_version = excluded.helmbench_version RETURNING id",
             [manifest_hash, model, json.dumps(settings, sort_keys=True), key, samples, now(), status, n_cases, version],
         ).fetchone()
+        if any(c[1] == "shard" for c in conn.execute("PRAGMA table_info(runs)")):  # migration 10 applied
+            was = conn.execute("SELECT shard FROM runs WHERE id = ?", [row[0]]).fetchone()[0]
+            conn.execute("UPDATE runs SET shard = ? WHERE id = ?",
+                         [combined(was, None if shard is None else str(shard), existing=before is not None), row[0]])
     return row[0]
 
 

@@ -125,7 +125,7 @@ class ConversationTurns:
         self.writer = writer
         for mp in self.plan.models:
             for case in self.plan.conversations:
-                for sample in range(self.plan.samples):
+                for sample in range(self.plan.samples) if self.plan.takes(case, mp) else ():
                     if (case["hash"], sample) in mp.settled:
                         continue
                     keys = turn_keys(case)

@@ -12,7 +12,7 @@ from helmbench.store.queries.manifests import (
     cases_in_scenarios, manifest_case_rows, manifest_header, manifest_meta, titles)
 from helmbench.store.queries.responses import completion_tokens_by_scenario
 from helmbench.store.queries.results import (
-    FORMAT, format_failure_count, result_case_rows, result_detail_rows, served_counts,
+    FORMAT, format_failure_count, result_case_rows, result_detail_rows, result_usage, served_counts,
 )
 from helmbench.store.queries.runs import RunInfo, all_runs, choose_manifest, latest_runs, model_runs, run_info
 from helmbench.store.queries.schema import table_columns
@@ -20,6 +20,6 @@ from helmbench.store.queries.schema import table_columns
 __all__ = [
     "FORMAT", "RunInfo", "Spend", "all_runs", "cases_in_scenarios", "choose_manifest", "completion_tokens_by_scenario",
     "format_failure_count", "judge_totals_of", "judgement_rows", "latest_runs", "manifest_case_rows",
-    "manifest_header", "manifest_meta", "model_runs", "result_case_rows", "result_detail_rows", "run_info",
-    "run_spend", "served_counts", "table_columns", "titles",
+    "manifest_header", "manifest_meta", "model_runs", "result_case_rows", "result_detail_rows", "result_usage",
+    "run_info", "run_spend", "served_counts", "table_columns", "titles",
 ]

@@ -72,3 +72,25 @@ def served_counts(conn: sqlite3.Connection, run_id: int) -> list[tuple[str | Non
     return [tuple(r) for r in conn.execute(
         """SELECT s.model_version, s.provider, COUNT(*) FROM results r JOIN responses s ON s.id = r.response_id
            WHERE r.run_id = ? GROUP BY s.model_version, s.provider""", [run_id])]
+
+
+#: What each result of a run cost to answer: its response's tokens, cost and latency, or for a
+#: conversation the sums over the model's own turns it was decided on (not the simulated user's).
+_USAGE_SQL = """
+SELECT res.id, rs.prompt_tokens, rs.completion_tokens, rs.cost, rs.latency_ms
+FROM results res JOIN responses rs ON rs.id = res.response_id WHERE res.run_id = :run
+"""
+_TURN_USAGE_SQL = """
+SELECT rt.result_id, sum(t.prompt_tokens), sum(t.completion_tokens), sum(t.cost), sum(t.latency_ms)
+FROM result_turns rt JOIN turns t ON t.id = rt.turn_id JOIN results res ON res.id = rt.result_id
+WHERE res.run_id = :run AND t.role = 'assistant' GROUP BY rt.result_id
+"""
+
+
+def result_usage(conn: sqlite3.Connection, run_id: int) -> dict[int, tuple]:
+    """{result id: (prompt tokens, completion tokens, cost, latency ms)} of a run's results (None where
+    unknown), for an export that reports each sample's usage."""
+    out = {r[0]: tuple(r[1:]) for r in conn.execute(_USAGE_SQL, {"run": run_id})}
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'result_turns'").fetchone():
+        out.update({r[0]: tuple(r[1:]) for r in conn.execute(_TURN_USAGE_SQL, {"run": run_id})})
+    return out
