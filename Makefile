@@ -21,19 +21,21 @@ run: $(STAMP)
 	$(BIN)/helmbench run
 	$(BIN)/helmbench publish
 
-## The whole test suite.
-test: $(STAMP)
-	$(BIN)/python -m pytest
-
 ## Every Eval Ever's validator, for `helmbench export --format eee`: the every-eval-ever package needs
-## Python >= 3.12 and rich < 15, so it gets a venv of its own (.venv-eee); the export tests use it when present.
-EEE_PYTHON ?= python3.12
+## Python >= 3.12 and rich < 15, so it gets a venv of its own (.venv-eee), made by `make test` wherever a
+## Python 3.12 is found (this machine's image has one under pyenv); under CI=true the export tests fail without it.
+EEE_PYTHON ?= $(firstword $(wildcard /usr/bin/python3.12 /usr/local/bin/python3.12 $(HOME)/.pyenv/versions/3.12*/bin/python3.12))
+EEE_STAMP  := $(if $(EEE_PYTHON),.venv-eee/.installed)
 .venv-eee/.installed: constraints-eee.txt
 	$(EEE_PYTHON) -m venv .venv-eee
 	.venv-eee/bin/pip install --quiet -c constraints-eee.txt every-eval-ever==0.3.0
 	touch .venv-eee/.installed
 
 eee-validator: .venv-eee/.installed
+
+## The whole test suite.
+test: $(STAMP) $(EEE_STAMP)
+	$(BIN)/python -m pytest
 
 clean:
 	rm -rf build
