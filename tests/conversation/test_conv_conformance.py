@@ -78,9 +78,8 @@ def assert_database_agrees(tree: Path) -> None:
     (total,) = rows(tree, "SELECT count(*) FROM calls")[0]
     assert sum(c["calls"] + c["judge_calls"] for c in costs) == total, "costs counts each ledger row once"
     for c in costs:
-        (links,) = rows(tree, "SELECT (SELECT count(*) FROM result_judgements rj JOIN results r ON r.id = rj.result_id "
-                              "WHERE r.run_id = :run) + (SELECT count(*) FROM result_transcript_judgements t JOIN "
-                              "results r ON r.id = t.result_id WHERE r.run_id = :run)", {"run": c["run_id"]})[0]
+        (links,) = rows(tree, "SELECT count(*) FROM result_judgements rj JOIN results r ON r.id = rj.result_id "
+                              "WHERE r.run_id = :run", {"run": c["run_id"]})[0]
         assert judge_totals_of(reader.conn, c["run_id"])["n_judgements"] == links, "the report's evaluations"
     reader.conn.close()
 
