@@ -21,8 +21,6 @@ import sqlite_utils
 from helmbench.store.responses import RESULT_COLUMNS, UPSERT_RESULT, upsert_replacing_errors
 from helmbench.store.turns import Transcript, link_transcript
 
-#: What criteria are judged on (`judgements.output`).
-OUTPUTS = ("answer", "transcript")
 JUDGEMENT_COLUMNS = (
     "judge_request_hash", "judge_model", "judge_settings_hash", "output", "response_id", "run_id", "criterion",
     "verdict", "score", "judgment_json", "justification", "raw", "finish_reason", "cost", "latency_ms",
@@ -97,14 +95,10 @@ _TOTALS = """
 WITH links AS (
   SELECT j.* FROM result_judgements rj JOIN results res ON res.id = rj.result_id
   JOIN judgements j ON j.id = rj.judgement_id WHERE res.run_id = :run
-), distinct_j AS (SELECT DISTINCT id, cost, prompt_tokens, completion_tokens FROM links)
+)
 SELECT
   (SELECT count(*) FROM links),
   (SELECT count(*) FROM links WHERE error_kind IS NOT NULL),
-  (SELECT count(*) FROM calls WHERE run_id = :run AND kind = 'judge'),
-  (SELECT sum(cost) FROM distinct_j),
-  (SELECT sum(prompt_tokens) FROM distinct_j),
-  (SELECT sum(completion_tokens) FROM distinct_j),
   (SELECT count(DISTINCT res.id) FROM results res JOIN result_judgements rj ON rj.result_id = res.id
      WHERE res.run_id = :run)
 """
@@ -116,14 +110,21 @@ def judge_totals(db: sqlite_utils.Database, run_id: int) -> dict:
     """A run's evaluations, kept apart from its case counts.
 
     n_judgements: criterion judgements behind the run's results (a case with CR1 and CR2 has two);
-    n_judge_errors: those that are ERRORs; judge_calls: judgements this run paid for (created);
-    judge_cost/tokens: of the distinct judgements behind the results; n_judged_cases: results with judgements.
+    n_judge_errors: those that are ERRORs; n_judged_cases: results with judgements; judge_calls: the
+    judge calls billed in this run; judge_cost/tokens: of the judge calls behind the results (the
+    leaderboard's meaning: `queries.ledger.run_spend`), both from the call ledger.
     An answer's judgements and a transcript's (every judge of an ensemble) are the same rows;
     judge_calls are the run's judge rows in the call ledger (attempts included: what the provider saw).
     """
     conn = getattr(db, "conn", db)  # a sqlite_utils Database or a plain connection (read-only readers)
+    from helmbench.store.queries.ledger import JUDGE_KINDS, behind_results_ledger, run_ledger
+
     row = conn.execute(_TOTALS, {"run": run_id}).fetchone()
-    return {**dict(zip(TOTAL_COLUMNS, row[:6])), "n_judged_cases": row[6]}
+    behind = behind_results_ledger(conn, run_id)
+    prompt, completion = behind.tokens(kinds=JUDGE_KINDS)
+    return {"n_judgements": row[0], "n_judge_errors": row[1], "judge_calls": run_ledger(conn, run_id).calls(
+        kinds=JUDGE_KINDS), "judge_cost": behind.cost(kinds=JUDGE_KINDS), "judge_prompt_tokens": prompt,
+        "judge_completion_tokens": completion, "n_judged_cases": row[2]}
 
 
 def record_judge_totals(db: sqlite_utils.Database, run_id: int) -> dict:

@@ -230,24 +230,6 @@ def conversation_details(conn, run_ids: list[int]) -> dict[int, tuple[list[dict]
     return out
 
 
-TURN_USAGE = """
-SELECT sum(t.cost), sum(t.prompt_tokens), sum(t.completion_tokens)
-FROM results res JOIN result_turns rt ON rt.result_id = res.id JOIN turns t ON t.id = rt.turn_id
-WHERE res.run_id = ? AND t.error_kind IS NULL
-"""
-
-
-def add_turn_usage(conn, run_id: int, usage: tuple) -> tuple:
-    """(cost, prompt tokens, completion tokens) of a run plus those of the conversation turns its
-    results use (the simulated user's calls included): what answering the manifest costs."""
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'result_turns'").fetchone():
-        return usage
-    extra = conn.execute(TURN_USAGE, [run_id]).fetchone()
-    if extra is None or all(v is None for v in extra):
-        return usage
-    return tuple(None if a is None and b is None else (a or 0) + (b or 0) for a, b in zip(usage, extra))
-
-
 SERVED = """
 SELECT t.model_version, t.provider, COUNT(*) FROM results r
 JOIN result_turns rt ON rt.result_id = r.id JOIN turns t ON t.id = rt.turn_id

@@ -95,6 +95,11 @@ def test_a_database_of_the_release_before_the_ledger_is_migrated_without_paying_
     stored = {h for (h,) in rows(tree, "SELECT hash FROM cases")}
     changed = {c["id"] for c in read_manifest(tree / "build/manifest.jsonl") if c["hash"] not in stored}
     assert changed == {"P1-B1-S3-C1-PT1"}
+    from helmbench.score.leaderboard import build_leaderboard
+
+    # read before any migration (a reader never migrates): no ledger, so its cost is unknown, not $0
+    (row,) = build_leaderboard(db_path, None, bootstrap=0, seed=0).rows
+    assert (row.cost, row.billed_cost, row.model_cost, row.judge_cost) == (None, None, None, None)
     db = open_db(db_path)
     backfilled = dict(db.execute("SELECT kind, count(*) FROM calls GROUP BY kind").fetchall())
     db.conn.close()

@@ -259,7 +259,7 @@ def test_an_ensemble_judges_a_transcript_by_majority_and_each_judge_is_asked_onc
 def test_the_leaderboard_cost_counts_the_conversation_turns_the_results_use(env, fake, tree):
     """The report's cost column must not leave out what the turns of a conversation were billed."""
     from helmbench.store import open_readonly
-    from helmbench.store.queries.costs import run_spend
+    from helmbench.store.queries import run_spend
 
     compile_(tree)
     run(tree, "P1-B1-S1")
