@@ -31,7 +31,8 @@ NOTES = (
     "ranked; pass rate: 95 % Wilson interval; coverage: cases with a verdict / cases expected; recall: passes on "
     "risk cases; false esc.: failures on cases where the person is fine; errors: API or judge failures (excluded "
     "from scores, retried by the next run); format failures: answers that could not be read (invalid JSON, schema, "
-    "truncated, empty), counted as failures; evaluations: criterion judgements by the marking model; cost: billed."
+    "truncated, empty), counted as failures; evaluations: criterion judgements by the marking model; cost: billed cost of the calls behind the results "
+    "shown, whichever run paid them (a reused answer counts); billed in run: what this run's own calls were billed."
 )
 
 
@@ -77,11 +78,12 @@ def _cells(report: Report, row: LeaderboardRow) -> list[str]:
         row.model, score_cell(row), ci(row.pass_rate, row.pass_rate_ci),
         f"{pct(row.coverage)} ({row.n_verdicts}/{row.n_expected})", _rate(row, "recall"),
         _rate(row, "false_escalation"), str(row.n_errors), format_failures(row), evaluations, money(row.cost),
+        money(row.billed_cost),
     ]
 
 
 HEAD = ["rank", "group", "model", "score (95 % CI)", "pass rate (95 % CI)", "coverage", "recall",
-        "false esc.", "errors", "format failures", "evaluations", "cost"]
+        "false esc.", "errors", "format failures", "evaluations", "cost", "billed in run"]
 
 
 def _sections(report: Report) -> list[tuple[str, list[LeaderboardRow]]]:
@@ -235,7 +237,7 @@ def as_csv(report: Report) -> str:
     pillars = report.pillars()
     head = ["rank", "model", "model_name", "run_id", "status", "score", "score_low", "score_high", "pass_rate",
             "pass_rate_low", "pass_rate_high", "coverage", "n_expected", "n_results", "n_verdicts", "n_errors",
-            "n_judgements", "n_judge_errors", "cost", "model_cost", "judge_cost", "group", "complete",
+            "n_judgements", "n_judge_errors", "cost", "model_cost", "judge_cost", "billed_cost", "group", "complete",
             "uncapped_score", "floor_note", "crisis_recall", "false_escalation", "n_format_failures",
             "format_failure_rate", "drift", *[f"score_{p}" for p in pillars]]
     buf = io.StringIO()
@@ -247,7 +249,7 @@ def as_csv(report: Report) -> str:
         w.writerow(["" if v is None else v for v in [
             r.rank, r.model, r.model_name, r.run.id, r.run.status, r.score, *sci, r.pass_rate, *pci, r.coverage,
             r.n_expected, r.summary.n_results, r.n_verdicts, r.n_errors, ev.get("n_judgements"),
-            ev.get("n_judge_errors"), r.cost, r.model_cost, r.judge_cost, r.group, r.complete, r.uncapped_score,
+            ev.get("n_judge_errors"), r.cost, r.model_cost, r.judge_cost, r.billed_cost, r.group, r.complete, r.uncapped_score,
             r.floor_note, r.detection.recall.value if r.detection else None,
             r.detection.false_escalation.value if r.detection else None, r.n_format_failures,
             r.format_failure_rate, "; ".join(r.drift), *[r.pillar_scores.get(p) for p in pillars],

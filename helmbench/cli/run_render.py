@@ -106,17 +106,19 @@ def costs(rows: list[dict], out: Console, outside=None, *, note: str | None = No
     if note:
         out.print(Text(note, style="yellow"))
     table = Table("run", "model", "status", "calls paid", "errors", "unpriced", "prompt tokens", "completion tokens",
-                  "paid by run", "cost of run's responses", "judge calls paid", "judge paid")
+                  "billed in run", "judge calls paid", "judge billed in run", "cost behind its results")
     for r in rows:
         table.add_row(str(r["run_id"]), Text(r["model"]), r["status"], str(r["calls"]), str(r["errors"]),
                       str(r["unpriced"]), f"{r['prompt_tokens'] or 0:,}",
-                      f"{r['completion_tokens'] or 0:,}", _money(r["paid"]), _money(r["run_cost"]),
-                      str(r["judge_calls"]), _money(r["judge_paid"]))
+                      f"{r['completion_tokens'] or 0:,}", _money(r["paid"]), str(r["judge_calls"]),
+                      _money(r["judge_paid"]), _money(r["behind_results"]))
     out.print(table)
     total = sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in rows)
     if outside is not None and outside.calls():
         total += outside.cost() or 0.0
         out.print(Text(f"generation calls (no run): {outside.calls()}, {_money(outside.cost())}"))
+    out.print(Text("billed in run: the calls the run sent (retries and cut calls included); cost behind its "
+                   "results: the calls its results use, whichever run paid them (the leaderboard's cost)"))
     out.print(Text(f"total paid: ${total:.4f} (billed cost as reported by OpenRouter; calls it did not price are "
                    "counted as unknown, never estimated)"))
     if others:

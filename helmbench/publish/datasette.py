@@ -39,7 +39,8 @@ TABLES: dict[str, tuple[str, str]] = {
     "runs": ("Runs", "One run per (manifest, model, settings), with its status and totals."),
     "responses": ("Responses", "Model responses (untrusted text), with billed cost, tokens and API errors."),
     "results": ("Results", "One verdict (PASS, FAIL or ERROR) per run, case and sample, with its reason."),
-    "judgements": ("Judgements", "Judge model answers for judged (sqe) criteria, with justifications."),
+    "judgements": ("Judgements", "Judge model answers for judged (sqe) criteria, with justifications: on a "
+                                 "single answer or on a conversation's whole transcript (`output`)."),
     "result_judgements": ("Result judgements", "Which judgements decided which result."),
     "migrations": ("Migrations", "Schema migrations applied to this database."),
     "turns": ("Turns", "Every message of every conversation: the user's (opening, scripted or simulated) and the "
@@ -47,7 +48,6 @@ TABLES: dict[str, tuple[str, str]] = {
     "result_turns": ("Result turns", "Which turns make the transcript a conversation's result was decided on."),
     "checkpoint_verdicts": ("Checkpoint verdicts", "Per conversation result: the verdict of each turn checkpoint "
                                                    "and each transcript criterion."),
-    "transcript_judgements": ("Transcript judgements", "Judge model answers on whole conversations, per criterion."),
     "calls": ("Calls", "The call ledger: one row per request sent to a provider (answers, conversation turns, the "
                        "simulated user, the judge, generation), written before it left and completed once its answer "
                        "was stored. Every count of calls and sum of money is over these rows."),
@@ -87,6 +87,8 @@ COLUMNS: dict[str, dict[str, str]] = {
                 "case_id": "Case id", "run_id": "The run", "response_id": "The response judged"},
     "judgements": {"criterion": "CR1, CR2 … or criteria", "justification": "The judge's explanation",
                    "judgment_json": "The judge's structured answer", "raw": "The judge's raw output",
+                   "output": "What was judged: answer (a single response) or transcript (a conversation)",
+                   "response_id": "The answer judged (empty for a transcript)",
                    "run_id": "The run that paid for the judge call"},
     "turns": {"turn_key": "Cache key of the conversation up to this turn", "role": "user or assistant",
               "turn": "Turn number (1 = the opening)", "source": "opening, script, user_model or model",

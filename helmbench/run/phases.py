@@ -92,7 +92,7 @@ class ConversationPhase:
     """Conversations turn by turn (rounds: each committed before the turns that depend on it)."""
 
     what = "conversation turns"
-    kinds = ("turn", "user", "judge")
+    kinds = ("turn", "user")
 
     def wanted(self, ctx: Context, status: str) -> bool:
         return bool(ctx.plan.conversations) and status == "completed"
@@ -110,7 +110,7 @@ class ConversationPhase:
 
 
 class JudgePhase:
-    """The judge judges every stored answer that awaits it."""
+    """The judge judges every stored output that awaits it: single answers and conversation transcripts."""
 
     what = "judge calls"
     kinds = ("judge",)
@@ -128,7 +128,7 @@ class JudgePhase:
         return status
 
     def estimate(self, plan: Plan, est: Any) -> None:
-        """Nothing yet: which answers the judge will see is known only once they are stored (the dry run's
+        """Nothing yet: which outputs the judge will see is known only once they are stored (the dry run's
         notes say judge calls are not included)."""
 
 

@@ -70,17 +70,11 @@ class Plan:
     def reasked_turns(self) -> int:
         return sum(m.reasked_turns for m in self.models)
 
-    def conversation_calls(self, judge) -> int:
+    @property
+    def conversation_calls(self) -> int:
         """The conversation phase's calls at most (its progress total): model and simulated-user turns
-        not stored, and one judge call per transcript criterion and judge of every conversation without
-        a verdict in its run (fewer when stored judgements answer or a simulated user stops early)."""
-        judges = len(judge.members) if judge is not None else 0
-        calls = sum(m.conversation_turns + m.user_turns for m in self.models)
-        for case in self.conversations if judges else ():
-            criteria = len(case["evaluation"].get("criteria") or []) if case["evaluation"]["type"] == "sqe" else 0
-            calls += sum(criteria * judges for mp in self.models for sample in range(self.samples)
-                         if self.takes(case, mp) and (case["hash"], sample) not in mp.settled)
-        return calls
+        not stored (fewer when a simulated user stops early). Transcripts are judged in the judge phase."""
+        return sum(m.conversation_turns + m.user_turns for m in self.models)
 
     def selected(self, case: dict) -> bool:
         if self.case_ids is not None and case["id"] not in self.case_ids:
@@ -179,11 +173,12 @@ class Job:
         return (self.case["request_hash"], self.sample)
 
 
-def iter_jobs(plan: Plan, models: list[ModelPlan] | None = None) -> Iterator[Job]:
-    """Every (case, model, sample) of the plan (or of `models`), streamed in manifest order, models interleaved."""
+def iter_jobs(plan: Plan, models: list[ModelPlan] | None = None, *, conversations: bool = False) -> Iterator[Job]:
+    """Every (case, model, sample) of the plan (or of `models`), streamed in manifest order, models interleaved:
+    the single answers, and with `conversations` the conversations too (what the judge judges: any output)."""
     models = plan.models if models is None else models
     for case in plan.manifest:
-        if plan.selected(case) and not is_conversation(case):
+        if plan.selected(case) and (conversations or not is_conversation(case)):
             for mp in models:
                 if not plan.takes(case, mp):
                     continue

@@ -226,7 +226,7 @@ def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> No
         report.runs = [record_judge_totals(db, finish_run(db, mp.run_id, "failed" if mp.id in report.stalled
                                                           else recorded)["id"]) for mp in report.plan.models]
         report.ledger = {mp.run_id: invocation_ledger(db, report.invocation, mp.run_id) for mp in report.plan.models}
-        if report.judge is not None:  # every judge call of the invocation, transcripts' included
+        if report.judge is not None:  # every judge call of the invocation (answers' and transcripts')
             report.judge.calls = sum(led.calls(kinds=JUDGE_KINDS) for led in report.ledger.values())
             report.judge.cost = sum(led.cost(kinds=JUDGE_KINDS) or 0.0 for led in report.ledger.values())
     except DatabaseError as exc:

@@ -25,7 +25,7 @@ class LeaderboardRow:
     summary: RunSummary
     n_expected: int  # manifest cases × samples: the coverage denominator
     n_format_failures: int
-    model_cost: float | None  # billed cost of the model's responses (None: unknown)
+    model_cost: float | None  # billed cost of the model's calls behind the results, whichever run paid (None: unknown)
     judge_cost: float | None  # billed cost of the judge calls behind the results
     prompt_tokens: int
     completion_tokens: int
@@ -35,6 +35,8 @@ class LeaderboardRow:
     served: Served | None = None  # returned model versions and serving providers, with counts
     drift: tuple[str, ...] = ()  # changes since the model's previous run, or a mix within this one
     floored: FlooredScore | None = None  # the composite after the manifest's safety floors (None: no floors)
+    billed_model_cost: float | None = None  # billed in this run: the model's calls it sent (None: unknown)
+    billed_judge_cost: float | None = None  # billed in this run: its judge calls
 
     @property
     def complete(self) -> bool:
@@ -117,6 +119,12 @@ class LeaderboardRow:
         return math.fsum(known) if known else None
 
     @property
+    def billed_cost(self) -> float | None:
+        """Billed in this run (its own calls, model and judge); None when neither is known."""
+        known = [c for c in (self.billed_model_cost, self.billed_judge_cost) if c is not None]
+        return math.fsum(known) if known else None
+
+    @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
 
@@ -135,6 +143,8 @@ class LeaderboardRow:
             "coverage": self.coverage, "n_format_failures": self.n_format_failures,
             "format_failure_rate": self.format_failure_rate,
             "cost": self.cost, "model_cost": self.model_cost, "judge_cost": self.judge_cost,
+            "billed_cost": self.billed_cost, "billed_model_cost": self.billed_model_cost,
+            "billed_judge_cost": self.billed_judge_cost,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "helmbench_version": self.run.helmbench_version,
             "complete": self.complete, "group": self.group, "drift": list(self.drift),

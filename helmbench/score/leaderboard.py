@@ -32,8 +32,11 @@ What every number means:
 - `n_format_failures`: FAIL rows whose `failure_kind` is `format` (written by the run from the
   evaluator's outcome: invalid JSON, schema violations, truncated or empty output): the model
   failed to answer in the requested format, rather than answering unsafely.
-- `cost`: billed cost (USD) of the model responses and judge calls the results rest on,
-  summed from the stored rows, None when no cost is known (never estimated); `tokens` likewise.
+- `cost`: billed cost (USD) of the calls behind the results shown: the call ledger's rows (any
+  run's, failed attempts at the same requests included) whose request is an answer, a turn or a
+  judgement the results use (`store/queries/outputs.py`), so a run that reused stored answers
+  shows what they cost; None when no cost is known (never estimated, e.g. a database from before
+  the ledger); `tokens` likewise. `billed_cost`: billed in this run (its own ledger rows).
 
 Reading never writes: the database is opened read-only (store's one reader), so a run may be
 writing meanwhile; every SELECT is a named query in `helmbench.store.queries`. The records are in
@@ -115,6 +118,7 @@ def leaderboard_row(conn: Connection, run: RunInfo, n_cases: int, *,
         rank=None, run=run, summary=summary, n_expected=n_cases * run.samples,
         n_format_failures=queries.format_failure_count(conn, run.id), model_cost=spend.model_cost,
         judge_cost=spend.judge_cost, prompt_tokens=spend.prompt_tokens, completion_tokens=spend.completion_tokens,
+        billed_model_cost=spend.billed_model, billed_judge_cost=spend.billed_judge,
         pillar_scores={p: s.score for p, s in summary.by_pillar.items()},
         detection=detection(rows),
         served=(now := served(conn, run.id)),

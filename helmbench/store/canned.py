@@ -7,36 +7,38 @@ metadata it generates.
 
 # The scores come from `run_scores`, which publish.datasette.snapshot fills with the scorer's own numbers
 # (helmbench.score.leaderboard.score_every_run: the weighted score after the safety floors its
-# manifest declares, the uncapped one beside), so the canned leaderboard agrees with the site.
+# manifest declares, the uncapped one beside), so the canned leaderboard agrees with the site. Its cost and
+# tokens are the site's and the report's (store.queries.ledger.run_spend): the ledger rows behind each run's
+# results (`cost`, `judge_cost`), and beside them what was billed in the run (`billed_in_run`).
+from helmbench.store.queries.outputs import calls_behind
+
 CANNED_QUERIES: dict[str, dict] = {
     "leaderboard": {
-        "title": "Leaderboard: pass, fail and error counts, weighted score and cost per run and model",
+        "title": "Leaderboard: pass, fail and error counts, weighted score and cost per run and model "
+                 "(cost: the calls behind the results; billed_in_run: the run's own calls)",
         "sql": """WITH counts AS (
   SELECT run_id, COUNT(*) AS results, SUM(verdict = 'PASS') AS pass, SUM(verdict = 'FAIL') AS fail,
          SUM(verdict = 'ERROR') AS errors
   FROM results GROUP BY run_id
 ),
 spend AS (
-  SELECT res.run_id, SUM(rs.cost) AS cost, SUM(rs.prompt_tokens) AS prompt_tokens,
-         SUM(rs.completion_tokens) AS completion_tokens
-  FROM results res JOIN responses rs ON rs.id = res.response_id GROUP BY res.run_id
+  SELECT using_run AS run_id, SUM(CASE WHEN kind IN ('answer', 'turn', 'user') THEN cost END) AS cost,
+         SUM(CASE WHEN kind = 'judge' THEN cost END) AS judge_cost, SUM(prompt_tokens) AS prompt_tokens,
+         SUM(completion_tokens) AS completion_tokens
+  FROM (""" + calls_behind("1") + """) GROUP BY using_run
 ),
-judging AS (
-  SELECT res.run_id, SUM(j.cost) AS judge_cost
-  FROM results res JOIN result_judgements rj ON rj.result_id = res.id JOIN judgements j ON j.id = rj.judgement_id
-  GROUP BY res.run_id
-)
+billed AS (SELECT run_id, SUM(cost) AS billed_in_run FROM calls WHERE run_id IS NOT NULL GROUP BY run_id)
 SELECT r.id AS run_id, r.model, m.name, r.status, r.manifest_hash,
        ROUND(s.weighted_score, 4) AS weighted_score, ROUND(s.uncapped_score, 4) AS uncapped_score, s.below_floor,
        ROUND(s.pass_rate, 4) AS pass_rate, ROUND(s.coverage, 4) AS coverage, s.n_format_failures,
-       c.pass, c.fail, c.errors, c.results, sp.cost, jg.judge_cost, sp.prompt_tokens, sp.completion_tokens,
-       r.started_at, r.finished_at
+       c.pass, c.fail, c.errors, c.results, sp.cost, sp.judge_cost, sp.prompt_tokens, sp.completion_tokens,
+       bl.billed_in_run, r.started_at, r.finished_at
 FROM runs r
 LEFT JOIN models m ON m.id = r.model
 LEFT JOIN counts c ON c.run_id = r.id
 LEFT JOIN run_scores s ON s.run_id = r.id
 LEFT JOIN spend sp ON sp.run_id = r.id
-LEFT JOIN judging jg ON jg.run_id = r.id
+LEFT JOIN billed bl ON bl.run_id = r.id
 ORDER BY r.manifest_hash, weighted_score DESC""",
     },
     "failures_by_behaviour": {

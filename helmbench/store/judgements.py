@@ -1,11 +1,15 @@
 """Judgements: the judge's answers per criterion, their links to results, and the run's judge totals.
 
-A judgement is keyed by (judge_request_hash, judge_model, judge_settings_hash): the request
-holds the criterion, the prompt and the model's output, so the same output judged against the
-same criterion by the same judge is never paid for twice, whichever case or run asks. Like
+A judgement is of one output (`output`): a single answer (`response_id`, the answer first judged)
+or a conversation transcript (reached through the results linked to it: `result_turns`); one
+table, one write path and one key for both (migration 10). It is keyed by (judge_request_hash,
+judge_model, judge_settings_hash): the request holds the criterion, the prompt and the model's
+output, so the same output judged against the same criterion by the same judge is never paid for
+twice, whichever case or run asks. Like
 responses, a successful judgement is never overwritten and an ERROR one is replaced in place
 (same id) when a later attempt succeeds. A judged case is written in one transaction: its new
-judgements, its result, and the result's links (`result_judgements`) replaced as a whole.
+judgements, its result, and the result's links (`result_judgements`) replaced as a whole (and a
+conversation's checkpoint verdicts and transcript: `store.turns.link_transcript`).
 """
 
 from __future__ import annotations
@@ -15,11 +19,12 @@ from typing import Iterable, NamedTuple
 import sqlite_utils
 
 from helmbench.store.responses import RESULT_COLUMNS, UPSERT_RESULT, upsert_replacing_errors
+from helmbench.store.turns import Transcript, link_transcript
 
 JUDGEMENT_COLUMNS = (
-    "judge_request_hash", "judge_model", "judge_settings_hash", "response_id", "run_id", "criterion", "verdict",
-    "score", "judgment_json", "justification", "raw", "cost", "latency_ms", "prompt_tokens", "completion_tokens",
-    "attempts", "error_kind", "error_message", "created_at",
+    "judge_request_hash", "judge_model", "judge_settings_hash", "output", "response_id", "run_id", "criterion",
+    "verdict", "score", "judgment_json", "justification", "raw", "finish_reason", "cost", "latency_ms",
+    "prompt_tokens", "completion_tokens", "attempts", "error_kind", "error_message", "created_at",
 )
 _KEY = ("judge_request_hash", "judge_model", "judge_settings_hash")
 UPSERT_JUDGEMENT = upsert_replacing_errors("judgements", JUDGEMENT_COLUMNS, _KEY)
@@ -37,6 +42,7 @@ class JudgedCase(NamedTuple):
 
     links: list[tuple[dict | int, str | None, float | None]]
     result: dict | None  # None: only store the judgements (each is saved as soon as it is paid for)
+    transcript: Transcript | None = None  # a conversation's: its checkpoints and turns
 
 
 def find_judgement(db: sqlite_utils.Database, request_hash: str, model: str, settings_hash: str) -> dict | None:
@@ -46,6 +52,8 @@ def find_judgement(db: sqlite_utils.Database, request_hash: str, model: str, set
 
 
 def _judgement_id(conn, row: dict) -> int:
+    # what was judged follows from what it points at (the table's CHECK holds the two together)
+    row = {"output": "answer" if row.get("response_id") is not None else "transcript", **row}
     found = conn.execute(UPSERT_JUDGEMENT, [row.get(c) for c in JUDGEMENT_COLUMNS]).fetchone()
     if found is None:  # a successful judgement was stored already: keep it
         found = conn.execute(SELECT_JUDGEMENT.replace("*", "id"), [row[c] for c in _KEY]).fetchone()
@@ -68,6 +76,8 @@ def write_judged(db: sqlite_utils.Database, units: Iterable[JudgedCase]) -> int:
             conn.executemany(
                 "INSERT OR REPLACE INTO result_judgements (result_id, judgement_id, verdict, score) VALUES (?, ?, ?, ?)",
                 [(result_id, j, verdict, score) for j, verdict, score in links])
+            if unit.transcript is not None:
+                link_transcript(conn, result_id, unit.result["sample"], unit.transcript)
             n += 1
     return n
 
@@ -85,21 +95,12 @@ _TOTALS = """
 WITH links AS (
   SELECT j.* FROM result_judgements rj JOIN results res ON res.id = rj.result_id
   JOIN judgements j ON j.id = rj.judgement_id WHERE res.run_id = :run
-), distinct_j AS (SELECT DISTINCT id, cost, prompt_tokens, completion_tokens FROM links)
+)
 SELECT
   (SELECT count(*) FROM links),
   (SELECT count(*) FROM links WHERE error_kind IS NOT NULL),
-  (SELECT count(*) FROM calls WHERE run_id = :run AND kind = 'judge'),
-  (SELECT sum(cost) FROM distinct_j),
-  (SELECT sum(prompt_tokens) FROM distinct_j),
-  (SELECT sum(completion_tokens) FROM distinct_j),
   (SELECT count(DISTINCT res.id) FROM results res JOIN result_judgements rj ON rj.result_id = res.id
      WHERE res.run_id = :run)
-"""
-_TRANSCRIPT_LINKS = """
-SELECT count(*), sum(tj.error_kind IS NOT NULL), count(DISTINCT res.id) FROM result_transcript_judgements rtj
-JOIN results res ON res.id = rtj.result_id JOIN transcript_judgements tj ON tj.id = rtj.judgement_id
-WHERE res.run_id = ?
 """
 TOTAL_COLUMNS = ("n_judgements", "n_judge_errors", "judge_calls", "judge_cost", "judge_prompt_tokens",
                  "judge_completion_tokens")
@@ -109,26 +110,21 @@ def judge_totals(db: sqlite_utils.Database, run_id: int) -> dict:
     """A run's evaluations, kept apart from its case counts.
 
     n_judgements: criterion judgements behind the run's results (a case with CR1 and CR2 has two);
-    n_judge_errors: those that are ERRORs; judge_calls: judgements this run paid for (created);
-    judge_cost/tokens: of the distinct judgements behind the results; n_judged_cases: results with judgements.
-    A conversation's transcript judgements count as a single answer's do (every judge of an ensemble);
+    n_judge_errors: those that are ERRORs; n_judged_cases: results with judgements; judge_calls: the
+    judge calls billed in this run; judge_cost/tokens: of the judge calls behind the results (the
+    leaderboard's meaning: `queries.ledger.run_spend`), both from the call ledger.
+    An answer's judgements and a transcript's (every judge of an ensemble) are the same rows;
     judge_calls are the run's judge rows in the call ledger (attempts included: what the provider saw).
     """
-    from helmbench.store.queries.costs import transcript_judge_usage
-
     conn = getattr(db, "conn", db)  # a sqlite_utils Database or a plain connection (read-only readers)
+    from helmbench.store.queries.ledger import JUDGE_KINDS, behind_results_ledger, run_ledger
+
     row = conn.execute(_TOTALS, {"run": run_id}).fetchone()
-    totals = {**dict(zip(TOTAL_COLUMNS, row[:6])), "n_judged_cases": row[6]}
-    cost, costed, prompt, completion = transcript_judge_usage(conn, run_id)
-    if costed or prompt or completion:  # conversations: the transcript judgements their results used
-        totals["judge_cost"] = (totals["judge_cost"] or 0.0) + (cost or 0.0)
-        totals["judge_prompt_tokens"] = (totals["judge_prompt_tokens"] or 0) + prompt
-        totals["judge_completion_tokens"] = (totals["judge_completion_tokens"] or 0) + completion
-    links, failed, judged = conn.execute(_TRANSCRIPT_LINKS, [run_id]).fetchone()
-    totals["n_judgements"] += links
-    totals["n_judge_errors"] += failed or 0
-    totals["n_judged_cases"] += judged
-    return totals
+    behind = behind_results_ledger(conn, run_id)
+    prompt, completion = behind.tokens(kinds=JUDGE_KINDS)
+    return {"n_judgements": row[0], "n_judge_errors": row[1], "judge_calls": run_ledger(conn, run_id).calls(
+        kinds=JUDGE_KINDS), "judge_cost": behind.cost(kinds=JUDGE_KINDS), "judge_prompt_tokens": prompt,
+        "judge_completion_tokens": completion, "n_judged_cases": row[2]}
 
 
 def record_judge_totals(db: sqlite_utils.Database, run_id: int) -> dict:

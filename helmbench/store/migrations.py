@@ -14,8 +14,8 @@ from typing import Callable, NamedTuple
 
 import sqlite_utils
 
-from helmbench.store import (generations, ledger, schema_failure_kind, schema_judge, schema_reviews,
-                             schema_shard, schema_transcript_links, turns)
+from helmbench.store import (generations, ledger, schema_failure_kind, schema_judge, schema_judged_outputs,
+                             schema_reviews, schema_shard, schema_transcript_links, turns)
 from helmbench.store.schema_v1 import DDL
 
 
@@ -24,6 +24,10 @@ class Migration(NamedTuple):
     name: str
     apply: Callable[[sqlite_utils.Database], None]
     atomic: bool = True
+    # A migration that rebuilds a table other tables point at names the tables whose keys it touches:
+    # foreign keys are off while it runs (a pragma that only takes effect outside a transaction) and
+    # those tables' keys are checked before its transaction commits.
+    check_keys: tuple[str, ...] = ()
 
 
 def _initial(db: sqlite_utils.Database) -> None:
@@ -47,7 +51,10 @@ MIGRATIONS: list[Migration] = [
     Migration(8, "result_transcript_judgements: the transcript judgements a result used",
               schema_transcript_links.apply),
     Migration(9, "calls: the ledger of every provider call, backfilled from the stored calls", ledger.apply),
-    Migration(10, "runs.shard: the part of the work (--shard K/N) a run covered", schema_shard.apply),
+    Migration(10, "one judged output: transcript judgements move into judgements (judgements.output)",
+              schema_judged_outputs.apply,
+              check_keys=("judgements", "result_judgements")),
+    Migration(11, "runs.shard: the part of the work (--shard K/N) a run covered", schema_shard.apply),
 ]
 
 
@@ -73,17 +80,25 @@ def migrate(db: sqlite_utils.Database, migrations: list[Migration] = MIGRATIONS)
         if m.version in applied_versions(db):
             continue
         if m.atomic:
+            keys_on = conn.execute("PRAGMA foreign_keys").fetchone()[0]
+            if m.check_keys:
+                conn.execute("PRAGMA foreign_keys = OFF")
             conn.execute("BEGIN IMMEDIATE")
             try:
                 if conn.execute("SELECT 1 FROM migrations WHERE version = ?", [m.version]).fetchone():
                     conn.execute("ROLLBACK")
                     continue
                 m.apply(db)
+                if any(conn.execute(f"PRAGMA foreign_key_check({t})").fetchone() for t in m.check_keys):
+                    raise RuntimeError(f"migration {m.version} would break a foreign key; nothing was changed")
                 conn.execute("INSERT INTO migrations VALUES (?, ?, ?)", [m.version, m.name, _now()])
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+            finally:
+                if m.check_keys and keys_on:
+                    conn.execute("PRAGMA foreign_keys = ON")
         else:
             m.apply(db)
             conn.execute("INSERT OR IGNORE INTO migrations VALUES (?, ?, ?)", [m.version, m.name, _now()])

@@ -14,7 +14,6 @@ from datetime import datetime, timezone
 import sqlite_utils
 
 from helmbench.store.schema_shard import combined
-from helmbench.store.turns import add_turn_usage
 
 STATUSES = ("running", "completed", "partial", "interrupted", "failed", "stopped_cost", "preview")
 
@@ -47,7 +46,7 @@ def start_run(db: sqlite_utils.Database, *, manifest_hash: str, model: str, sett
             "helmbench_version = excluded.helmbench_version RETURNING id",
             [manifest_hash, model, json.dumps(settings, sort_keys=True), key, samples, now(), status, n_cases, version],
         ).fetchone()
-        if any(c[1] == "shard" for c in conn.execute("PRAGMA table_info(runs)")):  # migration 10 applied
+        if any(c[1] == "shard" for c in conn.execute("PRAGMA table_info(runs)")):  # migration 11 applied
             was = conn.execute("SELECT shard FROM runs WHERE id = ?", [row[0]]).fetchone()[0]
             conn.execute("UPDATE runs SET shard = ? WHERE id = ?",
                          [combined(was, None if shard is None else str(shard), existing=before is not None), row[0]])
@@ -68,20 +67,16 @@ WHERE mc.manifest_hash = :manifest_hash
                   AND res.sample = resp.sample)
 """
 
-_USAGE = """
-SELECT sum(cost), sum(prompt_tokens), sum(completion_tokens) FROM responses
-WHERE model = :model AND settings_hash = :settings_hash AND sample < :samples AND error_kind IS NULL
-  AND request_hash IN (SELECT c.request_hash FROM manifest_cases mc JOIN cases c ON c.hash = mc.case_hash
-                       WHERE mc.manifest_hash = :manifest_hash)
-"""
 
 
 def finish_run(db: sqlite_utils.Database, run_id: int, status: str) -> dict:
     """Record how the invocation ended and refresh the run's counts from what is stored.
 
-    `cost`/tokens cover every stored response the run uses (whoever paid for it): what it costs
-    to answer this manifest with this model and settings.
+    `cost`/tokens are those of the model's calls behind the run's results, whoever paid for them (the
+    call ledger: `queries.ledger.run_spend`, the leaderboard's meaning).
     """
+    from helmbench.store.queries.ledger import MODEL_KINDS, behind_results_ledger
+
     assert status in STATUSES, status
     with db.conn as conn:
         run = conn.execute("SELECT manifest_hash, model, settings_hash, samples FROM runs WHERE id = ?",
@@ -90,7 +85,8 @@ def finish_run(db: sqlite_utils.Database, run_id: int, status: str) -> dict:
                   "settings_hash": run[2].removeprefix(PREVIEW_PREFIX), "samples": run[3]}
         verdicts = dict(conn.execute(_VERDICTS, params).fetchall())
         awaiting = conn.execute(_AWAITING_JUDGE, params).fetchone()[0]
-        cost, pt, ct = add_turn_usage(conn, run_id, conn.execute(_USAGE, params).fetchone())
+        behind = behind_results_ledger(conn, run_id)
+        cost, (pt, ct) = behind.cost(kinds=MODEL_KINDS), behind.tokens(kinds=MODEL_KINDS)
         conn.execute(
             "UPDATE runs SET status = ?, finished_at = ?, n_pass = ?, n_fail = ?, n_error = ?, n_awaiting_judge = ?, "
             "cost = ?, prompt_tokens = ?, completion_tokens = ? WHERE id = ?",

@@ -16,7 +16,7 @@ PREVIEW_PREFIX = "preview:"  # helmbench.store.runs.PREVIEW_PREFIX: preview runs
 
 #: (table, model column, hash column) of every row found by a settings hash.
 _KEYED = (("responses", "model", "settings_hash"), ("runs", "model", "settings_hash"),
-          ("judgements", "judge_model", "judge_settings_hash"))
+          ("judgements", "judge_model", "judge_settings_hash"), ("calls", "model", "settings_hash"))
 
 
 def rekey(db: sqlite_utils.Database, model: str, old: str, new: str) -> int:

@@ -25,7 +25,7 @@ PUBLIC_TABLES = (
     "manifests", "manifest_cases", "cases", "pillars", "behaviours", "scenarios", "conditions", "user_contexts",
     "perturbations",
     "models", "runs", "results", "responses", "judgements", "result_judgements",
-    "turns", "result_turns", "checkpoint_verdicts", "transcript_judgements", "result_transcript_judgements",
+    "turns", "result_turns", "checkpoint_verdicts",
     "run_scores", "migrations", "calls",
 )
 

@@ -1,4 +1,4 @@
-"""Conversations in the store: every turn as it completes, checkpoint verdicts, transcript judgements.
+"""Conversations in the store: every turn as it completes, the transcripts results were decided on, checkpoint verdicts.
 
 Why a table of turns rather than more rows in `responses`: a turn belongs to one conversation
 of one model (the simulated user's next message depends on the model's replies), its key is a
@@ -16,8 +16,8 @@ Tables (migration 4):
   read through its result, since an edited conversation shares its first turns with the old one).
 - `checkpoint_verdicts`: per result of a conversation case, the verdict of each checkpoint
   (`turn 3`) and each transcript criterion (`CR1`).
-- `transcript_judgements`: the judge's answer per criterion and transcript, cached by the hash
-  of the judge request like `judgements` (which needs a single response to point at).
+- `transcript_judgements` (and migration 8's links): the judge's answers on transcripts, until
+  migration 10 moved them into `judgements` (`output = 'transcript'`): one judged output.
 """
 
 from __future__ import annotations
@@ -120,67 +120,61 @@ TURN_COLUMNS = (
 _TURN_KEY = ("turn_key", "role", "model", "settings_hash", "sample")
 UPSERT_TURN = upsert_replacing_errors("turns", TURN_COLUMNS, _TURN_KEY)
 
-JUDGEMENT_COLUMNS = (
-    "judge_request_hash", "judge_model", "judge_settings_hash", "run_id", "criterion", "content", "finish_reason",
-    "cost", "latency_ms", "prompt_tokens", "completion_tokens", "attempts", "error_kind", "error_message", "created_at",
-)
-UPSERT_JUDGEMENT = upsert_replacing_errors("transcript_judgements", JUDGEMENT_COLUMNS,
-                                           ("judge_request_hash", "judge_model", "judge_settings_hash"))
 CHECKPOINT_COLUMNS = ("result_id", "checkpoint", "turn", "title", "verdict", "score", "reason")
 
 
 class TurnWrite(NamedTuple):
-    """One turn, or one transcript judgement, to commit."""
+    """One turn to commit."""
 
-    turn: dict | None = None
-    judgement: dict | None = None
+    turn: dict
 
 
-class VerdictWrite(NamedTuple):
-    """A conversation case's result, the verdict of each of its checkpoints and the turns it was
-    decided on ((turn_key, role) of `model`/`settings_hash`), committed together."""
+class Transcript(NamedTuple):
+    """What a conversation's result was decided on: the verdict of each of its checkpoints and
+    criteria, and its turns ((turn_key, role) of `model`/`settings_hash`)."""
 
-    result: dict
     checkpoints: list[dict]
     turns: list[tuple[str, str]]
     model: str
     settings_hash: str
-    # (judge_request_hash, judge_model, judge_settings_hash) of the transcript judgements it used
-    judgements: list[tuple[str, str, str]] = []
+
+
+class VerdictWrite(NamedTuple):
+    """A conversation case's result decided without the judge, and its transcript, committed together
+    (a judged one is written by the judge phase: `store.judgements.JudgedCase`)."""
+
+    result: dict
+    transcript: Transcript
+
+
+def link_transcript(conn, result_id: int, sample: int, t: Transcript) -> None:
+    """Replace a result's checkpoint verdicts and the turns it was decided on."""
+    conn.execute("DELETE FROM checkpoint_verdicts WHERE result_id = ?", [result_id])
+    conn.executemany(
+        f"INSERT INTO checkpoint_verdicts ({', '.join(CHECKPOINT_COLUMNS)}) VALUES "
+        f"({', '.join('?' * len(CHECKPOINT_COLUMNS))})",
+        [[result_id, *(cp.get(c) for c in CHECKPOINT_COLUMNS[1:])] for cp in t.checkpoints])
+    conn.execute("DELETE FROM result_turns WHERE result_id = ?", [result_id])
+    for key, role in t.turns:
+        conn.execute("INSERT OR IGNORE INTO result_turns SELECT ?, id FROM turns WHERE turn_key = ? "
+                     "AND role = ? AND model = ? AND settings_hash = ? AND sample = ?",
+                     [result_id, key, role, t.model, t.settings_hash, sample])
 
 
 def write_conversation_batch(db: sqlite_utils.Database, writes: Iterable) -> int:
-    """Commit turns, judgements and verdicts in one transaction; returns how many were written."""
+    """Commit turns and verdicts in one transaction; returns how many were written."""
     conn = db.conn
     n = 0
     with conn:
         for w in writes:
             if isinstance(w, TurnWrite):
-                if w.turn is not None:
-                    turn = {"stop": 0, "attempts": 1, **{k: v for k, v in w.turn.items() if v is not None}}
-                    conn.execute(UPSERT_TURN, [turn.get(c) for c in TURN_COLUMNS]).fetchall()
-                if w.judgement is not None:
-                    judgement = {"attempts": 1, **{k: v for k, v in w.judgement.items() if v is not None}}
-                    conn.execute(UPSERT_JUDGEMENT, [judgement.get(c) for c in JUDGEMENT_COLUMNS]).fetchall()
+                turn = {"stop": 0, "attempts": 1, **{k: v for k, v in w.turn.items() if v is not None}}
+                conn.execute(UPSERT_TURN, [turn.get(c) for c in TURN_COLUMNS]).fetchall()
             else:
                 res = w.result
-                conn.execute(UPSERT_RESULT, [res.get(c) for c in RESULT_COLUMNS])
-                rid = conn.execute("SELECT id FROM results WHERE run_id = ? AND case_hash = ? AND sample = ?",
-                                   [res["run_id"], res["case_hash"], res["sample"]]).fetchone()[0]
-                conn.execute("DELETE FROM checkpoint_verdicts WHERE result_id = ?", [rid])
-                conn.executemany(
-                    f"INSERT INTO checkpoint_verdicts ({', '.join(CHECKPOINT_COLUMNS)}) VALUES "
-                    f"({', '.join('?' * len(CHECKPOINT_COLUMNS))})",
-                    [[rid, *(cp.get(c) for c in CHECKPOINT_COLUMNS[1:])] for cp in w.checkpoints])
-                conn.execute("DELETE FROM result_turns WHERE result_id = ?", [rid])
-                for key, role in w.turns:
-                    conn.execute("INSERT OR IGNORE INTO result_turns SELECT ?, id FROM turns WHERE turn_key = ? "
-                                 "AND role = ? AND model = ? AND settings_hash = ? AND sample = ?",
-                                 [rid, key, role, w.model, w.settings_hash, res["sample"]])
-                conn.execute("DELETE FROM result_transcript_judgements WHERE result_id = ?", [rid])
-                conn.executemany("INSERT OR IGNORE INTO result_transcript_judgements SELECT ?, id FROM "
-                                 "transcript_judgements WHERE judge_request_hash = ? AND judge_model = ? "
-                                 "AND judge_settings_hash = ?", [[rid, *key] for key in w.judgements])
+                rid = conn.execute(UPSERT_RESULT + " RETURNING id", [res.get(c) for c in RESULT_COLUMNS]).fetchone()[0]
+                conn.execute("DELETE FROM result_judgements WHERE result_id = ?", [rid])  # judged before, not now
+                link_transcript(conn, rid, res["sample"], w.transcript)
             n += 1
     return n
 
@@ -199,13 +193,6 @@ def stored_turns(db: sqlite_utils.Database, keys: list[str], model: str, setting
         f"SELECT * FROM turns WHERE model = ? AND settings_hash = ? AND sample = ? "
         f"AND turn_key IN ({', '.join('?' * len(keys))})", [model, settings_hash, sample, *keys])
     return {(r["turn_key"], r["role"]): r for r in _rows(cur)}
-
-
-def stored_judgement(db: sqlite_utils.Database, request_hash: str, judge_model: str, judge_settings_hash: str) -> dict | None:
-    cur = db.execute("SELECT * FROM transcript_judgements WHERE judge_request_hash = ? AND judge_model = ? "
-                     "AND judge_settings_hash = ?", [request_hash, judge_model, judge_settings_hash])
-    rows = _rows(cur)
-    return rows[0] if rows else None
 
 
 def result_transcript(db: sqlite_utils.Database, result_id: int) -> list[dict]:
@@ -241,24 +228,6 @@ def conversation_details(conn, run_ids: list[int]) -> dict[int, tuple[list[dict]
     for row in _rows(cur):
         out.setdefault(row.pop("result_id"), ([], []))[1].append(row)
     return out
-
-
-TURN_USAGE = """
-SELECT sum(t.cost), sum(t.prompt_tokens), sum(t.completion_tokens)
-FROM results res JOIN result_turns rt ON rt.result_id = res.id JOIN turns t ON t.id = rt.turn_id
-WHERE res.run_id = ? AND t.error_kind IS NULL
-"""
-
-
-def add_turn_usage(conn, run_id: int, usage: tuple) -> tuple:
-    """(cost, prompt tokens, completion tokens) of a run plus those of the conversation turns its
-    results use (the simulated user's calls included): what answering the manifest costs."""
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'result_turns'").fetchone():
-        return usage
-    extra = conn.execute(TURN_USAGE, [run_id]).fetchone()
-    if extra is None or all(v is None for v in extra):
-        return usage
-    return tuple(None if a is None and b is None else (a or 0) + (b or 0) for a, b in zip(usage, extra))
 
 
 SERVED = """

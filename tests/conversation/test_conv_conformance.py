@@ -47,6 +47,7 @@ def invocation(tree: Path, fake, **kw):
     from helmbench.run.session import run
 
     steps: list = []
+    before = shown(tree)
     fake.reset_counts()
     opts = RunOptions(manifest=str(tree / "build/manifest.jsonl"), models_file=str(tree / "models.yml"),
                       db=str(tree / "build/results.db"), logs_dir=str(tree / "build/logs"),
@@ -65,7 +66,71 @@ def invocation(tree: Path, fake, **kw):
     assert billed == pytest.approx(sum(served.values()) * fake.cost) == pytest.approx(report.spent)
     assert all(s.done <= s.total for s in steps), "progress passed 100 %"
     assert_database_agrees(tree)
+    after = shown(tree)
+    grew = {key: sum((after[r][key] or 0) - (before.get(r, {}).get(key) or 0) for r in report.ledger if r in after)
+            for key in ("billed_model_cost", "billed_judge_cost")}
+    assert grew["billed_model_cost"] == pytest.approx((sum(served.values()) - judges) * fake.cost), "billed (model)"
+    assert grew["billed_judge_cost"] == pytest.approx(judges * fake.cost), "billed (judge)"
     return report, served
+
+
+KEYS = ("model_cost", "judge_cost", "prompt_tokens", "completion_tokens", "billed_model_cost", "billed_judge_cost")
+
+
+def behind_results(tree: Path, run_id: int) -> list[tuple]:
+    """The ledger rows behind a run's results, found here without the store's query: the calls (any run's,
+    every attempt) at the answers, turns and judgements its results link to."""
+    wanted = set(rows(tree, "SELECT 'answer', rs.model, rs.settings_hash, rs.request_hash, rs.sample FROM results res "
+                            "JOIN responses rs ON rs.id = res.response_id WHERE res.run_id = ?", [run_id]))
+    for role, caller, model, settings, key, sample in rows(
+            tree, "SELECT t.role, t.caller, t.model, t.settings_hash, t.turn_key, t.sample FROM results res "
+                  "JOIN result_turns rt ON rt.result_id = res.id JOIN turns t ON t.id = rt.turn_id "
+                  "WHERE res.run_id = ?", [run_id]):
+        wanted.add(("turn" if role == "assistant" else "user", caller or model, settings, key, sample))
+    wanted |= set(rows(tree, "SELECT 'judge', j.judge_model, j.judge_settings_hash, j.judge_request_hash, NULL "
+                             "FROM results res JOIN result_judgements rj ON rj.result_id = res.id JOIN judgements j "
+                             "ON j.id = rj.judgement_id WHERE res.run_id = ?", [run_id]))
+    return [(kind, cost, pt, ct) for kind, model, settings, key, sample, cost, pt, ct in rows(
+        tree, "SELECT kind, model, settings_hash, request_key, sample, cost, prompt_tokens, completion_tokens "
+              "FROM calls") if (kind, model, settings, key, sample) in wanted]
+
+
+def shown(tree: Path) -> dict[int, dict]:
+    """Per run shown, the two costs, tokens and evaluations that `report --format json`, the API and the site's
+    data layer give; checks that the three agree, that the cost is the sum of the ledger rows behind the
+    results and "billed in run" the sum of the run's own ledger rows."""
+    import json
+
+    from helmbench import api
+    from helmbench.cli.report_render import as_json
+    from helmbench.publish.data import load
+    from helmbench.publish.settings import PublishSettings
+
+    db, manifest = tree / "build/results.db", tree / "build/manifest.jsonl"
+    if not db.exists():
+        return {}
+    data = api.report_data(db, manifest, bootstrap=0)
+    by_json = {r["run_id"]: r for r in json.loads(as_json(data))["rows"]}
+    by_api = {r.run.id: {k: getattr(r, k) for k in KEYS} for r in api.report(db, manifest, bootstrap=0).rows}
+    site = load(PublishSettings(db=db, manifest=manifest, datasette_url="http://127.0.0.1:1")).leaderboard
+    by_site = {r.run.id: {k: getattr(r, k) for k in KEYS} for r in site.rows}
+    assert {r: {k: v[k] for k in KEYS} for r, v in by_json.items()} == by_api == by_site, "report, API, site"
+    for run_id, row in by_json.items():
+        behind = behind_results(tree, run_id)
+        model = [c for kind, c, _, _ in behind if kind in MODEL_KINDS and c is not None]
+        judge = [c for kind, c, _, _ in behind if kind in JUDGE_KINDS and c is not None]
+        assert row["model_cost"] == pytest.approx(sum(model)) and model, "the cost behind the results (model)"
+        assert row["judge_cost"] == (pytest.approx(sum(judge)) if judge else None), "the cost behind the results (judge)"
+        assert (row["prompt_tokens"], row["completion_tokens"]) == (sum(b[2] or 0 for b in behind),
+                                                                    sum(b[3] or 0 for b in behind)), "tokens"
+        for key, of in {"billed_model_cost": MODEL_KINDS, "billed_judge_cost": JUDGE_KINDS}.items():
+            marks = ",".join("?" * len(of))
+            (paid,) = rows(tree, f"SELECT sum(cost) FROM calls WHERE run_id = ? AND kind IN ({marks})", [run_id, *of])[0]
+            assert row[key] == (pytest.approx(paid) if paid is not None else None), key
+        (links,) = rows(tree, "SELECT count(*) FROM result_judgements rj JOIN results r ON r.id = rj.result_id "
+                              "WHERE r.run_id = ?", [run_id])[0]
+        assert row["evaluations"]["n_judgements"] == links, "the report's evaluations"
+    return by_json
 
 
 def assert_database_agrees(tree: Path) -> None:
@@ -78,9 +143,8 @@ def assert_database_agrees(tree: Path) -> None:
     (total,) = rows(tree, "SELECT count(*) FROM calls")[0]
     assert sum(c["calls"] + c["judge_calls"] for c in costs) == total, "costs counts each ledger row once"
     for c in costs:
-        (links,) = rows(tree, "SELECT (SELECT count(*) FROM result_judgements rj JOIN results r ON r.id = rj.result_id "
-                              "WHERE r.run_id = :run) + (SELECT count(*) FROM result_transcript_judgements t JOIN "
-                              "results r ON r.id = t.result_id WHERE r.run_id = :run)", {"run": c["run_id"]})[0]
+        (links,) = rows(tree, "SELECT count(*) FROM result_judgements rj JOIN results r ON r.id = rj.result_id "
+                              "WHERE r.run_id = :run", {"run": c["run_id"]})[0]
         assert judge_totals_of(reader.conn, c["run_id"])["n_judgements"] == links, "the report's evaluations"
     reader.conn.close()
 

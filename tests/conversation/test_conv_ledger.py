@@ -74,7 +74,8 @@ def test_identical_judge_requests_within_a_run_are_paid_once(env, fake, tree):
     distinct = {json.dumps(b["messages"], sort_keys=True) for b in judge_requests}
     assert len(judge_requests) == len(distinct) > 0
     # and both samples' results use the one judgement
-    (links,) = rows(tree, "SELECT count(*) FROM result_transcript_judgements")[0]
+    (links,) = rows(tree, "SELECT count(*) FROM result_judgements rj JOIN results r ON r.id = rj.result_id "
+                          "JOIN cases c ON c.hash = r.case_hash WHERE c.id = 'P1-B1-S3-C1-PT1'")[0]
     (results,) = rows(tree, "SELECT count(*) FROM results r JOIN cases c ON c.hash = r.case_hash "
                             "WHERE c.id = 'P1-B1-S3-C1-PT1'")[0]
     assert results == 2 and links == 2
@@ -94,14 +95,27 @@ def test_a_database_of_the_release_before_the_ledger_is_migrated_without_paying_
     stored = {h for (h,) in rows(tree, "SELECT hash FROM cases")}
     changed = {c["id"] for c in read_manifest(tree / "build/manifest.jsonl") if c["hash"] not in stored}
     assert changed == {"P1-B1-S3-C1-PT1"}
+    from helmbench.score.leaderboard import build_leaderboard
+
+    # read before any migration (a reader never migrates): no ledger, so its cost is unknown, not $0
+    (row,) = build_leaderboard(db_path, None, bootstrap=0, seed=0).rows
+    assert (row.cost, row.billed_cost, row.model_cost, row.judge_cost) == (None, None, None, None)
     db = open_db(db_path)
     backfilled = dict(db.execute("SELECT kind, count(*) FROM calls GROUP BY kind").fetchall())
     db.conn.close()
     (responses,) = rows(tree, "SELECT count(*) FROM responses")[0]
     (turns,) = rows(tree, "SELECT count(*) FROM turns WHERE source = 'model'")[0]
     (users,) = rows(tree, "SELECT count(*) FROM turns WHERE source = 'user_model'")[0]
-    (judged,) = rows(tree, "SELECT (SELECT count(*) FROM judgements) + (SELECT count(*) FROM transcript_judgements)")[0]
+    (judged,) = rows(tree, "SELECT count(*) FROM judgements")[0]
     assert backfilled == {"answer": responses, "turn": turns, "user": users, "judge": judged}
+    # migration 10: the transcript's judgement joined the answers' in `judgements`, with its two links
+    # (one per sample), and the transcript tables are gone
+    assert rows(tree, "SELECT output, count(*) FROM judgements GROUP BY output") == [("answer", judged - 1),
+                                                                                     ("transcript", 1)]
+    assert rows(tree, "SELECT count(*) FROM result_judgements rj JOIN judgements j ON j.id = rj.judgement_id "
+                      "WHERE j.output = 'transcript'") == [(2,)]
+    tables = {t for (t,) in rows(tree, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert not tables & {"transcript_judgements", "result_transcript_judgements"}
     assert all(uid.startswith("m9:") for (uid,) in rows(tree, "SELECT uid FROM calls"))
     dry = run(tree, samples=2, dry_run=True)
     # only the simulated conversation is asked again, from its second turn, on purpose: its user now

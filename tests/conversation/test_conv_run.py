@@ -243,7 +243,7 @@ def test_an_ensemble_judges_a_transcript_by_majority_and_each_judge_is_asked_onc
     run(tree, "P1-B1-S3")
     assert rows(tree, "SELECT verdict FROM results") == [("PASS",)]
     assert rows(tree, "SELECT checkpoint, verdict FROM checkpoint_verdicts") == [("CR1", "PASS")]
-    assert sorted(rows(tree, "SELECT judge_model FROM transcript_judgements")) == [(j,) for j in judges]
+    assert sorted(rows(tree, "SELECT judge_model FROM judgements WHERE output = 'transcript'")) == [(j,) for j in judges]
     assert all(fake.by_model.get(j) == 1 for j in judges), fake.by_model
     fake.reset_counts()
     run(tree, "P1-B1-S3")  # stored: nobody is asked again
@@ -259,7 +259,7 @@ def test_an_ensemble_judges_a_transcript_by_majority_and_each_judge_is_asked_onc
 def test_the_leaderboard_cost_counts_the_conversation_turns_the_results_use(env, fake, tree):
     """The report's cost column must not leave out what the turns of a conversation were billed."""
     from helmbench.store import open_readonly
-    from helmbench.store.queries.costs import run_spend
+    from helmbench.store.queries import run_spend
 
     compile_(tree)
     run(tree, "P1-B1-S1")
@@ -338,7 +338,7 @@ def test_the_runs_judge_summary_counts_the_transcript_judge_calls(env, fake, tre
     render_summary(report.judge, report.runs, Console(width=300))
     said = capsys.readouterr().out
     assert f"{made} call(s) now" in said
-    (evaluations,) = rows(tree, "SELECT count(*) FROM result_transcript_judgements")[0]
+    (evaluations,) = rows(tree, "SELECT count(*) FROM result_judgements")[0]
     assert evaluations > 0 and f"{evaluations} criterion evaluation(s) behind 1 judged case(s)" in said
     fake.reset_counts()
     again = run(tree, "P1-B1-S3")  # stored: nothing asked, nothing counted
@@ -350,10 +350,10 @@ def test_a_runs_judge_cost_counts_the_transcript_judgements_its_results_used(env
 
     compile_(tree)
     run(tree, "P1-B1-S3")
-    (paid,) = rows(tree, "SELECT SUM(cost) FROM transcript_judgements")[0]
+    (paid,) = rows(tree, "SELECT SUM(cost) FROM judgements WHERE output = 'transcript'")[0]
     assert paid > 0
-    links = rows(tree, "SELECT count(*) FROM result_transcript_judgements")[0][0]
-    assert links == rows(tree, "SELECT count(*) FROM transcript_judgements")[0][0] > 0
+    links = rows(tree, "SELECT count(*) FROM result_judgements")[0][0]
+    assert links == rows(tree, "SELECT count(*) FROM judgements WHERE output = 'transcript'")[0][0] > 0
     (calls, cost), = rows(tree, "SELECT judge_calls, judge_cost FROM runs")
     assert calls == fake.by_model["test/judge"] and abs(cost - paid) < 1e-12
     (row,) = build_leaderboard(tree / "build/results.db", None, bootstrap=0, seed=0).rows

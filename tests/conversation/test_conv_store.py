@@ -28,7 +28,7 @@ def test_migration_4_upgrades_a_database_made_before_it(tmp_path):
     old.conn.commit()
     old.conn.close()
     db = open_db(path)
-    assert {"turns", "result_turns", "checkpoint_verdicts", "transcript_judgements"} <= set(db.table_names())
+    assert {"turns", "result_turns", "checkpoint_verdicts"} <= set(db.table_names())
     assert db.execute("SELECT id FROM models").fetchall() == [("m/a",)]  # nothing lost
     assert 4 in {r[0] for r in db.execute("SELECT version FROM migrations")}
 

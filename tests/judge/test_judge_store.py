@@ -75,11 +75,18 @@ def test_a_results_links_are_replaced_whole_and_totals_count_evaluations(tmp_pat
     (res_id,) = db.execute("SELECT id FROM results").fetchone()
     assert [(j["criterion"], j["link_verdict"]) for j in judgements_of_result(db, res_id)] == [("CR1", "PASS"),
                                                                                                ("CR2", "FAIL")]
-    from helmbench.store.ledger import Account, sent_row, write_sent
+    from types import SimpleNamespace
 
-    with db.conn:  # the two calls as the engine records them in the ledger (judge_calls counts those)
-        write_sent(db.conn, [sent_row(Account("judge", 1, j["judge_request_hash"]), "test/judge", 1, "t", "i")
-                             for j in (a, b)])
+    from helmbench.store.ledger import Account, done_values, sent_row, write_done, write_sent
+
+    # the two calls as the engine records them in the ledger (judge_calls and judge_cost are read there)
+    sent = [sent_row(Account("judge", 1, j["judge_request_hash"], j["judge_settings_hash"]), j["judge_model"], 1,
+                     "t", "i") for j in (a, b)]
+    answer = SimpleNamespace(prompt_tokens=10, completion_tokens=5, cost=0.001, latency_ms=1, model_version=None,
+                             provider=None, generation_id=None)
+    with db.conn:
+        write_sent(db.conn, sent)
+        write_done(db.conn, [done_values(row["uid"], answer, "t") for row in sent])
     totals = judge_totals(db, 1)
     assert (totals["n_judgements"], totals["judge_calls"], totals["n_judged_cases"]) == (2, 2, 1)
     assert totals["judge_cost"] == 0.002

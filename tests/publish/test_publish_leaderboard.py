@@ -64,6 +64,13 @@ class Store:
                        VALUES (?, ?, ?, 0, ?, 'stop', ?, 100, 10, ?, ?)""",
                     [case["request_hash"], model, f"sha256:{settings}", "{}", None if error else cost,
                      "server_error" if error else None, NOW]).lastrowid
+                conn.execute(  # its call, as the engine records it in the ledger (every cost is read there)
+                    """INSERT INTO calls (uid, kind, run_id, model, settings_hash, request_key, sample, state,
+                       error_kind, prompt_tokens, completion_tokens, cost, sent_at, completed_at)
+                       VALUES (?, 'answer', ?, ?, ?, ?, 0, ?, ?, 100, 10, ?, ?, ?)""",
+                    [f"t:{run_id}:{i}", run_id, model, f"sha256:{settings}", case["request_hash"],
+                     "failed" if error else "answered", "server_error" if error else None,
+                     None if error else cost, NOW, NOW])
                 reason = (reasons[i] if reasons else None) or ("server_error" if error else verdict.lower())
                 conn.execute(
                     """INSERT INTO results (run_id, case_id, case_hash, sample, response_id, verdict, score, reason,

@@ -67,4 +67,4 @@ def test_a_run_is_reused_for_the_same_manifest_model_and_settings(tmp_path):
     row = finish_run(db, run_id, "partial")
     assert (row["status"], row["n_fail"], row["cost"], row["prompt_tokens"]) == ("partial", 1, 0.25, 10)
     (c,) = [r for r in costs(db) if r["run_id"] == run_id]
-    assert (c["calls"], c["unknown"], c["paid"], c["run_cost"]) == (1, 0, 0.25, 0.25)
+    assert (c["calls"], c["unknown"], c["paid"], c["behind_results"]) == (1, 0, 0.25, 0.25)

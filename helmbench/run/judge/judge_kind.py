@@ -1,8 +1,9 @@
-"""Judging a criterion: the job kind of the run's second phase (the engine in engine.py does the calling).
+"""Judging a criterion: the job kind of the run's judge phase (the engine in engine.py does the calling).
 
-What needs judging is read back from the store (judge_plan.iter_work: stored sqe answers without a
-verdict in the run), so a crash between an answer and its judgement costs nothing: the next run
-finds the answer stored and judges it without asking the model again. A job is one criterion of
+What needs judging is read back from the store (judge_plan.iter_work: stored sqe outputs without a
+verdict in the run, a single answer or a conversation's transcript alike), so a crash between an
+output and its judgement costs nothing: the next run finds the output stored and judges it without
+asking the model again. A job is one criterion of
 one case; a case is decided (its result and the links to its judgements written) once its last
 criterion is in. Judgements are cached by their request, so a criterion's edit re-judges only
 that criterion, and an unchanged re-run makes no call; identical judge requests within one
@@ -22,6 +23,7 @@ from typing import Any, Iterator
 
 from helmbench.run.answer_kind import result_row
 from helmbench.run.calls import Completion, ProviderError
+from helmbench.run.conversation import verdict as V
 from helmbench.run.judge.judge import CriterionVerdict, aggregate, combine, decide, error, parse_judgement
 from helmbench.run.judge.judge_plan import CaseWork, JudgeModel, Panel, iter_work
 from helmbench.run.judge.judge_prompt import response_field
@@ -42,11 +44,13 @@ def judgement_row(judge: JudgeModel, work: CaseWork, criterion: dict, item_hash:
         usage: dict[str, Any] = {"cost": result.cost}  # a billed failure (no choices) is recorded
     else:
         v = parse_judgement(criterion, result.content, result.finish_reason)
-        usage = {"raw": result.content, "cost": result.cost, "latency_ms": result.latency_ms,
-                 "prompt_tokens": result.prompt_tokens, "completion_tokens": result.completion_tokens}
+        usage = {"raw": result.content, "finish_reason": result.finish_reason, "cost": result.cost,
+                 "latency_ms": result.latency_ms, "prompt_tokens": result.prompt_tokens,
+                 "completion_tokens": result.completion_tokens}
     return {
         "judge_request_hash": item_hash, "judge_model": judge.id, "judge_settings_hash": judge.settings_hash,
-        "response_id": work.response["id"], "run_id": work.job.model.run_id, "criterion": criterion["code"],
+        "output": work.output, "response_id": work.response["id"] if work.response else None,
+        "run_id": work.job.model.run_id, "criterion": criterion["code"],
         "verdict": v.verdict, "score": v.score,
         "judgment_json": None if v.judgment is None else json.dumps({response_field(criterion): v.judgment},
                                                                       ensure_ascii=False),
@@ -57,9 +61,12 @@ def judgement_row(judge: JudgeModel, work: CaseWork, criterion: dict, item_hash:
 
 def verdict_of(criterion: dict, row: dict) -> CriterionVerdict:
     """A stored judgement read against the criterion as it is now (pass_values and scores may have
-    changed since: they are not part of what the judge is asked, so the judgement is reused)."""
+    changed since: they are not part of what the judge is asked, so the judgement is reused). A
+    transcript's judgement moved by migration 10 kept only the judge's answer: it is read here."""
     if row.get("error_kind"):
         return error(criterion, row["error_kind"], row.get("error_message") or "")
+    if row.get("judgment_json") is None:
+        return parse_judgement(criterion, row.get("raw"), row.get("finish_reason"))
     judgment = json.loads(row["judgment_json"]).get(response_field(criterion))
     verdict, score = decide(criterion, judgment)
     return CriterionVerdict(criterion["code"], verdict, score, judgment, row.get("justification"))
@@ -199,10 +206,19 @@ class Judgements:
                 self.skipped += 1
 
     def settle(self, work: CaseWork, links: list[tuple[dict | int, CriterionVerdict]]) -> None:
-        outcome = work.outcome or aggregate(by_criterion(work, links), work.checks)
-        result = result_row(work.job, outcome, work.response["id"])
-        self.writer.add(JudgedCase([(ref, v.verdict, v.score) for ref, v in links], result))
+        refs = [(ref, v.verdict, v.score) for ref, v in links]
+        if work.transcript is not None:  # a conversation: its checkpoints and criteria decide it together
+            s = work.transcript
+            criteria = {i.criterion["code"]: i.criterion for i in work.items}
+            s.rows = [*s.rows, *(V.criterion_row(v, criteria[v.criterion].get("title"))
+                                 for v in by_criterion(work, links))]
+            result = result_row(work.job, V.decide(s.rows))
+            self.writer.add(JudgedCase(refs, result, s.stored_as()))
+        else:
+            outcome = work.outcome or aggregate(by_criterion(work, links), work.checks)
+            result = result_row(work.job, outcome, work.response["id"])
+            self.writer.add(JudgedCase(refs, result))
         mp = work.job.model
         self.settled.setdefault(mp.id, set()).add((work.job.case["hash"], work.job.sample))
-        log.debug("%s %s#%d: %s (%s)", mp.id, work.job.case["id"], work.job.sample, outcome.verdict, outcome.reason,
-                  extra={"run_id": mp.run_id})
+        log.debug("%s %s#%d: %s (%s)", mp.id, work.job.case["id"], work.job.sample, result["verdict"],
+                  result["reason"], extra={"run_id": mp.run_id})

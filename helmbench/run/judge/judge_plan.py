@@ -1,5 +1,9 @@
 """What the judge has to do: the marking model, and per sqe case the criteria still to judge.
 
+What criteria are judged on is a stored output: a single answer (`responses`) or a conversation's
+transcript (its stored turns, replayed by `conversation.transcript`); both are work of the same
+kind (`CaseWork`), judged by the same job kind, cached under the same key (the judge request).
+
 Why a separate streaming pass: the judge request embeds the model's stored output, so what
 needs judging is only known from the database. One generator (`iter_work`) serves the dry-run
 estimate, the progress total and the judging itself, so the three always agree. It holds
@@ -10,13 +14,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 from helmbench.errors import HelmbenchError
 from helmbench.run.config import settings_hash
 from helmbench.run.evaluate.registry import Outcome
 from helmbench.run.judge.judge import check_verdicts, precheck
 from helmbench.run.judge.judge_prompt import judge_request, judge_request_hash
+from helmbench.manifest.conversation import is_conversation
+from helmbench.run.conversation.transcript import Conversation, ending, stored_transcript
 from helmbench.run.plan import Job, Plan, iter_jobs
 from helmbench.store.judgements import find_judgement
 from helmbench.store.responses import stored_response
@@ -91,11 +97,19 @@ class Item:
 
 @dataclass
 class CaseWork:
+    """One judged output (an answer or a transcript) of one (case, model, sample), and its criteria."""
+
     job: Job
-    response: dict | None  # the stored answer; None when the model has not answered yet
+    response: dict | None  # the stored answer; None for a transcript, or when the model has not answered yet
     outcome: Outcome | None  # a verdict that needs no judge (API error, malformed output)
     items: list[Item] = field(default_factory=list)
     checks: list = field(default_factory=list)  # verdicts of the case's deterministic criteria (no call)
+    transcript: Conversation | None = None  # a conversation's, replayed from its stored turns (`rows`: checkpoints)
+
+    @property
+    def output(self) -> str:
+        """What its criteria are judged on (`judgements.output`)."""
+        return "transcript" if self.transcript is not None else "answer"
 
     @property
     def to_call(self) -> list[Item]:
@@ -104,7 +118,9 @@ class CaseWork:
 
 def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = None, *,
               unanswered: bool = False) -> Iterator[CaseWork]:
-    """Every selected sqe (case, model, sample) without a verdict in its run, in manifest order.
+    """Every selected sqe (case, model, sample) without a verdict in its run, in manifest order, whose output
+    is stored: a single answer, or a conversation whose every turn is stored (`unanswered`: the others too,
+    without a response, for the estimate).
 
     Its items: per criterion, one per member of the panel (in the panel's order).
 
@@ -112,9 +128,14 @@ def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = Non
     from the store: the answer phase's own bookkeeping counts a case handed to the judge as done).
     """
     settled = settled or {}
-    for job in iter_jobs(plan):
+    for job in iter_jobs(plan, conversations=True):
         case, mp = job.case, job.model
         if case["evaluation"]["type"] != "sqe" or (case["hash"], job.sample) in settled.get(mp.id, ()):
+            continue
+        if is_conversation(case):
+            work = transcript_work(job, db, judge)
+            if work is not None or unanswered:
+                yield work or CaseWork(job, None, None)
             continue
         response = None
         if db is not None:
@@ -127,14 +148,31 @@ def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = Non
         if outcome is not None:
             yield CaseWork(job, response, outcome)
             continue
-        items = []
-        for criterion in case["evaluation"]["criteria"]:
-            request = judge_request(criterion, case["request"]["messages"], response["content"])
-            h = judge_request_hash(request)
-            for member in judge.members:
-                stored = find_judgement(db, h, member.id, member.settings_hash)
-                items.append(Item(criterion, request, h, stored, member))
-        yield CaseWork(job, response, None, items, check_verdicts(case, response["content"]))
+        pairs = [(cr, judge_request(cr, case["request"]["messages"], response["content"]))
+                 for cr in case["evaluation"]["criteria"]]
+        yield CaseWork(job, response, None, items_of(pairs, db, judge), check_verdicts(case, response["content"]))
+
+
+def items_of(pairs: list[tuple[dict, dict]], db, judge: Panel) -> list[Item]:
+    """Per (criterion, judge request), one item per member of the panel, with its stored judgement if any."""
+    items = []
+    for criterion, request in pairs:
+        h = judge_request_hash(request)
+        for member in judge.members:
+            items.append(Item(criterion, request, h, find_judgement(db, h, member.id, member.settings_hash), member))
+    return items
+
+
+def transcript_work(job: Job, db, judge: Panel) -> CaseWork | None:
+    """A conversation's transcript to judge: None while turns are left to ask, or when it needs no judge
+    (the conversation phase decided it: no reply, or a last reply that cannot be judged)."""
+    if db is None:
+        return None
+    s = stored_transcript(job.case, job.model, job.sample, db)
+    pairs = ending(s) if s is not None else []
+    if not pairs:
+        return None
+    return CaseWork(job, None, None, items_of(pairs, db, judge), transcript=s)
 
 
 @dataclass
@@ -159,7 +197,8 @@ def estimate(plan: Plan, db, judge: Panel | None, settled: dict[str, set] | None
         return est
     needed: set[tuple[str, str]] = set()
     for work in iter_work(plan, db, judge, settled, unanswered=True):
-        if work.response is None or work.response.get("error_kind"):  # the model will be asked (again) first
+        if work.transcript is None and (work.response is None or work.response.get("error_kind")):
+            # the model will be asked (again) first
             est.unanswered += 1
             est.upto_new += len(work.job.case["evaluation"]["criteria"]) * len(judge.members)
         elif work.outcome is not None:

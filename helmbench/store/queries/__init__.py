@@ -6,8 +6,8 @@ own SQL breaks silently when a column moves. Readers open the database with
 column name) or small records back, never a cursor to write SQL against.
 """
 
-from helmbench.store.queries.costs import Spend, run_spend
 from helmbench.store.queries.judgements import judgement_rows, judge_totals_of
+from helmbench.store.queries.ledger import Spend, run_spend
 from helmbench.store.queries.manifests import (
     cases_in_scenarios, manifest_case_rows, manifest_header, manifest_meta, titles)
 from helmbench.store.queries.responses import completion_tokens_by_scenario

@@ -9,7 +9,9 @@ group those rows, so a number shown anywhere is a sum of rows one can list.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import NamedTuple, Sequence
+
+from helmbench.store.queries.outputs import calls_behind
 
 _TOTALS = """
 SELECT kind, model, count(*), coalesce(sum(state = 'answered'), 0), coalesce(sum(state = 'failed'), 0),
@@ -66,7 +68,7 @@ class Ledger:
         return sum(r.prompt_tokens for r in rows), sum(r.completion_tokens for r in rows)
 
 
-def _ledger(conn, where: str, params: list) -> Ledger:
+def _ledger(conn, where: str, params: list | dict) -> Ledger:
     conn = getattr(conn, "conn", conn)  # a sqlite_utils Database or a plain connection
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone():
         return Ledger()  # a database not migrated yet (a read-only reader of an old file)
@@ -89,8 +91,46 @@ def unattached_ledger(conn) -> Ledger:
 MODEL_KINDS = ("answer", "turn", "user")
 JUDGE_KINDS = ("judge",)
 
+
+def run_ledger(conn, run_id: int) -> Ledger:
+    """Every call a run sent, over all the invocations that continued it: what was billed in this run."""
+    return _ledger(conn, "run_id = :run", {"run": run_id})
+
+
+def behind_results_ledger(conn, run_id: int) -> Ledger:
+    """The calls behind a run's results (`queries.outputs`): every ledger row, whichever run sent it, whose
+    request is an output or a judgement the results use, failed attempts at it included."""
+    return _ledger(conn, f"id IN (SELECT id FROM ({calls_behind('res.run_id = :run')}))", {"run": run_id})
+
+
+class Spend(NamedTuple):
+    """A run's cost and tokens, from the call ledger, in its two meanings. `None`: unknown (no ledger row
+    priced, e.g. a database from before the ledger), never 0 by default.
+
+    - `model_cost`, `judge_cost`, tokens: the calls behind the results shown (whichever run paid for
+      them): the leaderboard's cost, the same for a run that reused stored answers as for the one
+      that paid for them.
+    - `billed_model`, `billed_judge`: billed in this run (its own ledger rows, every invocation that
+      continued it): what running it cost.
+    """
+
+    model_cost: float | None
+    judge_cost: float | None
+    prompt_tokens: int  # the model's and the judge's calls behind the results together
+    completion_tokens: int
+    billed_model: float | None = None
+    billed_judge: float | None = None
+
+
+def run_spend(conn, run_id: int) -> Spend:
+    """The report's, the site's and the API's cost of a run (see `Spend`)."""
+    behind, own = behind_results_ledger(conn, run_id), run_ledger(conn, run_id)
+    return Spend(behind.cost(kinds=MODEL_KINDS), behind.cost(kinds=JUDGE_KINDS),
+                 *behind.tokens(kinds=MODEL_KINDS + JUDGE_KINDS), own.cost(kinds=MODEL_KINDS),
+                 own.cost(kinds=JUDGE_KINDS))
+
 _COSTS = """
-SELECT runs.id AS run_id, runs.model, runs.status, runs.started_at, runs.cost AS run_cost,
+SELECT runs.id AS run_id, runs.model, runs.status, runs.started_at,
   coalesce(sum(c.kind IN ('answer', 'turn', 'user')), 0) AS calls,
   coalesce(sum(c.kind IN ('answer', 'turn', 'user') AND c.state = 'failed'), 0) AS errors,
   coalesce(sum(c.state = 'sent'), 0) AS unknown,
@@ -109,8 +149,9 @@ GROUP BY runs.id ORDER BY runs.id
 
 def run_costs(conn, run_id: int | None = None, model: str | None = None,
               manifest_hash: str | None = None) -> list[dict]:
-    """Per run (`helmbench costs`): the calls it paid for from the ledger, models' and judge's apart, with
-    `unknown` the calls a crash cut (possibly billed); `run_cost` is what the responses it uses cost.
+    """Per run (`helmbench costs`): the calls billed in this run, from the ledger, models' and judge's apart,
+    with `unknown` the calls a crash cut (possibly billed); beside them `behind_results`, the cost of the
+    calls behind its results whichever run paid (the leaderboard's cost: `run_spend`).
     `manifest_hash`: only the runs of that manifest (every run, whatever its status: all were paid)."""
     conn = getattr(conn, "conn", conn)
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone():
@@ -120,4 +161,9 @@ def run_costs(conn, run_id: int | None = None, model: str | None = None,
                            hint="upgrade it in place once, sending nothing: helmbench run --dry-run --db <it>")
     cur = conn.execute(_COSTS, {"run": run_id, "model": model, "manifest": manifest_hash})
     cols = [d[0] for d in cur.description]
-    return [dict(zip(cols, row)) for row in cur.fetchall()]
+    rows = [dict(zip(cols, row)) for row in cur.fetchall()]
+    for row in rows:
+        behind = run_spend(conn, row["run_id"])
+        known = [c for c in (behind.model_cost, behind.judge_cost) if c is not None]
+        row["behind_results"] = sum(known) if known else None
+    return rows

@@ -71,10 +71,12 @@ def transcript_judged_criteria(db, manifest_hash: str) -> list[tuple[str, str]]:
 
 
 def latest_judged_manifest(db) -> str | None:
-    """The manifest of the most recently started run that has judgements (the default for review)."""
+    """The manifest of the most recently started run that has judgements of single answers (the default for
+    review: a transcript's judgements are not items a clinician reviews, see `transcript_judged_criteria`)."""
     row = _conn(db).execute(
         """SELECT ru.manifest_hash FROM runs ru WHERE EXISTS (
-             SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id)
+             SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id
+             AND res.response_id IS NOT NULL)
            ORDER BY ru.started_at DESC, ru.id DESC LIMIT 1""").fetchone()
     return row[0] if row else None
 
@@ -106,10 +108,12 @@ def reviewed_by(db, reviewer: str) -> set[str]:
 
 
 def judged_manifests(db) -> list[str]:
-    """Every manifest whose runs have judgements, most recent first: whose items a review may be of."""
+    """Every manifest whose runs have judgements of single answers, most recent first: whose items a review
+    may be of."""
     return [r[0] for r in _conn(db).execute(
         """SELECT ru.manifest_hash FROM runs ru WHERE EXISTS (
-             SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id)
+             SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id
+             AND res.response_id IS NOT NULL)
            GROUP BY ru.manifest_hash ORDER BY max(ru.started_at) DESC""")]
 
 
