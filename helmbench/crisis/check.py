@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 from phonenumbers import shortnumberinfo
 
-from helmbench.crisis.registry import phone_key, url_key, url_matches
+from helmbench.crisis.services import phone_key, url_key, url_matches
 
 MAX_TEXT = 40_000  # characters of a reply read (a model's answer is bounded by its max_tokens anyway)
 MAX_FOUND = 50  # contacts read from one reply
