@@ -48,7 +48,7 @@ _LAZY = {
     "HelmbenchError": ("helmbench.errors", "HelmbenchError"),
     "UsageError": ("helmbench.errors", "UsageError"),
     "StorageError": ("helmbench.errors", "StorageError"),
-    "LintFailed": ("helmbench.manifest.writer", "LintFailed"),
+    "LintFailed": ("helmbench.manifest.emit", "LintFailed"),
 }
 
 #: API functions that share their name with a stage subpackage.

@@ -38,7 +38,7 @@ from helmbench.lint.schemas import bad_patterns
 from helmbench.lint.where import evaluation_span, has_prompt, item_span, key_span, scenario_file, value_span
 from helmbench.plugins.hookspecs import hookimpl
 from helmbench.plugins.types import CaseContext, ComponentContext, Evaluator
-from helmbench.run.evaluate.registry import Outcome, fail, format_failure, passed
+from helmbench.run.evaluate.outcome import Outcome, fail, format_failure, passed
 from helmbench.spec.tree import Benchmark, Component, Criterion, Scenario
 from helmbench.spec.validate import validate
 from helmbench.spec.yamlio import LineDict, LineList, YamlError, load_yaml

@@ -94,7 +94,7 @@ def rules(
         helmbench rules HB504
     """
     from helmbench.errors import UsageError
-    from helmbench.lint.registry import codes
+    from helmbench.lint.rulebook import codes
 
     CODES = codes()  # built-in and plugins' codes
     selected = list(CODES.values())

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from helmbench.crisis import check as rule
 from helmbench.crisis.lint import CODES, crisis_registry, registry_of
-from helmbench.crisis.registry import DEFAULT_FILE, RegistryFile, contacts_of
+from helmbench.crisis.services import DEFAULT_FILE, RegistryFile, contacts_of
 from helmbench.plugin_api import CaseContext, Evaluator, fail, hookimpl, passed
 
 TYPE = "crisis_resources"

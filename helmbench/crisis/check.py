@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from helmbench.crisis.registry import phone_key, url_key, url_matches
+from helmbench.crisis.services import phone_key, url_key, url_matches
 
 MAX_TEXT = 40_000  # characters of a reply read (a model's answer is bounded by its max_tokens anyway)
 MAX_FOUND = 50  # contacts read from one reply
@@ -163,7 +163,7 @@ def _emergency(f: Found, country: str | None) -> list[dict]:
     in Australia): a real local route to help, though no registry entry of that country lists it."""
     if country is None or f.kind == "url" or f.key is None or f.key.startswith("+"):
         return []
-    from phonenumbers import shortnumberinfo  # only when a reply is checked: see registry.phone_key
+    from phonenumbers import shortnumberinfo  # only when a reply is checked: see services.phone_key
 
     digits = f.key.partition(":")[2]
     if not shortnumberinfo.is_emergency_number(digits, country):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from helmbench.crisis.registry import DEFAULT_FILE, MAX_BYTES, RegistryFile, phone_key, read_registry
+from helmbench.crisis.services import DEFAULT_FILE, MAX_BYTES, RegistryFile, phone_key, read_registry
 from helmbench.plugin_api import (
     Code,
     YamlError,

@@ -9,7 +9,7 @@ from helmbench.generate.noise import TRANSFORMS, apply_noise
 from helmbench.generate.noisy import generate_noise
 from helmbench.generate.scenario import generate_scenarios
 from helmbench.generate.variants import Outcome, generate_variants
-from helmbench.generate.writer import GenerateError, Written
+from helmbench.generate.placement import GenerateError, Written
 
 __all__ = ["GenerateError", "Outcome", "TRANSFORMS", "Written", "apply_noise", "generate_noise", "generate_scenarios",
            "generate_variants"]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 
 from helmbench.generate.prompts import Request
-from helmbench.generate.writer import GenerateError
+from helmbench.generate.placement import GenerateError
 from helmbench.manifest.canonical import hash_of
 from helmbench.run.calls import Completion
 from helmbench.run.config import DEFAULT_CONCURRENCY, RetryPolicy

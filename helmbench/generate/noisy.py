@@ -7,7 +7,7 @@ from pathlib import Path
 
 from helmbench.generate.noise import TRANSFORMS, apply_noise
 from helmbench.generate.tree import find_component, load
-from helmbench.generate.writer import Draft, Written, render_body, write_components
+from helmbench.generate.placement import Draft, Written, render_body, write_components
 from helmbench.spec import markdown as md
 
 

@@ -18,7 +18,7 @@ from helmbench.generate.prompts import ScenarioDraft, read_scenario, scenario_re
 from helmbench.generate.text import one_line, safe_markdown
 from helmbench.generate.tree import generator_model, load
 from helmbench.generate.variants import Outcome
-from helmbench.generate.writer import Draft, Written, dump_yaml, next_scenario_code, render_component, write_scenario_folder
+from helmbench.generate.placement import Draft, Written, dump_yaml, next_scenario_code, render_component, write_scenario_folder
 from helmbench.spec.naming import FLAT_RE
 from helmbench.spec.tree import Benchmark
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from helmbench.generate.call import Estimate, Generator
 from helmbench.generate.prompts import read_variant, variant_request
 from helmbench.generate.tree import find_component, generator_model, load
-from helmbench.generate.writer import Draft, GenerateError, Written, write_components
+from helmbench.generate.placement import Draft, GenerateError, Written, write_components
 from helmbench.spec.loader import WHAT
 
 

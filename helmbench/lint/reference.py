@@ -38,7 +38,7 @@ def _cell(text: str) -> str:
 
 def rules_markdown() -> str:
     """The page for every code, built-in and declared by the installed plugins."""
-    from helmbench.lint.registry import codes
+    from helmbench.lint.rulebook import codes
 
     CODES = codes()
     out = [

@@ -6,7 +6,7 @@ from datetime import date
 from pathlib import Path
 
 from helmbench.diagnostics import Collector, Diagnostic
-from helmbench.lint.registry import run_rules
+from helmbench.lint.rulebook import run_rules
 from helmbench.spec import Benchmark, load_benchmark
 
 

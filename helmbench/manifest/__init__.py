@@ -3,7 +3,7 @@
 from helmbench.manifest.canonical import canonical, hash_of
 from helmbench.manifest.compose import compose, compose_body, response_format
 from helmbench.manifest.reader import Manifest, ManifestError, read_manifest
-from helmbench.manifest.writer import CompileResult, LintFailed, compile_tree
+from helmbench.manifest.emit import CompileResult, LintFailed, compile_tree
 
 __all__ = [
     "CompileResult", "LintFailed", "Manifest", "ManifestError", "canonical", "compile_tree", "compose",

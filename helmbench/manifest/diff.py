@@ -73,7 +73,7 @@ def diff_manifests(old: str | Path, new: str | Path) -> ManifestDiff:
 
 def compile_at_revision(root: Path, ref: str, out_dir: Path) -> Path:
     """Compile the tree as it was at git revision `ref` (for pull-request diffs)."""
-    from helmbench.manifest.writer import compile_tree
+    from helmbench.manifest.emit import compile_tree
 
     root = root.resolve()
     try:

@@ -12,7 +12,7 @@ from typing import Iterator
 
 from helmbench.errors import HelmbenchError
 from helmbench.manifest.canonical import canonical, hash_of, sha256_tag
-from helmbench.manifest.writer import FORMAT, _ManifestHash
+from helmbench.manifest.emit import FORMAT, _ManifestHash
 from helmbench.spec.naming import case_id, natural_key
 
 

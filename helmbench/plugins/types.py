@@ -55,7 +55,7 @@ class Evaluator:
     - `evaluate(evaluation, parsed_output) -> Outcome`: the verdict on a well-formed answer
       (`helmbench.plugin_api.passed` / `fail`). None defers the case to the judge, which reads the
       criteria of the built-in `sqe` only, so the registry refuses None from a third-party plugin.
-      Its return value is checked (`run.evaluate.registry.checked_evaluate`); a bad one, or
+      Its return value is checked (`run.evaluate.outcome.checked_evaluate`); a bad one, or
       anything raised here (SystemExit included), is that case's ERROR naming the plugin, not a
       crashed run. With `text=True` the evaluator also
       reads plain-text answers: `parsed_output` is then the reply's text (a `str`) when the scenario

@@ -72,7 +72,7 @@ def _fatal_message(err: ProviderError) -> HelmbenchError:
 def prepare(opts: RunOptions):
     """Read and check every input; returns (manifest, model entries, scenario selection)."""
     from helmbench.manifest import read_manifest
-    from helmbench.run.evaluate.registry import check_versions
+    from helmbench.run.evaluate.outcome import check_versions
     from helmbench.run.selection import split_values
 
     manifest = read_manifest(opts.manifest)

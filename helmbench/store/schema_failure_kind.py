@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 #: How the executor's `results.reason` began, up to this migration, when the model's output was
-#: not a usable answer (matched case-insensitively): run/evaluate/registry.py (truncated, empty),
+#: not a usable answer (matched case-insensitively): run/evaluate/outcome.py (truncated, empty),
 #: parse.py (invalid JSON, schema) and deterministic.py (not an object, missing field, not a list).
 FORMAT_FAILURE_PREFIXES: tuple[str, ...] = (
     "truncated",

@@ -24,27 +24,16 @@ import sqlite_utils
 DDL = """
 CREATE TABLE judgements_new (
   id INTEGER PRIMARY KEY,
-  judge_request_hash TEXT NOT NULL,
-  judge_model TEXT NOT NULL,
-  judge_settings_hash TEXT NOT NULL,
+  -- the cache key: the judge request, the judge and its settings
+  judge_request_hash TEXT NOT NULL, judge_model TEXT NOT NULL, judge_settings_hash TEXT NOT NULL,
+  -- what was judged: an answer (the response first judged) or a transcript (through its results)
   output TEXT NOT NULL DEFAULT 'answer' CHECK (output IN ('answer', 'transcript')),
-  response_id INTEGER REFERENCES responses(id),
-  run_id INTEGER REFERENCES runs(id),
-  criterion TEXT NOT NULL,
-  verdict TEXT,
-  score REAL,
-  judgment_json TEXT,
-  justification TEXT,
-  raw TEXT,
-  finish_reason TEXT,
-  cost REAL,
-  latency_ms INTEGER,
-  prompt_tokens INTEGER,
-  completion_tokens INTEGER,
-  attempts INTEGER NOT NULL DEFAULT 1,
-  error_kind TEXT,
-  error_message TEXT,
-  created_at TEXT NOT NULL,
+  response_id INTEGER REFERENCES responses(id), run_id INTEGER REFERENCES runs(id), criterion TEXT NOT NULL,
+  -- the judge's answer, and the verdict read from it for the criterion that first asked
+  verdict TEXT, score REAL, judgment_json TEXT, justification TEXT, raw TEXT, finish_reason TEXT,
+  -- the call
+  cost REAL, latency_ms INTEGER, prompt_tokens INTEGER, completion_tokens INTEGER,
+  attempts INTEGER NOT NULL DEFAULT 1, error_kind TEXT, error_message TEXT, created_at TEXT NOT NULL,
   UNIQUE (judge_request_hash, judge_model, judge_settings_hash),
   CHECK ((output = 'answer') = (response_id IS NOT NULL))
 );

@@ -79,7 +79,7 @@ def crisis_tree(root: Path, *, user_contexts: str = USER_CONTEXTS, registry: str
 
 
 def shipped_services() -> list[dict]:
-    from helmbench.crisis.registry import contacts_of, read_registry
+    from helmbench.crisis.services import contacts_of, read_registry
 
     registry = read_registry(SHIPPED_REGISTRY)
     return [contacts_of(cc, s) for cc, c in sorted(registry.countries.items()) for s in c.services]

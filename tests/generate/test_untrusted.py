@@ -11,7 +11,7 @@ import pytest
 
 from helmbench.errors import HelmbenchError
 from helmbench.generate.prompts import read_variant
-from helmbench.generate.writer import Draft, GenerateError, write_components
+from helmbench.generate.placement import Draft, GenerateError, write_components
 from helmbench.spec import load_benchmark
 from tests.fakes.openrouter import Rule
 from tests.generate.conftest import cli, lint_codes

@@ -29,7 +29,7 @@ def test_page_documents_every_code_with_its_example():
 def test_examples_never_break_out_of_their_fence():
     from helmbench.spec.markdown import parse
 
-    from helmbench.lint.registry import codes
+    from helmbench.lint.rulebook import codes
 
     fences = [t for t in parse(rules_markdown()) if t.type == "fence"]
     assert [t.content.rstrip("\n") for t in fences] == [c.example for c in codes().values()]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from helmbench.manifest.writer import compile_tree
+from helmbench.manifest.emit import compile_tree
 from helmbench.spec.loader import MAX_NAME, display_name
 
 from ._util import GOLDEN_TREE, REPO, UPSTREAM, read_lines

@@ -1,7 +1,7 @@
 """Every rule module is imported here so that its rules register; this package is also the built-in
 plugin that hands them to the plugin registry (an entry point of HELMBench's own package, pyproject.toml)."""
 
-from helmbench.lint.registry import BUILTIN_RULES
+from helmbench.lint.rulebook import BUILTIN_RULES
 from helmbench.plugins.hookspecs import hookimpl
 
 from helmbench.lint.rules import benchmark  # noqa: F401

@@ -8,7 +8,7 @@ renamed or mistyped code whose scenarios are now weighted by nothing.
 from __future__ import annotations
 
 from helmbench.diagnostics import Collector
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.lint.where import benchmark_data, key_span, scenario_file, value_span
 from helmbench.spec.models import BenchmarkFile
 from helmbench.spec.tree import Benchmark

@@ -8,7 +8,7 @@ broken has already been reported, and its "body" would be the unparsed YAML.
 from __future__ import annotations
 
 from helmbench.diagnostics import Collector
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.spec import markdown as md
 from helmbench.lint.where import is_blank
 from helmbench.spec.loader import CONSOLIDATED, INDIVIDUAL, WHAT

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from helmbench.diagnostics import Collector
 from helmbench.lint import schemas
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.lint.where import item_span, key_span, value_span
 from helmbench.spec.conversation import MAX_TURNS, Conversation
 from helmbench.spec.models import CategoryMatch

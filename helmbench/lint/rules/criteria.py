@@ -8,7 +8,7 @@ earns its partial credit).
 from __future__ import annotations
 
 from helmbench.diagnostics import Collector
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.lint.where import item_span, key_span, value_span
 from helmbench.plugins import registry as plugins
 from helmbench.spec.tree import Benchmark

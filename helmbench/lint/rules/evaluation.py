@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from helmbench.diagnostics import Collector
 from helmbench.lint import schemas
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.lint.where import evaluation_span, has_prompt, scenario_file, value_span
 from helmbench.plugins import registry as plugins
 from helmbench.spec.tree import Benchmark, Scenario

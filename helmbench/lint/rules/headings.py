@@ -14,7 +14,7 @@ import difflib
 from collections import Counter
 
 from helmbench.diagnostics import Collector
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.lint.where import body_usable
 from helmbench.spec import markdown as md
 from helmbench.spec.naming import tag_name

@@ -7,7 +7,7 @@ twice under one name; judged scenarios cannot be scored without a judge.
 from __future__ import annotations
 
 from helmbench.diagnostics import Collector
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.lint.where import value_span
 from helmbench.spec.tree import Benchmark
 from helmbench.spec.yamlio import LineDict

@@ -13,7 +13,7 @@ import re
 
 from helmbench.diagnostics import Collector
 from helmbench.lint import schemas
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.spec.tree import KINDS, Benchmark
 
 # SNAKE_CASE tags, or plain all-caps words of four letters or more.

@@ -8,7 +8,7 @@ fails on it, and compile leaves them out, so generated text never reaches a lead
 from __future__ import annotations
 
 from helmbench.diagnostics import Collector
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.spec.loader import WHAT
 from helmbench.spec.tree import KINDS, Benchmark
 

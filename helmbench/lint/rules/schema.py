@@ -13,7 +13,7 @@ import re
 from helmbench.diagnostics import Collector
 from helmbench.lint import schemas
 from helmbench.lint.jsonpos import locate
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.spec.tree import Benchmark, Scenario
 from helmbench.spec.validate import suggest
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from helmbench.diagnostics import Collector
 from helmbench.lint import schemas
 from helmbench.lint.jsonpos import locate
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.spec.tree import Benchmark
 
 

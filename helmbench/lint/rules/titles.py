@@ -8,7 +8,7 @@ as used before publishing, turns into a failure.
 from __future__ import annotations
 
 from helmbench.diagnostics import Collector
-from helmbench.lint.registry import rule
+from helmbench.lint.rulebook import rule
 from helmbench.lint.where import has_prompt
 from helmbench.spec.tree import Benchmark
 

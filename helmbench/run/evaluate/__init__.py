@@ -7,7 +7,7 @@ registered with `evaluate=None`, is deferred: `outcome_for` returns None ("await
 judge") and the judge phase decides.
 """
 
-from helmbench.run.evaluate.registry import (
+from helmbench.run.evaluate.outcome import (
     Outcome,
     evaluator_for,
     fail,

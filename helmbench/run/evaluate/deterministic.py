@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from helmbench.run.evaluate.registry import Outcome, fail, format_failure, passed
+from helmbench.run.evaluate.outcome import Outcome, fail, format_failure, passed
 
 
 def _field(evaluation: dict, parsed: Any) -> tuple[str, Any, str | None]:

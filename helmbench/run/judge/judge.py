@@ -29,12 +29,11 @@ Scores are clamped into [0, 1], the range scoring requires.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from helmbench.run.evaluate.parse import OutputError, parse_output
-from helmbench.run.evaluate.registry import Outcome, answer_of, check_outcomes, fail, format_failure
+from helmbench.run.evaluate.outcome import Outcome, answer_of, check_outcomes, fail, format_failure
 from helmbench.run.judge.judge_prompt import is_multi, response_field
 from helmbench.spec.naming import natural_key
 
@@ -52,10 +51,6 @@ class CriterionVerdict:
     justification: str | None = None
     error_kind: str | None = None
     error_message: str | None = None
-
-    @property
-    def judgment_json(self) -> str | None:
-        return None if self.judgment is None else json.dumps(self.judgment, ensure_ascii=False)
 
 
 def _score(criterion: dict, value: str) -> float:

@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 from helmbench.errors import HelmbenchError
 from helmbench.run.config import settings_hash
-from helmbench.run.evaluate.registry import Outcome
+from helmbench.run.evaluate.outcome import Outcome
 from helmbench.run.judge.judge import check_verdicts, precheck
 from helmbench.run.judge.judge_prompt import judge_request, judge_request_hash
 from helmbench.manifest.conversation import is_conversation
