@@ -21,9 +21,10 @@ run: $(STAMP)
 	$(BIN)/helmbench run
 	$(BIN)/helmbench publish
 
-## The whole test suite.
+## The whole test suite, on every core (pytest-xdist). `--dist loadgroup` keeps the tests that share an
+## expensive session fixture (a pipeline's database, a built site) on one worker, so it is built once.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 clean:
 	rm -rf build

@@ -4,14 +4,11 @@ OpenRouter with a programmable simulated user, and the environment pointing at i
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # `tests.fakes` must import however pytest was started
-    sys.path.insert(0, str(REPO))
 
 from conv_fake import ConvFake  # noqa: E402
 from conv_trees import conversation_tree  # noqa: E402
