@@ -33,9 +33,10 @@ EEE_STAMP  := $(if $(EEE_PYTHON),.venv-eee/.installed)
 
 eee-validator: .venv-eee/.installed
 
-## The whole test suite.
+## The whole test suite, on every core (pytest-xdist). `--dist loadgroup` keeps the tests that share an
+## expensive session fixture (a pipeline's database, a built site) on one worker, so it is built once.
 test: $(STAMP) $(EEE_STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 clean:
 	rm -rf build

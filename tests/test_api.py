@@ -123,7 +123,6 @@ def test_the_stage_named_functions_show_the_api_signature():
 
 
 def test_run_reports_progress_and_needs_no_console(tmp_path, monkeypatch, capsys):
-    sys.path.insert(0, str(REPO))
     from tests.fakes.manifests import synthetic_cases, write_manifest, write_models
     from tests.fakes.openrouter import FakeOpenRouter
 

@@ -9,12 +9,9 @@ my-benchmark`), with OPENROUTER_API_BASE pointing at the fake OpenRouter server 
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 PAGE = REPO / "helmbench" / "publish" / "site_default" / "api.md"
 

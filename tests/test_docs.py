@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.inprocess import helmbench
+
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
 
@@ -35,10 +37,17 @@ def test_documented_command_exists(command):
 
 @pytest.mark.parametrize("command", sorted(_registered_commands()))
 def test_every_command_has_help_with_an_example(command):
-    proc = subprocess.run([sys.executable, "-m", "helmbench", command, "--help"], capture_output=True, text=True,
-                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "TERM": "dumb"})
+    proc = helmbench(command, "--help", env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "TERM": "dumb"})
     assert proc.returncode == 0, proc.stderr
     assert "example" in proc.stdout.lower(), f"`helmbench {command} --help` shows no example"
+
+
+def test_help_through_the_real_entry_point():
+    """`python -m helmbench --help` in a fresh interpreter (the per-command help above runs in-process)."""
+    proc = subprocess.run([sys.executable, "-m", "helmbench", "--help"], capture_output=True, text=True,
+                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "TERM": "dumb"})
+    assert proc.returncode == 0, proc.stderr
+    assert all(command in proc.stdout for command in _registered_commands())
 
 
 def test_readme_set_up_commands_are_make_targets():
@@ -47,6 +56,13 @@ def test_readme_set_up_commands_are_make_targets():
         assert f"make {target}" in README
         assert re.search(rf"^{target}:", makefile, re.M), target
     assert "make test" in (REPO / ".ci" / "run").read_text()
+
+
+def test_the_readme_and_the_makefile_agree_on_the_test_command():
+    """`make test` runs the suite on every core (pytest-xdist), and the README says so."""
+    recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", (REPO / "Makefile").read_text(), re.M).group(1)
+    assert "pytest -n auto" in recipe, recipe
+    assert re.search(r"^make test .*pytest -n auto", README, re.M)
 
 
 def _command_table() -> set[str]:

@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from helmbench.errors import HelmbenchError  # noqa: E402
 from helmbench.manifest.canonical import hash_of  # noqa: E402

@@ -15,24 +15,18 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
 from tests.fakes.manifests import synthetic_cases, write_manifest, write_models  # noqa: E402
-from tests.fakes.openrouter import FakeOpenRouter  # noqa: E402
 
 MODEL = "test/model-a"
 
 
 @pytest.fixture(scope="session")
-def pipeline(tmp_path_factory):
+def pipeline(tmp_path_factory, fake_server):
     """manifest.jsonl, models.yml and a results.db with one finished run (9 cases, one model)."""
     from helmbench.run.config import RetryPolicy, RunOptions
     from helmbench.run.session import run
@@ -43,17 +37,14 @@ def pipeline(tmp_path_factory):
     write_manifest(manifest, synthetic_cases(9, scenarios=3))  # the 4th scenario would need a judge
     models = write_models(root / "models.yml", [MODEL], judge=None)
     db = root / "build" / "results.db"
-    fake = FakeOpenRouter().start()
-    try:
-        with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("OPENROUTER_API_BASE", fake.api_base)
-            mp.setenv("OPENROUTER_API_KEY", "sk-or-v1-cli-tests")
-            opts = RunOptions(manifest=str(manifest), models_file=str(models), db=str(db),
-                              logs_dir=str(root / "build" / "logs"),
-                              retry=RetryPolicy(base_delay=0.01, max_delay=0.05, max_attempts=3))
-            result = run(opts, Console(stderr=True, width=160), live=False)
-    finally:
-        fake.stop()
+    fake = fake_server.restore()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("OPENROUTER_API_BASE", fake.api_base)
+        mp.setenv("OPENROUTER_API_KEY", "sk-or-v1-cli-tests")
+        opts = RunOptions(manifest=str(manifest), models_file=str(models), db=str(db),
+                          logs_dir=str(root / "build" / "logs"),
+                          retry=RetryPolicy(base_delay=0.01, max_delay=0.05, max_attempts=3))
+        result = run(opts, Console(stderr=True, width=160), live=False)
     assert result.status == "completed", result.status
     clean = root / "clean.db"
     checkpointed_copy(db, clean)

@@ -137,11 +137,11 @@ def test_serve_snapshot_on_a_full_disk_names_the_snapshot(pipeline, tmp_path):
     assert "Traceback" not in result.stdout + result.stderr
 
 
-def test_run_on_a_full_disk_keeps_what_was_stored(pipeline, tmp_path, monkeypatch):
+def test_run_on_a_full_disk_keeps_what_was_stored(pipeline, tmp_path, monkeypatch, fake):
     """The disk holding results.db is full when a run starts (SQLite cannot even grow its WAL
     index): a clear error naming the database, never "completed", and every answer stored before
     is still there and the file passes its check. (A disk filling mid-run is the writer's.)"""
-    from tests.cli.conftest import FakeOpenRouter, write_models
+    from tests.cli.conftest import write_models
 
     size = pipeline.db.stat().st_size
     with tiny_disk(tmp_path / "disk", size=f"{(size // 1024) + 96}k") as disk:
@@ -150,14 +150,9 @@ def test_run_on_a_full_disk_keeps_what_was_stored(pipeline, tmp_path, monkeypatc
             stored = conn.execute("SELECT count(*) FROM responses").fetchone()[0]
         fill(disk)
         models = write_models(tmp_path / "models.yml", [MODEL, "test/model-b", "test/model-c"], judge=None)
-        fake = FakeOpenRouter().start()
-        try:
-            monkeypatch.setenv("OPENROUTER_API_BASE", fake.api_base)
-            monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-cli-tests")
-            result = invoke(["run", "--db", str(db), "--manifest", str(pipeline.manifest),
-                                               "--models-file", str(models)])
-        finally:
-            fake.stop()
+        monkeypatch.setenv("OPENROUTER_API_BASE", fake.api_base)
+        monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-cli-tests")
+        result = invoke(["run", "--db", str(db), "--manifest", str(pipeline.manifest), "--models-file", str(models)])
         (disk / "filler").unlink()
         with closing(sqlite3.connect(db)) as conn:
             assert conn.execute("PRAGMA quick_check").fetchone()[0] == "ok"

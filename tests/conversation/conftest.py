@@ -4,17 +4,14 @@ OpenRouter with a programmable simulated user, and the environment pointing at i
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # `tests.fakes` must import however pytest was started
-    sys.path.insert(0, str(REPO))
 
-from conv_fake import ConvFake  # noqa: E402
-from conv_trees import conversation_tree  # noqa: E402
+from tests.conversation.conv_fake import ConvFake  # noqa: E402
+from tests.conversation.conv_trees import conversation_tree  # noqa: E402
 
 FAST = {"HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05", "HELMBENCH_MAX_ATTEMPTS": "3"}
 

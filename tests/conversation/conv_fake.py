@@ -12,7 +12,7 @@ from typing import Callable
 
 from tests.fakes.openrouter import FakeOpenRouter
 
-from conv_trees import USER_MODEL
+from tests.conversation.conv_trees import USER_MODEL
 
 
 @dataclass

@@ -7,8 +7,8 @@ import os
 from contextlib import contextmanager
 from pathlib import Path
 
-from conv_fake import ConvFake
-from conv_trees import conversation_tree
+from tests.conversation.conv_fake import ConvFake
+from tests.conversation.conv_trees import conversation_tree
 
 FAST = {"HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05", "HELMBENCH_MAX_ATTEMPTS": "3"}
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conv_trees import MODEL, SCRIPTED
+from tests.conversation.conv_trees import MODEL, SCRIPTED
 from test_conv_run import compile_, rows
 
 from helmbench.store.queries.ledger import JUDGE_KINDS, MODEL_KINDS

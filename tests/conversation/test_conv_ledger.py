@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conv_trees import MODEL, SCRIPTED, SIMULATED_TEXT, USER_MODEL
+from tests.conversation.conv_trees import MODEL, SCRIPTED, SIMULATED_TEXT, USER_MODEL
 from test_conv_run import compile_, rows
 from test_conv_run import run as run_tree
 

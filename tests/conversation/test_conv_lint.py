@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conv_trees import SCRIPTED, SIMULATED, conversation_tree
+from tests.conversation.conv_trees import SCRIPTED, SIMULATED, conversation_tree
 
 from helmbench.lint import lint_tree
 

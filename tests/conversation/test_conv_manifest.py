@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conv_trees import SCRIPTED, SIMULATED
+from tests.conversation.conv_trees import SCRIPTED, SIMULATED
 
 from helmbench.manifest import compile_tree, read_manifest
 from helmbench.manifest.conversation import turn_keys

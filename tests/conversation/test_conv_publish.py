@@ -15,8 +15,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from conv_fake import ConvFake
-from conv_trees import MODEL, REPO, conversation_tree
+from tests.conversation.conv_fake import ConvFake
+from tests.conversation.conv_trees import MODEL, REPO, conversation_tree
 from tests.fakes.serving import wait_for_datasette
 from tests.publish.publish_helpers import RAW_PAYLOADS, XSS, serve
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conv_trees import MODEL, SCRIPTED, SIMULATED, USER_MODEL, conversation_tree
+from tests.conversation.conv_trees import MODEL, SCRIPTED, SIMULATED, USER_MODEL, conversation_tree
 
 from helmbench.manifest import compile_tree, read_manifest
 from helmbench.spec.conversation import STOP_MARKER

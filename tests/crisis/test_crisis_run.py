@@ -7,16 +7,10 @@ the case like a judged one: the case passes only when both pass, and its score i
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
 from crisis_trees import crisis_tree
-
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from tests.fakes.openrouter import FakeOpenRouter  # noqa: E402
 from tests.judge.judge_pipeline import compile_to, q, run_once  # noqa: E402

@@ -12,7 +12,7 @@ judge requests per criterion (`judge_calls`). Faults include the ones a real pro
 rarely: `drip` (the body one byte every `drip_seconds`), `no_choices` (a billed answer with an
 empty `choices` list) and, through `cost`, a negative or non-numeric `usage.cost`.
 
-Use it in-process (`FakeOpenRouter().start()`, see `fake_openrouter` in tests/run/conftest.py)
+Use it in-process (`FakeOpenRouter().start()`; the suite shares one per session: `fake` in tests/conftest.py)
 or as a subprocess: `python -m tests.fakes.openrouter --port 0` prints `PORT <n>` and serves
 until killed; `GET /_stats` returns the counters and `POST /_config` reprograms it.
 """
@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, Callable
 
 from tests.fakes.judge_answer import forced_judgement, judge_criterion
@@ -152,6 +152,16 @@ class FakeOpenRouter:
             self.model_peak.clear()
             self.model_answers.clear()
             self.over_limit.clear()
+
+    def restore(self) -> "FakeOpenRouter":
+        """Back to a fresh server's behaviour and counters, on the same port: how the suite's one
+        session-wide fake (tests/conftest.py) starts every test as if it were its own."""
+        for f in fields(self):
+            if f.name != "port":
+                setattr(self, f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
+        self.keep_bodies = False
+        self.reset_counts()
+        return self
 
     def stats(self) -> dict:
         with self.lock:

@@ -5,16 +5,11 @@ run in-process."""
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from tests.fakes.openrouter import FakeOpenRouter  # noqa: E402
 
 BASE = REPO / "tests" / "lint" / "base"
 KEY = "sk-or-v1-GENERATE-SENTINEL-7a6b5c4d3e2f"
@@ -26,11 +21,10 @@ COMPLIANCE = """        compliance:
 
 
 @pytest.fixture
-def fake():
-    server = FakeOpenRouter().start()
-    server.keep_bodies = True
-    yield server
-    server.stop()
+def fake(fake):
+    """The session's fake (restored for this test), keeping every request body for the tests to read."""
+    fake.keep_bodies = True
+    return fake
 
 
 @pytest.fixture

@@ -1,40 +1,20 @@
-"""Fixtures for the judge tests: one fake OpenRouter per module (reset per test), the environment
+"""Fixtures for the judge tests: the session's fake OpenRouter (restored per test), the environment
 pointing at it, and a small synthetic manifest with one judged (sqe) scenario."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # `tests.fakes` must import however pytest was started
-    sys.path.insert(0, str(REPO))
-
 from tests.fakes.manifests import synthetic_cases, write_manifest  # noqa: E402
-from tests.fakes.openrouter import FakeOpenRouter  # noqa: E402
 from tests.judge.judge_pipeline import MODEL, write_models  # noqa: E402
 
 
-@pytest.fixture(scope="module")
-def fake_server():
-    server = FakeOpenRouter().start()
-    yield server
-    server.stop()
-
-
 @pytest.fixture
-def fake(fake_server, monkeypatch):
-    """The module's fake, counters reset and default behaviour restored; OPENROUTER_* point at it."""
-    fake_server.reset_counts()
-    fake_server.rules = []
-    fake_server.judge_answers = {}
-    fake_server.cost = 0.0001
-    fake_server.keep_bodies = False
-    monkeypatch.setenv("OPENROUTER_API_BASE", fake_server.api_base)
+def fake(fake, monkeypatch):
+    """The session's fake (restored for this test); OPENROUTER_* point at it."""
+    monkeypatch.setenv("OPENROUTER_API_BASE", fake.api_base)
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-judge-tests")
-    return fake_server
+    return fake
 
 
 @pytest.fixture

@@ -31,8 +31,7 @@ def upstream(tmp_path_factory, fake_server):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("OPENROUTER_API_BASE", fake_server.api_base)
         mp.setenv("OPENROUTER_API_KEY", "sk-or-v1-judge-tests")
-        fake_server.reset_counts()
-        fake_server.judge_answers = {}
+        fake_server.restore()
         report = run_once(manifest, models, db, concurrency=16)
         calls = SimpleNamespace(by_model=Counter(fake_server.by_model), by_criterion=Counter(fake_server.judge_calls))
     return SimpleNamespace(root=root, tree=tree, manifest=manifest, models=models, db=db, report=report, calls=calls)

@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.inprocess import helmbench
+
 HERE = Path(__file__).resolve().parent
 BASE = HERE / "base"
 BROKEN = HERE / "broken"
@@ -64,6 +66,11 @@ def build(name: str, dest: Path) -> Path:
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`helmbench ...` answered like subprocess.run, in this process (tests/inprocess.py)."""
+    return helmbench(*args, cwd=cwd)
+
+
+def run_subprocess(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """`helmbench ...` as a real subprocess, the way CI and pre-commit call it."""
     return subprocess.run([sys.executable, "-m", "helmbench", *map(str, args)],
                           capture_output=True, text=True, timeout=120, cwd=cwd)

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from helmbench.cli import app
 from helmbench.lint.codes import CODES
 from hostile_corpus import CASES as HOSTILE
-from lint_corpus import build, case_names, expected, expected_located, parse_text, run_cli
+from lint_corpus import build, case_names, expected, expected_located, parse_text, run_subprocess
 
 CASES = case_names()
 SMOKE = ["duplicate-key", "prompt-tag-typo", "invalid-json"]  # an error, a warning-only case, a JSON file
@@ -68,7 +68,7 @@ def test_broken_tree(name, roots, monkeypatch):
 @pytest.mark.parametrize("name", SMOKE)
 def test_broken_tree_subprocess_smoke(name, roots):
     def lint(*args):
-        proc = run_cli("lint", *args, cwd=roots[name])
+        proc = run_subprocess("lint", *args, cwd=roots[name])
         return proc.returncode, proc.stdout, proc.stderr
 
     _check(name, lint)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.inprocess import helmbench
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
@@ -17,10 +18,10 @@ SHIPPED = REPO / "benchmark"
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    """`python -m helmbench ARGS` in a fresh interpreter, as a user would run it."""
+    """`helmbench ARGS` as a user would run it, answered like subprocess.run (in this process: see
+    tests/inprocess.py; tests/benchmark and tests/packaged run the real entry point)."""
     full_env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
-    return subprocess.run([sys.executable, "-m", "helmbench", *args], cwd=cwd or REPO, capture_output=True,
-                          text=True, encoding="utf-8", env=full_env, timeout=120)
+    return helmbench(*args, cwd=cwd or REPO, env=full_env)
 
 
 def read_lines(path: Path) -> list[dict]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from tests import inprocess
+
 REPO = Path(__file__).resolve().parents[2]
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.invalid", "GIT_COMMITTER_NAME": "Test",
@@ -41,12 +43,16 @@ def break_scenario(scenario_md: Path) -> None:
 
 
 def helmbench(*args: str, cwd: Path, env: dict | None = None, exe: list[str] | None = None,
-              timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run the CLI as a user does (a fresh interpreter), from `cwd`."""
+              timeout: float = 300, fresh: bool = False) -> subprocess.CompletedProcess:
+    """Run the CLI as a user does, from `cwd`: in a fresh interpreter when `fresh` or given `exe` (code the
+    command might run, the installed wheel), else the same command line in this process (tests/inprocess.py;
+    a fresh interpreter adds only seconds of imports)."""
     import os
     import sys
 
     base = {k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}  # a key only when given
     base.update({"COLUMNS": "200", "NO_COLOR": "1", **(env or {})})
+    if exe is None and not fresh:
+        return inprocess.helmbench(*args, cwd=cwd, env=base)
     command = (exe or [sys.executable, "-m", "helmbench"]) + list(args)
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=base, timeout=timeout)

@@ -121,7 +121,8 @@ def test_a_hostile_mkdocs_yml_is_read_as_data_and_runs_nothing(tmp_path):
     file-including extension: the site is built, none of them runs, and the key is in no file."""
     repo, marker = _hostile_repo(tmp_path)
     assert helmbench("compile", cwd=repo).returncode == 0
-    published = helmbench("publish", cwd=repo, env={"OPENROUTER_API_KEY": KEY})
+    # a fresh process each: what a hostile configuration could run would run in the test process otherwise
+    published = helmbench("publish", cwd=repo, env={"OPENROUTER_API_KEY": KEY}, fresh=True)
     assert published.returncode == 0, published.stderr
     assert "Traceback" not in published.stderr
     for what in ("!ENV", "python/object/apply", "`hooks` is ignored", "theme.custom_dir", "pymdownx.snippets",
@@ -135,7 +136,7 @@ def test_a_hostile_mkdocs_yml_is_read_as_data_and_runs_nothing(tmp_path):
 
     # the maintainer's explicit choice: the hook runs (so the refusal above is the allow-list's
     # doing), yet the key is hidden from the build and a tagged value still reads as nothing
-    trusted = helmbench("publish", "--allow-site-code", cwd=repo, env={"OPENROUTER_API_KEY": KEY})
+    trusted = helmbench("publish", "--allow-site-code", cwd=repo, env={"OPENROUTER_API_KEY": KEY}, fresh=True)
     assert trusted.returncode == 0, trusted.stderr
     assert (tmp_path / "pwned-hook").read_text() == "no key"
     assert not (tmp_path / "pwned-python").exists()

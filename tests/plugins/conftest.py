@@ -15,8 +15,6 @@ import pytest
 from plugin_trees import fresh_registry, page_package, pip_target
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # `tests.fakes` must import however pytest was started
-    sys.path.insert(0, str(REPO))
 
 
 @pytest.fixture(scope="session")

@@ -13,15 +13,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
-_REPO = Path(__file__).resolve().parents[2]
-if str(_REPO) not in sys.path:  # `tests.fakes` must import however pytest was started
-    sys.path.insert(0, str(_REPO))
 
 from tests.fakes.openrouter import FakeOpenRouter, Rule  # noqa: E402
 
@@ -212,12 +207,11 @@ def stats_url(stats_site):
 
 
 @pytest.fixture(scope="session")
-def stats_site(tmp_path_factory):
-    """The site of tests.score.stats_pipeline (no floors): a clearly better model, identical twins, a
-    partial run and a provider change, all run against the fake OpenRouter."""
+def stats_site(stats_plain):
+    """The site of tests.score.stats_pipeline (no floors, `stats_plain` in tests/conftest.py): a clearly
+    better model, identical twins, a partial run and a provider change, all run against the fake OpenRouter."""
     from helmbench.publish import PublishSettings, build_site
-    from tests.score.stats_pipeline import build
 
-    p = build(tmp_path_factory.mktemp("stats-site"), floors=False)
+    p = stats_plain
     settings = PublishSettings(db=p.db, manifest=p.manifest, datasette_url=DATASETTE_URL)
     return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=p.root / "site", strict=True)

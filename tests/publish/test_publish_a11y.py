@@ -10,7 +10,7 @@
   `aria-sort`, visible focus, scrolling text blocks reachable and labelled.
 - Layout at 1,400 px and 390 px: no horizontal overflow of the page, the leaderboard fits 1,400 px
   with every column, navigation visible on a desktop, case ids wrap only at "-". Screenshots
-  land in build/screenshots/ (look at them: they are not compared to anything).
+  land in the pytest temporary folder, screenshots*/ (look at them: they are not compared to anything).
 - Charts: a title, a description and the same numbers as a table.
 """
 
@@ -21,7 +21,7 @@ import re
 import pytest
 
 from browser_helpers import recording_page
-from publish_helpers import MODELS, REPO, XSS_MODEL
+from publish_helpers import MODELS, XSS_MODEL
 from helmbench.publish.data import slugify
 
 pytestmark = pytest.mark.browser
@@ -45,7 +45,12 @@ PAGE_TYPES = {
 }
 EMPTY_PAGES = {k: PAGE_TYPES[k] for k in ("leaderboard", "models index", "scenarios index", "methodology")}
 HOSTILE_PAGES = {k: PAGE_TYPES[k] for k in ("leaderboard", "model", "scenario", "case", "scenarios index")}
-SCREENSHOTS = REPO / "build" / "screenshots"
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory):
+    """Where the layout test leaves its screenshots: the worker's temporary folder, never the repository."""
+    return tmp_path_factory.mktemp("screenshots")
 
 
 @pytest.fixture(scope="module")
@@ -230,15 +235,14 @@ def test_the_leaderboard_with_drift_notes_fits_1400_px(browser, stats_url):
 
 
 @pytest.mark.parametrize("width", [1400, 390])
-def test_layout_has_no_horizontal_overflow(browser, site_url, pipeline, width):
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+def test_layout_has_no_horizontal_overflow(browser, site_url, pipeline, width, screenshots):
     pages = {"leaderboard": "", "scenario": "scenarios/P1-B1-S1/", "case": f"cases/{pipeline.judged_case}/",
              "methodology": "methodology/", "model": f"models/{slugify(XSS_MODEL)}/",
              "crisis resources": PAGE_TYPES["crisis resources"]}
     with recording_page(browser, site_url, viewport={"width": width, "height": 900}) as page:
         for name, path in pages.items():
             page.goto(f"{site_url}/{path}", wait_until="networkidle")
-            page.screenshot(path=str(SCREENSHOTS / f"{name}-{width}.png"), full_page=name == "leaderboard")
+            page.screenshot(path=str(screenshots / f"{name}-{width}.png"), full_page=name == "leaderboard")
             overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
             assert overflow <= 0, f"{name} at {width} px is {overflow} px too wide"
             if width == 1400:

@@ -14,17 +14,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.conversation.conv_runs import fake_openrouter, run_tree, two_model_tree
+
+from helmbench.cli import app
+from helmbench.manifest import compile_tree
+from helmbench.publish.eee import SCHEMA_VERSION, component, model_folders
+
 REPO = Path(__file__).resolve().parents[2]
-for extra in (REPO, REPO / "tests" / "conversation"):  # tests.fakes, and the conversation fixtures' modules
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
-
-from conv_runs import fake_openrouter, run_tree, two_model_tree  # noqa: E402
-
-from helmbench.cli import app  # noqa: E402
-from helmbench.manifest import compile_tree  # noqa: E402
-from helmbench.publish.eee import SCHEMA_VERSION, component, model_folders  # noqa: E402
-
 OTHER = "other-lab/model-b:free"
 
 

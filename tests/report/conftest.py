@@ -3,15 +3,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
 from tests.fakes.manifests import synthetic_cases, write_manifest  # noqa: E402
 from tests.fakes.openrouter import FakeOpenRouter, Rule  # noqa: E402
@@ -39,19 +33,3 @@ def judged_db(tmp_path_factory):
     finally:
         fake.stop()
     return SimpleNamespace(root=root, manifest=manifest, db=db, runs=report.runs)
-
-
-@pytest.fixture(scope="session")
-def stats_floored(tmp_path_factory):
-    """The shipped benchmark with its safety floors, run on good/twin/partial models (tests.score.stats_pipeline)."""
-    from tests.score.stats_pipeline import build
-
-    return build(tmp_path_factory.mktemp("stats-floored"), floors=True)
-
-
-@pytest.fixture(scope="session")
-def stats_plain(tmp_path_factory):
-    """The same runs on the shipped benchmark without floors: the tie groups of the weighted scores."""
-    from tests.score.stats_pipeline import build
-
-    return build(tmp_path_factory.mktemp("stats-plain"), floors=False)

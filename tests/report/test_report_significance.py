@@ -3,9 +3,7 @@ functions (issue 24): one implementation, so the harness's table measures what a
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -13,7 +11,6 @@ from typer.testing import CliRunner
 from helmbench.cli import app
 from helmbench.score import inference, pairwise
 
-REPO = Path(__file__).resolve().parents[2]
 SHARED = ("flip_pvalues", "score_intervals", "difference_intervals")
 
 
@@ -49,11 +46,7 @@ def test_report_site_and_harness_call_the_same_functions(stats_plain, calls):
     assert all(calls[name] for name in (*SHARED, "holm_decisions")), calls
     calls.clear()
 
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import significance
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    from benchmarks import significance
     assert significance.inference is inference and significance.pairwise is pairwise  # no copy of its own
     significance.configuration(10, 3, False, 20, seed=1)
     assert all(calls[name] for name in (*SHARED, "holm_decisions")), calls

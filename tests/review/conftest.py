@@ -3,14 +3,7 @@ copied for every test that writes to it."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # `tests.fakes` must import however pytest was started
-    sys.path.insert(0, str(REPO))
 
 from tests.review.review_pipeline import XssFake, build, copy_of  # noqa: E402
 

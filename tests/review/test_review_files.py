@@ -111,9 +111,9 @@ def test_an_unknown_file_type_is_a_usage_error(judged_db, tmp_path):
 
 
 def test_the_review_command_serves_on_loopback_until_ctrl_c(judged_db):
-
+    # From the pipeline's folder: its default manifest is the pipeline's, never a build/ in the repository.
     proc = subprocess.Popen([sys.executable, "-m", "helmbench", "review", "--db", str(judged_db["db"]), "--port", "0",
-                             "--sample", "4"], stderr=subprocess.PIPE, text=True)
+                             "--sample", "4"], stderr=subprocess.PIPE, text=True, cwd=judged_db["root"])
     try:
         line = proc.stderr.readline()
         m = re.search(r"reviewing 4 of 24 judged item\(s\) of manifest sha256:\w+: (http://127\.0\.0\.1:\d+/)", line)

@@ -1,41 +1,13 @@
-"""Fixtures for executor tests: a fake OpenRouter per test, the environment pointing at it,
-fast retry timings, and small manifests."""
+"""Fixtures for executor tests: small manifests (the fake OpenRouter, the environment pointing at it and
+fast retry timings are `fake` and `env` in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:  # `tests.fakes` must import however pytest was started
-    sys.path.insert(0, str(REPO))
-
-from tests.fakes.manifests import synthetic_cases, write_manifest, write_models  # noqa: E402
-from tests.fakes.openrouter import FakeOpenRouter  # noqa: E402
-
-SENTINEL_KEY = "sk-or-v1-SENTINEL-0f9e8d7c6b5a4f3e2d1c"
-FAST_RETRIES = {"HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05", "HELMBENCH_MAX_ATTEMPTS": "12"}
-
-
-@pytest.fixture
-def fake():
-    server = FakeOpenRouter().start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def env(fake, monkeypatch):
-    """OPENROUTER_* pointing at the fake, tiny backoff delays; returns a dict for subprocesses."""
-    values = {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": SENTINEL_KEY, **FAST_RETRIES}
-    for k, v in values.items():
-        monkeypatch.setenv(k, v)
-    full = dict(os.environ)
-    full["PYTHONPATH"] = str(REPO) + os.pathsep + full.get("PYTHONPATH", "")
-    return full
+from tests.fakes.manifests import synthetic_cases, write_manifest, write_models
 
 
 @pytest.fixture

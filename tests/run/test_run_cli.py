@@ -18,6 +18,7 @@ from helmbench.manifest import read_manifest
 from run_helpers import rows, run_inprocess
 from tests.fakes.manifests import synthetic_cases, write_manifest
 from tests.fakes.openrouter import request_key
+from tests.inprocess import helmbench
 
 MODEL = "test/model-a"
 
@@ -96,9 +97,10 @@ def test_ctrl_c_saves_what_completed_prints_how_to_resume_and_exits_130(env, fak
 
 def test_a_rejected_key_stops_with_a_message_and_no_traceback(env, fake, small):
     fake.expect_key = "not-the-key-we-send"
-    proc = start_run(small, env)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 3  # stopped early (was 1 before exit codes were documented)
+    proc = helmbench("run", "--manifest", small["manifest"], "--models-file", small["models"], "--db", small["db"],
+                     cwd=small["root"], env=env)  # in-process: a fresh interpreter adds only imports here
+    out, err = proc.stdout, proc.stderr
+    assert proc.returncode == 3, out + err  # stopped early (was 1 before exit codes were documented)
     assert "OPENROUTER_API_KEY" in err and "Traceback" not in err
     assert env["OPENROUTER_API_KEY"] not in out + err
 

@@ -7,25 +7,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-REPO = Path(__file__).resolve().parents[2]
-for extra in (REPO, REPO / "tests" / "conversation"):  # tests.fakes, and the conversation fixtures' modules
-    if str(extra) not in sys.path:
-        sys.path.insert(0, str(extra))
+from tests.conversation.conv_runs import fake_openrouter, run_tree, two_model_tree
+from tests.conversation.conv_trees import MODEL, USER_MODEL
 
-from conv_runs import fake_openrouter, run_tree, two_model_tree  # noqa: E402
-from conv_trees import MODEL, USER_MODEL  # noqa: E402
-
-from helmbench.cli import app  # noqa: E402
-from helmbench.manifest import compile_tree, read_manifest  # noqa: E402
-from helmbench.run.selection import Shard, parse_shard  # noqa: E402
-from tests.fakes.manifests import JUDGE, synthetic_cases, write_manifest  # noqa: E402
+from helmbench.cli import app
+from helmbench.manifest import compile_tree, read_manifest
+from helmbench.run.selection import Shard, parse_shard
+from tests.fakes.manifests import JUDGE, synthetic_cases, write_manifest
 
 OTHER = "test/model-b"
 

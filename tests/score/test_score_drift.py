@@ -1,9 +1,6 @@
 """Drift: the model version and provider behind each run, and changes between runs."""
 
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from helmbench.score import summarise  # noqa: E402
 from helmbench.score.drift import history, served  # noqa: E402

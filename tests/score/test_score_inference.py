@@ -4,9 +4,7 @@ too few, intervals that are never of zero width, and one ranking score for ranks
 from __future__ import annotations
 
 import itertools
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,8 +17,6 @@ from helmbench.score.floors import Floor, apply_floors
 from helmbench.score.inference import difference_intervals, flip_pvalues, min_differing, paired_inference
 from helmbench.score.pairwise import Comparison, format_p, holm_decisions, tie_groups
 from helmbench.score.weighted import weighted_scores
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def row(case, *, scenario="P1-B1-S1", verdict="PASS", sev=5, difficulty=0, score=None, weight=1.0, sample=0):
@@ -200,11 +196,7 @@ def test_comparison_json_names_the_words_and_the_design():
 
 @pytest.mark.slow
 def test_the_harness_runs_quick_and_reports_every_column(capsys):
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        import significance
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+    from benchmarks import significance
     assert significance.main(["--quick", "--json"]) == 0
     import json
 

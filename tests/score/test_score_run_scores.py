@@ -8,14 +8,9 @@ a partial run and a model run twice: every run in the snapshot, not only the lat
 from __future__ import annotations
 
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
-
-_REPO = Path(__file__).resolve().parents[2]
-if str(_REPO) not in sys.path:
-    sys.path.insert(0, str(_REPO))
 
 from helmbench.publish import datasette  # noqa: E402
 from helmbench.score.leaderboard import build_leaderboard, leaderboard_row, manifest_floors  # noqa: E402
@@ -23,10 +18,9 @@ from helmbench.store import open_readonly, queries  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def floored(tmp_path_factory):
-    from tests.score.stats_pipeline import build
-
-    return build(tmp_path_factory.mktemp("run-scores"), floors=True)
+def floored(stats_floored):
+    """The session's floored statistics pipeline (tests/conftest.py), read only."""
+    return stats_floored
 
 
 def _canned(snap: Path) -> dict[int, sqlite3.Row]:

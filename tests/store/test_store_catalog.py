@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from helmbench.manifest import read_manifest  # noqa: E402
 from helmbench.store import open_db  # noqa: E402

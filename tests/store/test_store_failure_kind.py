@@ -3,14 +3,9 @@ after it, and the writer storing the kind it is given."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-
-_REPO = Path(__file__).resolve().parents[2]
-if str(_REPO) not in sys.path:
-    sys.path.insert(0, str(_REPO))
 
 from helmbench.score.leaderboard import build_leaderboard  # noqa: E402
 from helmbench.store import MIGRATIONS, open_db, open_readonly, queries  # noqa: E402

@@ -1,0 +1,108 @@
+"""The suite's shared fixtures: the isolated environment, the one fake OpenRouter of the session, and
+the environment that points helmbench at it.
+
+Why here: every folder used to start its own fake and set its own variables (and put the repository
+on sys.path; `pythonpath = ["."]` in pyproject.toml does that once now). A folder's conftest keeps only
+what is its own: a separately configured fake where its tests need one (the publishing pipeline's XSS
+fake, the conversation tests' simulated user), and its own pipelines.
+
+The suite runs under pytest-xdist (`make test` is `pytest -n auto`): everything here is per worker
+process (a session fixture is built once per worker), ports come from the OS and files go under
+pytest's per-worker temporary folders, never into the repository.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.openrouter import FakeOpenRouter
+
+REPO = Path(__file__).resolve().parents[1]
+SENTINEL_KEY = "sk-or-v1-SENTINEL-0f9e8d7c6b5a4f3e2d1c"
+#: Backoff in hundredths of a second, so a test that retries waits for nothing.
+FAST_RETRIES = {"HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05", "HELMBENCH_MAX_ATTEMPTS": "12"}
+
+
+def pytest_configure(config):
+    """Isolate the suite from the shell that started it: a developer's real OpenRouter key or base URL,
+    or a HELMBENCH_* setting, must never reach a test (tests never reach the internet or need a key).
+    Runs in the controller before xdist starts its workers, so they inherit the clean environment."""
+    for name in list(os.environ):
+        if name.startswith(("OPENROUTER_", "HELMBENCH_")):
+            del os.environ[name]
+
+
+@pytest.fixture(scope="session")
+def fake_server():
+    """The session's fake OpenRouter (one per xdist worker); its answers are chosen by model id.
+    Tests use it through `fake`, which restores its defaults first."""
+    server = FakeOpenRouter().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake(fake_server):
+    """The session's fake, restored to a fresh server's behaviour and counters for this test."""
+    return fake_server.restore()
+
+
+@pytest.fixture
+def env(fake, monkeypatch):
+    """OPENROUTER_* pointing at the fake, tiny backoff delays; returns a dict for subprocesses (with the
+    repository on PYTHONPATH, so they can import `tests.fakes`)."""
+    values = {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": SENTINEL_KEY, **FAST_RETRIES}
+    for k, v in values.items():
+        monkeypatch.setenv(k, v)
+    full = dict(os.environ)
+    full["PYTHONPATH"] = str(REPO) + os.pathsep + full.get("PYTHONPATH", "")
+    return full
+
+
+@pytest.fixture(scope="session")
+def stats_floored(tmp_path_factory):
+    """The shipped benchmark with its safety floors, run on good/twin/partial models (tests.score.stats_pipeline);
+    read-only (the report and score tests read it)."""
+    from tests.score.stats_pipeline import build
+
+    return build(tmp_path_factory.mktemp("stats-floored"), floors=True)
+
+
+@pytest.fixture(scope="session")
+def stats_plain(tmp_path_factory):
+    """The same runs on the shipped benchmark without floors: the tie groups of the weighted scores. Read by the
+    report tests; the publishing tests build their statistics site from it (into its root's site/)."""
+    from tests.score.stats_pipeline import build
+
+    return build(tmp_path_factory.mktemp("stats-plain"), floors=False)
+
+
+#: Session fixtures that take seconds to build (a pipeline run against the fake, a mkdocs build, a pip
+#: install). Under xdist a session fixture is built once per worker that needs it, so `make test`
+#: (`--dist loadgroup`) keeps the tests that use one on one worker: each is built once.
+EXPENSIVE = frozenset({"pipeline", "site", "hostile_pipeline", "hostile_site", "empty_site", "stats_site", "browser",
+                       "judged_db", "judged", "stats_floored", "stats_plain", "regex_site", "upstream"})
+STATS = frozenset({"stats_floored", "stats_plain"})
+
+
+def xdist_group_of(item) -> str | None:
+    """The worker group of a test: its folder's, or "stats" for the statistics pipelines several folders read."""
+    names = EXPENSIVE.intersection(getattr(item, "fixturenames", ()))
+    if not names:
+        return None
+    folder = item.path.parent.name
+    return "stats" if folder != "publish" and names & STATS else folder
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Groups for xdist, and the `browser` mark on every test that drives Chromium (`-m "not browser"`)."""
+    for item in items:
+        if "browser" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+        group = xdist_group_of(item)
+        if group:
+            item.add_marker(pytest.mark.xdist_group(group))
