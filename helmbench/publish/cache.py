@@ -38,12 +38,10 @@ def code_digest() -> str:
 def _package_digest() -> str:
     from importlib.metadata import version
 
-    import helmbench
-
     h = hashlib.sha256(code_digest().encode())
     for name in ("jinja2", "markupsafe", "mkdocs", "mkdocs-material", "markdown"):
         h.update(f"|{name}={version(name)}".encode())
-    package = Path(helmbench.__file__).parent
+    package = Path(__file__).resolve().parents[1]  # helmbench/
     for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
         h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
     return h.hexdigest()
