@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/run_throughput.py            # the full measurement (~3 min)
     .venv/bin/python benchmarks/run_throughput.py --quick    # smaller, for a smoke test
     .venv/bin/python benchmarks/run_throughput.py --whole    # only measurement 4 (~1 min)
+    .venv/bin/python benchmarks/run_throughput.py --pairs-only   # only measurement 5 (~5 min)
 
 Three measurements, each in a fresh subprocess (litellm imported before the clock starts):
 1. latency-bound: 1,000 cases, 500 ms server latency, concurrency 32. Ideal wall time is
@@ -14,6 +15,12 @@ Three measurements, each in a fresh subprocess (litellm imported before the cloc
    planning, calls, judge, summary: everything a user waits for) against a process that imports
    litellm and sends the same requests in a bare loop, 300 cases at 300 ms, concurrency 32;
    pairs run back to back (the machine is shared), median of the pairs' ratios (target ≤ 1.05).
+
+5. issue #30's pairs: 2,000 structured-output calls at 0 ms, concurrency 32: CPU per call and
+   wall time of `helmbench run` (the session API, after litellm's import) against the bare loop,
+   each pair run back to back so other load on the machine hits both sides, median of the pairs'
+   ratios (target CPU ≤ 1.1); then 1,000 calls at 500 ms, wall ratio (target ≤ 1.05). No judge:
+   the bare loop sends only the answers, so both sides send the same requests.
 
 The manifests are synthetic (tests/fakes/manifests.py) in the documented format; the wall time
 of `helmbench run` covers registering the manifest, planning, calling, evaluating and writing.
@@ -191,12 +198,50 @@ def measure_whole(server: FakeServer, tmp: Path, pairs: int = 5, cases: int = 30
           f"(target ≤ 1.05; best {ratios[0]:.3f})")
 
 
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+def measure_pairs(server: FakeServer, tmp: Path, pairs: int = 3, cases: int = 2000, slow_cases: int = 1000) -> None:
+    """Interleaved (helmbench run, bare loop) pairs; the order inside a pair alternates so a
+    drift in the machine's load does not always land on the same side."""
+    from tests.fakes.manifests import synthetic_cases, write_manifest, write_models
+
+    models = write_models(tmp / "pairs-models.yml", [MODEL], judge=None, temperature=0, max_tokens=300)
+    db = tmp / "pairs" / "results.db"
+    for n, latency in ((cases, 0.0), (slow_cases, 0.5)):
+        manifest = tmp / f"pairs{n}" / "manifest.jsonl"
+        write_manifest(manifest, synthetic_cases(n, scenarios=3))
+        server.configure(latency=latency)
+        cpu_ratios, wall_ratios = [], []
+        for i in range(pairs):
+            order = ("executor", "bare") if i % 2 == 0 else ("bare", "executor")
+            res = {kind: measure(kind, server, manifest, models, db, 32) for kind in order}
+            run, bare = res["executor"], res["bare"]
+            if bare.get("errors") or run["calls"] != bare["calls"]:
+                raise SystemExit(f"unequal work: {run['calls']} vs {bare['calls']} calls, {bare.get('first_error')}")
+            cpu_run, cpu_bare = run["cpu"] / run["calls"] * 1000, bare["cpu"] / bare["calls"] * 1000
+            cpu_ratios.append(cpu_run / cpu_bare)
+            wall_ratios.append(run["wall"] / bare["wall"])
+            print(f"   pair {i + 1} ({n} calls, {latency * 1000:.0f} ms): helmbench run {run['wall']:.2f} s, "
+                  f"{cpu_run:.2f} ms CPU/call; bare {bare['wall']:.2f} s, {cpu_bare:.2f} ms CPU/call; "
+                  f"ratios CPU {cpu_ratios[-1]:.3f}, wall {wall_ratios[-1]:.3f}")
+        target = "CPU target ≤ 1.1" if latency == 0 else "wall target ≤ 1.05"
+        print(f"5. {n} calls, {latency * 1000:.0f} ms latency, concurrency 32, median of {pairs} pairs: "
+              f"CPU per call ratio {_median(cpu_ratios):.3f}, wall ratio {_median(wall_ratios):.3f} ({target})")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="smaller sizes (smoke test)")
     p.add_argument("--whole", action="store_true", help="only the whole-command measurement (4)")
     p.add_argument("--whole-cases", type=int, default=300, help="calls in the whole-command measurement (default 300)")
     p.add_argument("--pairs", type=int, default=5, help="back-to-back pairs in the whole-command measurement")
+    p.add_argument("--pairs-only", action="store_true", help="only issue #30's interleaved pairs (5)")
+    p.add_argument("--issue-pairs", type=int, default=3, help="interleaved pairs in measurement 5 (default 3)")
+    p.add_argument("--issue-cases", type=int, default=2000, help="calls at 0 ms in measurement 5 (default 2000)")
     p.add_argument("--worker", choices=["executor", "bare"], help=argparse.SUPPRESS)
     p.add_argument("--manifest"), p.add_argument("--models"), p.add_argument("--db")
     p.add_argument("--concurrency", type=int, default=32)
@@ -212,6 +257,9 @@ def main() -> None:
             tmp = Path(d)
             if a.whole:
                 measure_whole(server, tmp, pairs=a.pairs, cases=a.whole_cases)
+                return
+            if a.pairs_only:
+                measure_pairs(server, tmp, pairs=a.issue_pairs, cases=a.issue_cases)
                 return
             m_small, models = make_inputs(tmp, small)
             m_large, _ = make_inputs(tmp, large)
@@ -247,6 +295,7 @@ def main() -> None:
                   f"{r_large['maxrss_mb'] / r_small['maxrss_mb']:.3f} (target ≤ 1.2); "
                   f"{r_large['calls'] / r_large['wall']:.1f} calls/s at {large}")
             measure_whole(server, tmp, pairs=a.pairs, cases=a.whole_cases)
+            measure_pairs(server, tmp, pairs=a.issue_pairs, cases=a.issue_cases)
     finally:
         server.stop()
 

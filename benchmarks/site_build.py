@@ -10,7 +10,7 @@
 3. times a bare `mkdocs build` of a temporary project with the same theme, plugins, Markdown
    extensions and nav shape (5 pages in the nav, the rest not in it) and N trivial pages, N being
    the number of pages the real build produced, also best of --repeat;
-4. prints both times and their ratio (target ≤ 2).
+4. prints both times and their ratio (target ≤ 1.5 for a warm build, issue #30).
 
 Usage:
 
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--target", type=float, default=2.0)
+    ap.add_argument("--target", type=float, default=1.5)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--keep", type=Path, default=None, help="build into this folder and keep it")
     args = ap.parse_args(argv)

@@ -207,6 +207,15 @@ def _load() -> Registry:
     return reg
 
 
+def declared() -> list[tuple[str, str, str | None, str]]:
+    """(entry-point name, distribution, version, object reference) of every plugin that would be
+    loaded, read from the packages' metadata without importing any plugin: what the site's build
+    cache keys its pages by (a plugin's evaluator can add to a page)."""
+    disabled = _disabled()
+    return [(ep.name, source, version, ep.value) for ep, source, version in _entry_points()
+            if not (ep.name in disabled and source != OWN)]
+
+
 def _broken(label: str, name: str, source: str, what: str, exc: BaseException) -> PluginError:
     detail = exc.message if isinstance(exc, HelmbenchError) else f"{type(exc).__name__}: {exc}"
     return PluginError(f"{label} {what}: {detail}"[:1000],

@@ -34,6 +34,47 @@ def code_digest() -> str:
     return h.hexdigest()
 
 
+@lru_cache(maxsize=1)
+def _package_digest() -> str:
+    from importlib.metadata import version
+
+    h = hashlib.sha256(code_digest().encode())
+    for name in ("jinja2", "markupsafe", "mkdocs", "mkdocs-material", "markdown"):
+        h.update(f"|{name}={version(name)}".encode())
+    package = Path(__file__).resolve().parents[1]  # helmbench/
+    for path in sorted(p for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def site_code_digest() -> str:
+    """Digest of everything besides the data that shapes a page: every file of the helmbench package
+    (code, templates, packaged pages and data, the built-in plugins included), the versions of the
+    libraries that render, and which plugins are installed, from which distribution at which version
+    (read from their metadata, each time: loading them costs a second, and a plugin can be installed
+    in a running process). Any change misses the cache."""
+    from helmbench.plugins import registry
+
+    return hashlib.sha256(f"{_package_digest()}|{registry.declared()!r}".encode()).hexdigest()
+
+
+def inputs_digest(files: list[Path], extra) -> str:
+    """Digest of the site's inputs: the bytes of `files` (results.db, its write-ahead log, the
+    manifest; a missing one counts as missing), `extra` (the settings) and `site_code_digest()`.
+
+    By content, not by modification time: a database copied over with its times kept is still seen
+    as changed. Hashing is much cheaper than reading the rows (a 40 MB database: ~0.1 s)."""
+    h = hashlib.sha256(f"{site_code_digest()}|{extra!r}".encode())
+    for path in files:
+        h.update(f"|{path.name}|".encode())
+        try:
+            with open(path, "rb") as f:
+                h.update(hashlib.file_digest(f, "sha256").digest())
+        except OSError:
+            h.update(b"missing")
+    return h.hexdigest()
+
+
 def digest(obj) -> str:
     return hashlib.sha256(pickle.dumps(obj, protocol=PROTOCOL)).hexdigest()
 

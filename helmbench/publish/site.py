@@ -20,7 +20,11 @@ be interpreted as Markdown or HTML (safe).
 Charts (matplotlib, the slowest part) are drawn by a worker process (`worker.py`) while
 mkdocs renders the pages, and written straight into the site folder; `on_env`, which runs
 just before mkdocs copies files, waits for them. On a single CPU they are drawn in-process.
-Summaries and charts whose inputs did not change since the last build come from `cache.py`.
+Summaries and charts whose inputs did not change since the last build come from `cache.py`,
+and so do the site's data and every page's rendered fragments when none of the build's inputs
+changed (the bytes of results.db, its log and the manifest, the settings, HELMBench's files, the
+page URLs): a warm build then reads one query's worth of pickles instead of the database, and
+renders no fragment template. The theme's compiled templates are kept between builds too.
 """
 
 from __future__ import annotations
@@ -29,13 +33,14 @@ import logging
 import os
 import re
 from concurrent.futures import Executor, Future
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from markupsafe import Markup
 
 from . import csp, pages
-from .cache import BuildCache
+from .cache import BuildCache, inputs_digest
 from .data import SiteData, load
 from .render import markdown_heading, render_sections
 from .settings import PublishSettings
@@ -122,11 +127,13 @@ def _executor() -> Executor:
         return _Inline()
 
 
-def _template_bytecode_cache(folder: Path, root: Path) -> None:
-    """Keep the fragment templates' compiled code between builds (each build is a new interpreter).
+def _template_bytecode_cache(folder: Path, root: Path):
+    """Keep the templates' compiled code between builds (each build is a new interpreter): the
+    fragment templates' now, the theme's once mkdocs has made its environment (`on_env`).
 
-    Jinja keys an entry by the template's name and checks its source's checksum, so an edited
-    template is compiled again. A folder that cannot be made only makes the build slower.
+    Jinja keys an entry by the template's name and file and checks its source's checksum, so an
+    edited template is compiled again. A folder that cannot be made only makes the build slower
+    (None: no cache).
     """
     from jinja2 import FileSystemBytecodeCache
 
@@ -137,10 +144,29 @@ def _template_bytecode_cache(folder: Path, root: Path) -> None:
     try:
         safewrite.make_dir(folder, root)  # a link on the way is refused (Jinja then writes nothing)
     except (OSError, safewrite.UnsafeWrite):
-        return
+        return None
+    cache = FileSystemBytecodeCache(str(folder))
     env = environment()
     if env.bytecode_cache is None:
-        env.bytecode_cache = FileSystemBytecodeCache(str(folder))
+        env.bytecode_cache = cache
+    return cache
+
+
+@contextmanager
+def _warnings(logger: logging.Logger):
+    """The (level, message) of every warning `logger` gives in the block (they are given as usual too)."""
+    seen: list[tuple[int, str]] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append((record.levelno, record.getMessage()))
+
+    handler = Keep(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield seen
+    finally:
+        logger.removeHandler(handler)
 
 
 @dataclass
@@ -159,6 +185,11 @@ class Builder:
     shell: tuple | None = None  # (signature, shell HTML) once verified on two case pages
     shell_candidate: tuple | None = None  # (signature, shell HTML, title) from one case page
     csp: str | None = None  # the Content Security Policy every page carries (`csp.py`), set in on_env
+    bytecode: object | None = None  # the templates' bytecode cache (jinja2.FileSystemBytecodeCache)
+    inputs: str | None = None  # digest of the build's inputs (`cache.inputs_digest`), set in on_files
+    rendered: dict[tuple[str, str], tuple] = field(default_factory=dict)  # (src URI, URL) → render_sections()
+    rendered_key: str | None = None  # the cache key of `rendered`, once the page URLs are known
+    rendered_new: bool = False  # some page was rendered in this build: `rendered` is stored again
 
     def on_config(self, config) -> None:
         base = Path(config.config_file_path).parent if config.config_file_path else Path.cwd()
@@ -166,10 +197,11 @@ class Builder:
         self.data, self.pages, self.fragments, self.urls = None, {}, {}, None
         self.chart_futures, self.chart_tasks = {}, {}
         self.shell, self.shell_candidate, self.csp = None, None, None
+        self.inputs, self.rendered, self.rendered_key, self.rendered_new = None, {}, None, False
         self._shutdown()
         build_dir = self.settings.db.parent
         self.cache = BuildCache(build_dir / "cache" / "site", build_dir)
-        _template_bytecode_cache(build_dir / "cache" / "templates", build_dir)
+        self.bytecode = _template_bytecode_cache(build_dir / "cache" / "templates", build_dir)
         if self.cache.stale(self.settings.db):
             self.executor = _executor()  # charts will be drawn: let the worker import matplotlib meanwhile
 
@@ -177,7 +209,7 @@ class Builder:
         from mkdocs.structure.files import File, InclusionLevel
 
         assert self.settings is not None
-        self.data = load(self.settings, cache=self.cache)
+        self.data = self._load()
         site_dir = Path(config.site_dir)
         plan = pages.plan(self.data, dest=lambda uri: str(site_dir / uri))
         for page in plan.pages:
@@ -200,6 +232,31 @@ class Builder:
         log.info("helmbench: %d generated pages, %d charts (db %s)", len(plan.pages), len(plan.chart_uris),
                  self.settings.db)
         return files
+
+    def _load(self) -> SiteData:
+        """The site's data, from the cache when no input changed since it was stored. The cache
+        entries `load` itself used (score summaries, tie groups) are kept as used: a later build
+        with one model's new results then finds the others' summaries."""
+        db = self.settings.db
+        wal = db.with_name(db.name + "-wal")
+        # An empty log (opening a WAL database makes one) holds nothing: the same as none.
+        logged = wal.is_file() and wal.stat().st_size > 0
+        self.inputs = inputs_digest([db, self.settings.manifest] + ([wal] if logged else []),
+                                    sorted(self.settings.as_env().items()))
+        key = self.cache.key("site-data", self.inputs)
+        hit, entry = self.cache.get(key)
+        log.debug("helmbench: the site's data %s", "from the cache" if hit else "read from the database")
+        if hit:
+            data, used, warnings = entry
+            self.cache.used |= used
+            for level, message in warnings:  # said again: a --strict build fails the same way twice
+                log.log(level, "%s", message)
+            return data
+        before = set(self.cache.used)
+        with _warnings(log) as warnings:
+            data = load(self.settings, cache=self.cache)
+        self.cache.put(key, (data, self.cache.used - before, warnings))
+        return data
 
     def _chart(self, name: str, task: str, args: tuple, dest: str, key_payload) -> None:
         """Run a chart task, or take its SVG and result from the cache when its inputs are unchanged."""
@@ -246,11 +303,20 @@ class Builder:
                 return rules_markdown()  # with the codes of the plugins installed here, as `helmbench rules`
             return markdown
         assert self.data is not None
-        self._intervals(spec)
         if self.urls is None:
             self.urls = {f.src_uri: f.url for f in files}
-        links = pages.Links(page.url, self.data.settings.datasette_url, self.urls)
-        head, sections = render_sections(spec.template, {**spec.context, "data": self.data, "link": links})
+            self.rendered_key = self.cache.key("fragments", (self.inputs, sorted(self.urls.items())))
+            hit, stored = self.cache.get(self.rendered_key)
+            self.rendered = stored if hit else {}
+            log.debug("helmbench: %d rendered page(s) from the cache", len(self.rendered))
+        rendered = self.rendered.get((page.file.src_uri, page.url))
+        if rendered is None:  # not rendered with these inputs and URLs before
+            self._intervals(spec)
+            links = pages.Links(page.url, self.data.settings.datasette_url, self.urls)
+            rendered = render_sections(spec.template, {**spec.context, "data": self.data, "link": links})
+            self.rendered[(page.file.src_uri, page.url)] = rendered
+            self.rendered_new = True
+        head, sections = rendered
         if spec.content_note:
             head = CONTENT_NOTE + head
         self.fragments[page.file.src_uri] = [head] + [html for _, html in sections]
@@ -320,6 +386,8 @@ class Builder:
         from urllib.parse import urlsplit
 
         env.loader = ChoiceLoader([DictLoader({CASE_TEMPLATE: CASE_TEMPLATE_SOURCE}), env.loader])
+        if env.bytecode_cache is None and self.bytecode is not None:
+            env.bytecode_cache = self.bytecode  # the theme's templates, compiled once
         depths = {f.url.count("/") for f in files.documentation_pages()} | {0}
         urls = csp.base_urls(depths, urlsplit(config.site_url or "").path or "/")
         self.csp = csp.policy(csp.theme_script_hashes(env, config, urls))
@@ -334,6 +402,8 @@ class Builder:
 
     def on_post_build(self, config) -> None:
         self._shutdown()
+        if self.rendered_new and self.rendered_key is not None:
+            self.cache.put(self.rendered_key, self.rendered)
         self.cache.prune()
         self.cache.mark_built()
 

@@ -28,6 +28,7 @@ Adding a kind of call means one module with a class that has the attributes and 
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 from typing import Any, Callable, Hashable, Iterator, Protocol
 
@@ -198,5 +199,14 @@ class Engine:
 
 
 def run_phase(kind: JobKind, **engine) -> str:
-    """Run one phase to its end in its own event loop (see `Engine` for the keyword arguments)."""
-    return asyncio.run(Engine(kind, **engine).execute())
+    """Run one phase to its end in its own event loop (see `Engine` for the keyword arguments).
+
+    What is alive when the phase starts (modules, the plan, the stored keys: hundreds of thousands
+    of objects) lives through it, yet every full garbage collection that litellm's allocations set
+    off would walk it again: frozen, it is skipped (measured: about half the collector's time at
+    2,000 calls). It is unfrozen afterwards, so a long-lived caller of the API can still collect it."""
+    gc.freeze()
+    try:
+        return asyncio.run(Engine(kind, **engine).execute())
+    finally:
+        gc.unfreeze()

@@ -23,13 +23,13 @@ class Redact(logging.Filter):
         self.secrets = [s for s in secrets if s and len(s) >= 4]
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.secrets:
+        if self.secrets and not getattr(record, "_redacted", False):
             message = record.getMessage()
-            clean = message
             for s in self.secrets:
-                clean = clean.replace(s, "***")
-            if clean != message:
-                record.msg, record.args = clean, None
+                message = message.replace(s, "***")
+            # Formatted once: every other handler (and the formatter) reuses the text instead of
+            # formatting the record again, and checking it again.
+            record.msg, record.args, record._redacted = message, None, True
         return True
 
 

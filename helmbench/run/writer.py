@@ -44,6 +44,7 @@ class Writer:
         self.error: BaseException | None = None
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._wake = threading.Event()
+        self._wake_soon = None  # the event loop on which a wake for queued sent rows is scheduled
         self._thread = threading.Thread(target=self._run, name="helmbench-writer", daemon=True)
         self._thread.start()
 
@@ -66,8 +67,18 @@ class Writer:
         loop = asyncio.get_running_loop()
         done = loop.create_future()
         self._queue.put(Sent(row, (loop, done)))
-        self._wake.set()
+        if self._wake_soon is not loop:  # one wake for every row queued in this turn of the loop (_wake_once)
+            self._wake_soon = loop
+            loop.call_soon(self._wake_once)
         await done
+
+    def _wake_once(self) -> None:
+        """Wake the thread for the sent rows queued in one turn of the event loop: the calls a burst
+        of answers frees start in the same turn, and one wake means one commit and one hand-over back
+        for all of them instead of one per call (each a thread switch both ways). A row waits at most
+        the rest of that turn; its request still leaves only once it is committed."""
+        self._wake_soon = None
+        self._wake.set()
 
     def flush(self) -> None:
         """Block until everything added so far is committed."""

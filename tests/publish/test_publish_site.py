@@ -225,15 +225,20 @@ def test_publish_command_builds_from_a_manifest_without_a_database(tmp_path, pip
 def test_a_rebuild_is_identical_and_reuses_the_cached_scores_and_charts(site, pipeline, tmp_path, monkeypatch):
     """The site is reproducible byte for byte, and an unchanged model is neither re-scored nor redrawn."""
     import helmbench.publish.data as data_mod
+    import helmbench.publish.worker as worker
     from helmbench.publish import PublishSettings, build_site
-    from helmbench.publish.cache import BuildCache
 
     def fail(*args, **kwargs):
         raise AssertionError("a cached summary or chart was computed again")
 
     monkeypatch.setattr(data_mod, "summarise", fail)
     monkeypatch.setattr(data_mod, "tie_groups", fail)  # nor are the paired comparisons (nor scipy imported)
-    monkeypatch.setattr(BuildCache, "put", fail)  # every miss stores what it computed
+    # A chart drawn again would be drawn here, and fail the build. (The site's data and pages may be
+    # read again: other tests open the database read-write, and closing it checkpoints its log, which
+    # changes its bytes, not its rows.)
+    monkeypatch.setenv("HELMBENCH_INLINE_CHARTS", "1")
+    for task in ("model", "leaderboard"):
+        monkeypatch.setitem(worker.TASKS, task, fail)
     settings = PublishSettings(db=pipeline.db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL)
     again = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site")
     for path in list(site.rglob("*.html")) + list(site.rglob("*.svg")):
@@ -252,13 +257,67 @@ def test_charts_are_drawn_in_process_when_the_worker_dies(pipeline, tmp_path, mo
             return future
 
     monkeypatch.setattr(worker, "ChartWorker", Dead)
-    db = tmp_path / "results.db"  # a copy, so that its chart cache (next to it) starts empty
-    # The pipeline's database is in WAL mode: copying the main file alone can miss rows still
-    # in the -wal file, so copy through SQLite's backup API.
-    with closing(sqlite3.connect(pipeline.db)) as src, closing(sqlite3.connect(db)) as dst:
-        src.backup(dst)
+    db = _copy_db(pipeline, tmp_path / "results.db")  # a copy, so that its chart cache (next to it) starts empty
     settings = PublishSettings(db=db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL)
     out = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site")
     for model in MODELS:
         assert (out / "charts" / "models" / f"{slugify(model)}.svg").read_bytes().startswith(b"<?xml")
     assert "%" in article(page(out, f"models/{slugify(XSS_MODEL)}"))
+
+
+def _copy_db(pipeline, db: Path) -> Path:
+    """A copy with its own caches. The pipeline's database is in WAL mode: copying the main file alone
+    can miss rows still in the -wal file, so copy through SQLite's backup API."""
+    with closing(sqlite3.connect(pipeline.db)) as src, closing(sqlite3.connect(db)) as dst:
+        src.backup(dst)
+    return db
+
+
+def test_a_warm_rebuild_reads_no_rows_and_renders_no_fragment_until_an_input_changes(pipeline, tmp_path,
+                                                                                       monkeypatch):
+    """Unchanged inputs: the data and every page's fragments come from the cache, and the site is the same
+    byte for byte. A changed row: the cache is missed and the page shows it."""
+    import helmbench.publish.site as site_mod
+    from helmbench.publish import PublishSettings, build_site
+
+    db = _copy_db(pipeline, tmp_path / "results.db")
+    settings = PublishSettings(db=db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL)
+    first = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "one")
+
+    def fail(*args, **kwargs):
+        raise AssertionError("read or rendered again although no input changed")
+
+    with monkeypatch.context() as m:
+        m.setattr(site_mod, "load", fail)
+        m.setattr(site_mod, "render_sections", fail)
+        again = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "two")
+    for path in first.rglob("*.html"):
+        assert (again / path.relative_to(first)).read_bytes() == path.read_bytes(), path.relative_to(first)
+
+    changed = "a reason written after the first build"
+    with closing(sqlite3.connect(db)) as conn, conn:
+        case_id = conn.execute("SELECT case_id FROM results WHERE reason IS NOT NULL ORDER BY id LIMIT 1").fetchone()[0]
+        conn.execute("UPDATE results SET reason = ? WHERE case_id = ?", [changed, case_id])
+    third = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "three")
+    assert changed in article(page(third, f"cases/{case_id}"))
+    assert changed not in article(page(again, f"cases/{case_id}"))
+
+
+def test_the_inputs_digest_follows_the_bytes_not_the_times(tmp_path):
+    import os
+
+    from helmbench.publish.cache import inputs_digest
+
+    db, absent = tmp_path / "results.db", tmp_path / "results.db-wal"
+    db.write_bytes(b"one")
+    before = inputs_digest([db, absent], "settings")
+    times = db.stat()
+    db.write_bytes(b"two")
+    os.utime(db, ns=(times.st_atime_ns, times.st_mtime_ns))  # copied over with its times kept
+    assert inputs_digest([db, absent], "settings") != before
+    db.write_bytes(b"one")
+    os.utime(db, ns=(0, 0))
+    assert inputs_digest([db, absent], "settings") == before
+    assert inputs_digest([db, absent], "other settings") != before
+    absent.write_bytes(b"")
+    assert inputs_digest([db, absent], "settings") != before  # an empty log is not a missing one
