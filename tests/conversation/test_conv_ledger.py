@@ -173,12 +173,13 @@ def _in_flight(tree: Path, fake, kind: str, proc, timeout: float = 60) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind, only", [("answer", ()), ("turn", ()), ("user", ()), ("judge", ()),
-                                        ("judge", ("P1-B1-S3",))], ids=["answer", "turn", "user", "judge",
-                                                                        "judge-transcript"])
+                                        ("judge", ("P1-B1-S2",)), ("judge", ("P1-B1-S3",))],
+                         ids=["answer", "turn", "user", "judge", "judge-answers", "judge-transcript"])
 def test_kill_9_in_every_phase_leaves_each_request_the_server_saw_in_the_ledger(env, fake, tree, kind, only):
     """Killed while calls of `kind` are in flight: the server's count equals the completed rows plus the
     rows still `sent` (cut: possibly billed); the next run completes them, pays each missing call once and
-    no completed call again. `only` the simulated conversation: every judge call judges a transcript."""
+    no completed call again. `only` the judged single-answer scenario (P1-B1-S2), or the simulated
+    conversation (P1-B1-S3): every judge call judges an answer, or a transcript."""
     fake.latency = 0.3
     cmd = [sys.executable, "-m", "helmbench", "run", "--manifest", str(tree / "build/manifest.jsonl"),
            "--models-file", str(tree / "models.yml"), "--db", str(tree / "build/results.db"), "--samples", "2",
@@ -192,7 +193,7 @@ def test_kill_9_in_every_phase_leaves_each_request_the_server_saw_in_the_ledger(
     (completed, cut), = rows(tree, "SELECT sum(state != 'sent'), sum(state = 'sent') FROM calls")
     assert cut >= 1
     assert fake.wait_total(completed + cut) == completed + cut
-    if only:  # the calls cut were the transcript's judge calls
+    if only:  # the calls cut were judge calls of that scenario's answers, or of its transcript
         assert rows(tree, "SELECT DISTINCT kind FROM calls WHERE state = 'sent'") == [("judge",)]
     answered = set(rows(tree, "SELECT kind, model, request_key, sample FROM calls WHERE state = 'answered'"))
     fake.latency = 0
