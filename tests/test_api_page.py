@@ -74,3 +74,18 @@ def test_the_page_shows_runs_real_signature():
             continue
         parts.append(p.name if p.default is p.empty else f"{p.name}={p.default!r}")
     assert f"`run({', '.join(parts)})`" in PAGE.read_text(encoding="utf-8")
+
+
+def test_the_page_names_every_option_run_passes_on_with_its_default():
+    """`run(..., **options)` passes `options` to `run_options`: each of those the signature above does not
+    show (`shard`, ...) is named on the page with its real default, so a new option cannot stay hidden."""
+    import inspect
+
+    import helmbench
+
+    shown = inspect.signature(helmbench.run).parameters
+    text = PAGE.read_text(encoding="utf-8")
+    hidden = [p for p in inspect.signature(helmbench.api.run_options).parameters.values() if p.name not in shown]
+    assert "shard" in {p.name for p in hidden}
+    for p in hidden:
+        assert f"`{p.name}={p.default!r}`".replace("'", '"') in text, p.name

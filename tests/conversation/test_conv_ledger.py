@@ -172,32 +172,58 @@ def _in_flight(tree: Path, fake, kind: str, proc, timeout: float = 60) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["answer", "turn", "user", "judge"])
-def test_kill_9_in_every_phase_leaves_each_request_the_server_saw_in_the_ledger(env, fake, tree, kind):
+@pytest.mark.parametrize("kind, only", [("answer", ()), ("turn", ()), ("user", ()), ("judge", ()),
+                                        ("judge", ("P1-B1-S2",)), ("judge", ("P1-B1-S3",))],
+                         ids=["answer", "turn", "user", "judge", "judge-answers", "judge-transcript"])
+def test_kill_9_in_every_phase_leaves_each_request_the_server_saw_in_the_ledger(env, fake, tree, kind, only):
     """Killed while calls of `kind` are in flight: the server's count equals the completed rows plus the
-    rows still `sent` (cut: possibly billed); the next run completes them and pays each missing call once."""
+    rows still `sent` (cut: possibly billed); the next run completes them, pays each missing call once and
+    no completed call again. `only` the judged single-answer scenario (P1-B1-S2), or the simulated
+    conversation (P1-B1-S3): every judge call judges an answer, or a transcript."""
     fake.latency = 0.3
     cmd = [sys.executable, "-m", "helmbench", "run", "--manifest", str(tree / "build/manifest.jsonl"),
            "--models-file", str(tree / "models.yml"), "--db", str(tree / "build/results.db"), "--samples", "2",
-           "--concurrency", "2"]
+           "--concurrency", "2", *(a for s in only for a in ("--scenario", s))]
     proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         _in_flight(tree, fake, kind, proc)
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-    time.sleep(0.5)  # requests already sent reach the server
     (completed, cut), = rows(tree, "SELECT sum(state != 'sent'), sum(state = 'sent') FROM calls")
     assert cut >= 1
-    assert fake.total == completed + cut
+    assert fake.wait_total(completed + cut) == completed + cut
+    if only:  # the calls cut were judge calls of that scenario's answers, or of its transcript
+        assert rows(tree, "SELECT DISTINCT kind FROM calls WHERE state = 'sent'") == [("judge",)]
+    answered = set(rows(tree, "SELECT kind, model, request_key, sample FROM calls WHERE state = 'answered'"))
     fake.latency = 0
     before = fake.total
-    report = run(tree, samples=2)
-    assert report.status == "completed"
+    steps: list = []
+    report = run(tree, *only, samples=2, on_progress=steps.append)
+    assert report.status == ("partial" if only else "completed")
     (still_cut,) = rows(tree, "SELECT count(*) FROM calls WHERE state = 'sent'")[0]
     assert still_cut == cut  # a cut call stays visible: it may have been billed
     (after,) = rows(tree, "SELECT count(*) FROM calls WHERE state != 'sent'")[0]
     assert fake.total - before == after - completed  # the re-run's calls are all in the ledger too
+    again = set(rows(tree, "SELECT kind, model, request_key, sample FROM calls WHERE invocation = ?",
+                     [report.invocation]))
+    assert not answered & again, "the re-run paid a completed call again"
+    assert_progress_within_its_total(steps, fake.total - before)
+
+
+def assert_progress_within_its_total(steps: list, calls: int) -> None:
+    """Each phase's progress total is known when it starts and never passes 100 %: `PhaseCounter` raises a
+    total the calls outgrow, so a total that changed mid-phase is a total that was passed. The judge
+    phase's total is exactly its calls (transcripts included); together the phases count every call."""
+    by_phase: dict[str, list] = {}
+    for s in steps:
+        by_phase.setdefault(s.phase, []).append(s)
+    for phase, seen in by_phase.items():
+        assert {s.total for s in seen} == {seen[0].total}, f"{phase}: progress passed its total"
+        assert [s.done for s in seen] == list(range(1, len(seen) + 1)) and seen[-1].done <= seen[-1].total
+    judged = by_phase.get("judge calls", [])
+    assert not judged or judged[-1].done == judged[-1].total
+    assert sum(seen[-1].done for seen in by_phase.values()) == calls
 
 
 @pytest.mark.parametrize("dry_run", [True, False])

@@ -31,7 +31,7 @@ def compile_(tree: Path) -> Path:
     return compile_tree(tree, tree / "build").path
 
 
-def run(tree: Path, *scenarios: str, **kw):
+def run(tree: Path, *scenarios: str, on_progress=None, **kw):
     from rich.console import Console
 
     from helmbench.run.config import RetryPolicy, RunOptions
@@ -40,7 +40,7 @@ def run(tree: Path, *scenarios: str, **kw):
     opts = RunOptions(manifest=str(tree / "build/manifest.jsonl"), models_file=str(tree / "models.yml"),
                       db=str(tree / "build/results.db"), logs_dir=str(tree / "build/logs"), scenarios=scenarios,
                       retry=RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05), **kw)
-    return run_(opts, Console(stderr=True, width=160), live=False)
+    return run_(opts, Console(stderr=True, width=160), live=False, on_progress=on_progress)
 
 
 def rows(tree: Path, sql: str, params=()) -> list[tuple]:

@@ -163,6 +163,14 @@ class FakeOpenRouter:
         self.reset_counts()
         return self
 
+    def wait_total(self, n: int, timeout: float = 10.0) -> int:
+        """The request count once it reaches `n` or `timeout` seconds have passed (requests a killed client
+        had already sent may still be on their way): a bounded wait on a condition, not a fixed sleep."""
+        deadline = time.monotonic() + timeout
+        while self.total < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.total
+
     def stats(self) -> dict:
         with self.lock:
             return {"total": self.total, "by_key": dict(self.by_key), "faults": dict(self.faults),
