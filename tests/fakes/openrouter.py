@@ -111,6 +111,10 @@ class FakeOpenRouter:
         self.keep_bodies = False
         self.in_flight = 0
         self.peak_in_flight = 0
+        # Bumped by `restore`: a request still in flight from an earlier test (the session's fake outlives
+        # it: a drained or killed run's calls may still be waiting out their latency) leaves without
+        # touching this test's in-flight counts, so its peaks are this test's own.
+        self.epoch = 0
         self.answered_at: dict[str, float] = {}  # request key → when its last 200 reply was sent
         self.model_in_flight: Counter[str] = Counter()
         self.model_peak: Counter[str] = Counter()  # model id → most requests in flight at once
@@ -160,6 +164,10 @@ class FakeOpenRouter:
             if f.name != "port":
                 setattr(self, f.name, f.default_factory() if f.default_factory is not MISSING else f.default)
         self.keep_bodies = False
+        with self.lock:
+            self.epoch += 1
+            self.in_flight = 0
+            self.model_in_flight = Counter()
         self.reset_counts()
         return self
 
@@ -246,8 +254,10 @@ class FakeOpenRouter:
                 return False
             return True
 
-    def leave(self, model: str, answered: bool) -> None:
+    def leave(self, model: str, answered: bool, epoch: int | None = None) -> None:
         with self.lock:
+            if epoch is not None and epoch != self.epoch:
+                return  # it entered before `restore`: not this test's request
             self.model_in_flight[model] -= 1
             if answered:
                 self.model_answers.setdefault(model, []).append(time.monotonic())

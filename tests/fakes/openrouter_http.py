@@ -110,6 +110,7 @@ class Server:
         if not (method == "POST" and path.endswith("/chat/completions")):
             return _response(404, {"error": {"message": "not found", "code": 404}})
         with fake.lock:
+            epoch = fake.epoch
             fake.in_flight += 1
             fake.peak_in_flight = max(fake.peak_in_flight, fake.in_flight)
         model = str(body.get("model", "")).removeprefix("openrouter/")
@@ -122,8 +123,9 @@ class Server:
             return reply
         finally:
             with fake.lock:
-                fake.in_flight -= 1
-            fake.leave(model, answered=bool(reply) and bytes(reply[:12]) == b"HTTP/1.1 200")
+                if epoch == fake.epoch:  # an earlier test's request (before `restore`) is not counted
+                    fake.in_flight -= 1
+            fake.leave(model, answered=bool(reply) and bytes(reply[:12]) == b"HTTP/1.1 200", epoch=epoch)
 
     async def chat(self, body: dict, auth: str | None) -> bytes | None:
         fake = self.fake
