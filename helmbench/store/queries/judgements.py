@@ -29,6 +29,18 @@ def judgement_rows(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[sql
     return cur.fetchall()
 
 
+def judges_of(conn: sqlite3.Connection, run_id: int) -> list[str]:
+    """The judge models behind a run's results (through result_judgements), sorted; [] before the judge stage."""
+    try:
+        rows = conn.execute(
+            """SELECT DISTINCT j.judge_model FROM result_judgements rj
+               JOIN judgements j ON j.id = rj.judgement_id JOIN results res ON res.id = rj.result_id
+               WHERE res.run_id = ? ORDER BY j.judge_model""", (run_id,)).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [r[0] for r in rows]
+
+
 def judge_totals_of(conn: sqlite3.Connection, run_id: int) -> dict:
     """`judge_totals` of a run, or {} on a database from before the judge stage."""
     try:
