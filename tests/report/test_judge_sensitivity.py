@@ -130,3 +130,32 @@ def test_report_shows_the_judges_section_in_text_json_and_markdown(judged_db):
     assert "rank sensitivity to the judge" in shown and "judges' agreement on CR1: Fleiss κ 0.55 over 36 items" in shown
     assert "the top tie group depends on the judge" in shown
     assert "Rank sensitivity to the judge" in report_render.as_markdown(report)
+
+
+def test_the_judges_page_shows_each_judge_escaped(judged_db):
+    """The site's judges page (its template, rendered as the site renders it) from the same data;
+    a judge id with markup in it shows as text."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from helmbench.publish.pages import Links
+    from helmbench.publish.render import render
+    from helmbench.score.judges import judge_sensitivity
+    from helmbench.score.leaderboard import build_leaderboard
+    from helmbench.store import open_readonly
+
+    conn = open_readonly(judged_db)
+    try:
+        found = judge_sensitivity(conn, build_leaderboard(conn))
+    finally:
+        conn.close()
+    link = Links("judges/", "http://127.0.0.1:8001")
+    html = str(render("judges.html.j2", {"data": SimpleNamespace(judges=found), "link": link}))
+    assert "The top group depends on the judge" in html
+    assert html.count("<tr>") == 2 + 3 + 1  # two header rows, three judges, one criterion
+    assert "<td class=\"hb-num\">0.50</td>" in html and "<td class=\"hb-num\">0.55</td>" in html
+    hostile = replace(found, views=(replace(found.views[0], judge="x/<img src=x onerror=alert(1)>"),))
+    html = str(render("judges.html.j2", {"data": SimpleNamespace(judges=hostile), "link": link}))
+    assert "<img" not in html and "&lt;img src=x" in html
+    empty = str(render("judges.html.j2", {"data": SimpleNamespace(judges=None), "link": link}))
+    assert "nothing to compare yet" in empty and "<table" not in empty
