@@ -97,7 +97,7 @@ def _sections(report: Report) -> list[tuple[str, list[LeaderboardRow]]]:
 
 def remarks(report: Report) -> list[str]:
     """Per-model notes that a table cell would hide: drift, floors that bit, non-monotonic detection."""
-    out = []
+    out = [f"⚠ {note}" for note in report.board.judge_drift]
     for r in report.rows:
         if r.rank is None:
             out.append(f"{r.model}: not ranked, coverage {pct(r.coverage)} ({r.n_verdicts}/{r.n_expected})")

@@ -176,6 +176,7 @@ class Leaderboard:
     rows: list[LeaderboardRow]
     comparisons: list[Comparison] = field(default_factory=list)  # adjacent ranked pairs, in rank order
     floors: tuple[Floor, ...] = ()  # the manifest's safety floors, applied to every row's score
+    judge_drift: tuple[str, ...] = ()  # a judge's version or provider changed within a criterion (score/judges.py)
 
     @property
     def empty(self) -> bool:
@@ -197,6 +198,7 @@ class Leaderboard:
             "cases": self.n_cases, "pillars": list(self.pillars), "rows": [r.to_dict() for r in self.rows],
             "comparisons": [c.to_dict() for c in self.comparisons],
             "floors": [{"part": f.part, "minimum": f.minimum, "cap": f.cap} for f in self.floors],
+            "judge_drift": list(self.judge_drift),
         }
 
 

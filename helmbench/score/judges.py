@@ -138,3 +138,23 @@ def judge_sensitivity(conn: Connection, board: Leaderboard, *, bootstrap: int = 
                 tables[criterion].append([verdicts.count(PASS), verdicts.count(FAIL)])
     kappa = {c: fleiss_kappa(t) for c, t in sorted(tables.items())}
     return JudgeSensitivity(judges, tuple(views), kappa, {c: len(t) for c, t in sorted(tables.items())}, top_depends)
+
+
+def judge_drift(conn: Connection, run_ids: Sequence[int]) -> tuple[str, ...]:
+    """One note per (judge, criterion) whose judgements behind the runs came from more than one returned
+    model version or serving provider (the ledger's per-call record): the judge changed under one
+    criterion, as drift.py says of models under test. Empty when every judge stayed one."""
+    seen: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}
+    for judge, criterion, version, provider, n in queries.judge_served(conn, run_ids):
+        versions, providers = seen.setdefault((judge, criterion), ({}, {}))
+        if version:
+            versions[version] = versions.get(version, 0) + n
+        if provider:
+            providers[provider] = providers.get(provider, 0) + n
+    notes = []
+    for (judge, criterion), (versions, providers) in seen.items():
+        for what, counts in (("model versions", versions), ("providers", providers)):
+            if len(counts) > 1:
+                shown = ", ".join(f"{k} ×{v}" for k, v in sorted(counts.items()))
+                notes.append(f"judge {judge} on {criterion}: {what} changed ({shown})")
+    return tuple(notes)

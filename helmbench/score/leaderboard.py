@@ -37,6 +37,8 @@ What every number means:
   judgement the results use (`store/queries/outputs.py`), so a run that reused stored answers
   shows what they cost; None when no cost is known (never estimated, e.g. a database from before
   the ledger); `tokens` likewise. `billed_cost`: billed in this run (its own ledger rows).
+- `Leaderboard.judge_drift`: a note per judge and criterion whose judgements came from more than one
+  returned model version or serving provider (score/judges.py, from the ledger's calls).
 - `judge_conflicts`: the judges behind the row's results that are of the model's own family
   (`helmbench.spec.families`, default table: the database does not keep models.yml's `families:`).
 
@@ -151,6 +153,8 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
     `exclude_scenarios`: scenarios left out of every number and of the expected case count
     (`report --calibrated-only` leaves out the judged scenarios whose judge is uncalibrated).
     """
+    from .judges import judge_drift  # judges.py builds per-judge boards with this module
+
     conn, owned = _connection(db)
     try:
         chosen = choose_manifest(conn, manifest_hash, statuses)
@@ -171,7 +175,7 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
         return Leaderboard(
             manifest_hash=chosen, requested_manifest=manifest_hash, benchmark_name=name,
             benchmark_version=version, n_cases=n_cases, pillars=pillars, rows=ranked,
-            comparisons=comparisons, floors=floors,
+            comparisons=comparisons, floors=floors, judge_drift=judge_drift(conn, [r.run.id for r in ranked]),
         )
     finally:
         if owned:

@@ -62,14 +62,10 @@ def test_lint_warns_at_the_models_id_and_a_families_override_silences_it(tmp_pat
 @pytest.fixture
 def fake(monkeypatch):
     from tests.fakes.openrouter import FakeOpenRouter
+    from tests.report.judge_runs import serving
 
-    server = FakeOpenRouter().start()  # port 0: the OS chooses
-    monkeypatch.setenv("OPENROUTER_API_BASE", server.api_base)
-    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-conflict-tests")
-    try:
+    with serving(FakeOpenRouter(), monkeypatch) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def test_leaderboard_and_report_flag_the_model_judged_by_its_family(tmp_path, fake):

@@ -57,25 +57,17 @@ class PickyJudges(FakeOpenRouter):
 
 @pytest.fixture
 def judged_db(tmp_path, monkeypatch):
-    from tests.fakes.manifests import write_manifest
     from tests.judge.judge_pipeline import run_once
-    from tests.review.review_pipeline import cases
+    from tests.report.judge_runs import judged_manifest, serving
 
-    server = PickyJudges().start()  # port 0: the OS chooses
-    monkeypatch.setenv("OPENROUTER_API_BASE", server.api_base)
-    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-sensitivity-tests")
-    try:
-        manifest = tmp_path / "manifest.jsonl"
-        write_manifest(manifest, [c for c in cases() if c["evaluation"]["type"] == "sqe"])
+    with serving(PickyJudges(), monkeypatch):
         models = tmp_path / "models.yml"
         models.write_text("marking_model:\n" + "".join(f"  - {{id: {j}, max_tokens: 400}}\n" for j in JUDGES)
                           + "models:\n" + "".join(f"  - {{id: {m}, max_tokens: 300}}\n" for m in (A, B, C)),
                           encoding="utf-8")
         db = tmp_path / "results.db"
-        run_once(manifest, models, db)
+        run_once(judged_manifest(tmp_path), models, db)
         yield db
-    finally:
-        server.stop()
 
 
 def test_per_judge_leaderboards_match_the_hand_computation(judged_db):
