@@ -219,6 +219,15 @@ _TABLE = [
          "composite never reads higher than the bar the part failed (`minimum` and `cap` lie in "
          "[0, 1], HB203); the same part may not carry two floors.",
          "floors:\n  - {part: P1-B7, minimum: 0.7, cap: 0.4}   # no behaviour B7 in P1"),
+    Code("HB609", "warning", "judge of a model's own family",
+         "A model under test belongs to the same family as a judge (`marking_model`): the provider prefix and "
+         "the id up to its size or version suffix (`openai/gpt-4.1` and `openai/gpt-4.1-mini` are one family), "
+         "or a line of a small default table (anthropic/claude, google/gemini, meta-llama/llama, "
+         "mistralai/mistral, deepseek/deepseek, qwen/qwen, x-ai/grok, …). A judge tends to prefer answers like "
+         "its own, so its family's score is suspect; the leaderboard and `report` flag the model too. Choose a "
+         "judge from a family not under test, or an ensemble across families; `families:` in models.yml maps "
+         "an id prefix to a family name where the table is wrong.",
+         "marking_model: openai/gpt-4.1\nmodels:\n  - id: openai/gpt-4.1-mini"),
     # HB7xx: generated content (`helmbench generate`)
     Code("HB720", "warning", "generated content not reviewed",
          "A component or draft scenario written by `helmbench generate` (it records `generated_from` "

@@ -97,7 +97,7 @@ def _sections(report: Report) -> list[tuple[str, list[LeaderboardRow]]]:
 
 def remarks(report: Report) -> list[str]:
     """Per-model notes that a table cell would hide: drift, floors that bit, non-monotonic detection."""
-    out = []
+    out = [f"⚠ {note}" for note in report.board.judge_drift]
     for r in report.rows:
         if r.rank is None:
             out.append(f"{r.model}: not ranked, coverage {pct(r.coverage)} ({r.n_verdicts}/{r.n_expected})")
@@ -105,12 +105,37 @@ def remarks(report: Report) -> list[str]:
             out.append(f"{r.model}: {r.floor_note}; uncapped score {pct(r.uncapped_score)}")
         for note in r.drift:
             out.append(f"{r.model}: ⚠ {note}")
+        if r.conflict_note:
+            out.append(f"{r.model}: ⚠ {r.conflict_note}")
         if r.served and (r.served.versions or r.served.providers):
             out.append(f"{r.model}: model versions {_counts(r.served.versions)}; providers {_counts(r.served.providers)}")
         if r.detection and r.detection.non_monotonic:
             levels = ", ".join(str(lvl) for lvl in r.detection.non_monotonic)
             out.append(f"{r.model}: detection falls at severity level(s) {levels} below a lower level's "
                        "(intervals apart)")
+    return out
+
+
+JUDGE_HEAD = ["judge", "Kendall τ-b vs ensemble", "tie group changes", "ranking (score)"]
+
+
+def judge_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    """One row per judge of the ensemble: its ranking alone, τ-b against the ensemble's, changed groups."""
+    body = []
+    for v in report.judges.views:
+        tau = "—" if v.tau_b is None else f"{v.tau_b:.2f}"
+        ranking = ", ".join(f"{r.rank}. {r.model} ({pct(r.score)})" for r in v.board.ranked)
+        body.append([v.judge, tau, ", ".join(v.changed) or "none", ranking or "—"])
+    return JUDGE_HEAD, body
+
+
+def judge_lines(report: Report) -> list[str]:
+    """The judges' agreement per criterion, and whether the top group depends on the judge."""
+    j = report.judges
+    out = [f"judges' agreement on {c}: Fleiss κ {'—' if k is None else f'{k:.2f}'} over {j.n_items[c]} items"
+           for c, k in j.kappa.items()]
+    if j.top_depends:
+        out.append("the top tie group depends on the judge: some judge alone would put other models in it")
     return out
 
 
@@ -186,6 +211,14 @@ def left_out_note(report: Report) -> str | None:
             f"(κ ≥ {t.min_kappa:g} with n ≥ {t.min_n}): " + "; ".join(parts))
 
 
+def _print_table(out: Console, title: str, head: list[str], body: list[list[str]]) -> None:
+    """A titled table of plain text cells (Text: never read as Rich markup)."""
+    t = Table(*head, title=Text(title), title_justify="left")
+    for cells in body:
+        t.add_row(*[Text(c) for c in cells])
+    out.print(t)
+
+
 def text(report: Report, out: Console) -> None:
     if report.note:
         out.print(Text(report.note, style="yellow"))
@@ -197,19 +230,15 @@ def text(report: Report, out: Console) -> None:
             table.add_row(*[Text(c) for c in _cells(report, row)])
         out.print(table)
     if report.board.comparisons:
-        head, body = comparison_rows(report)
-        t = Table(*head, title=Text("adjacent comparisons (paired; Holm-corrected)"), title_justify="left")
-        for cells in body:
-            t.add_row(*[Text(c) for c in cells])
-        out.print(t)
+        _print_table(out, "adjacent comparisons (paired; Holm-corrected)", *comparison_rows(report))
     for line in remarks(report):
         out.print(Text(line))
+    if report.judges:
+        _print_table(out, "rank sensitivity to the judge (each judge alone)", *judge_rows(report))
+        for line in judge_lines(report):
+            out.print(Text(line))
     for kind in ("pillar", "behaviour"):
-        head, body = _breakdown(report, kind)
-        t = Table(*head, title=Text(f"by {kind}: weighted score · pass rate (cases)"), title_justify="left")
-        for cells in body:
-            t.add_row(*[Text(c) for c in cells])
-        out.print(t)
+        _print_table(out, f"by {kind}: weighted score · pass rate (cases)", *_breakdown(report, kind))
     if rows := calibration_rows(report):
         t = Table(*CALIBRATION_HEAD, title=Text("judge calibration against clinicians (helmbench agreement)"),
                   title_justify="left")
@@ -228,6 +257,7 @@ def as_json(report: Report) -> str:
     data["pillar_titles"], data["behaviour_titles"] = report.pillar_titles, report.behaviour_titles
     data["note"] = report.note
     data["calibration"] = report.calibration.to_dict() if report.calibration else None
+    data["judges"] = report.judges.to_dict() if report.judges else None
     data["calibrated_only"] = {"left_out": {s: [c.key for c in cs] for s, cs in report.left_out.items()},
                                "note": left_out_note(report)} if report.left_out else None
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
@@ -288,6 +318,10 @@ def as_markdown(report: Report) -> str:
         parts.append(_md_table(*comparison_rows(report)))
     if lines := remarks(report):
         parts.append("\n" + "\n".join(f"- {md_text(line)}" for line in lines))
+    if report.judges:
+        parts.append("\n### Rank sensitivity to the judge\n\neach judge alone, against the ensemble\n")
+        parts.append(_md_table(*judge_rows(report)))
+        parts.append("\n" + "\n".join(f"- {md_text(line)}" for line in judge_lines(report)))
     for kind in ("pillar", "behaviour"):
         parts.append(f"\n### By {kind}\n\nweighted score · pass rate (cases)\n")
         parts.append(_md_table(*_breakdown(report, kind)))

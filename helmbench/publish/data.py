@@ -165,6 +165,7 @@ class SiteData:
     has_db: bool
     calibration: object | None = None  # score.calibration.CalibrationReport: the judge against clinicians
     note: str | None = None  # report.shown_note: the manifest file has no finished runs; these are another's
+    judges: object | None = None  # score.judges.JudgeSensitivity: each judge's own board (an ensemble only)
 
     @property
     def has_results(self) -> bool:
@@ -369,7 +370,7 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
     cases: list[Case] = []
     board: Leaderboard | None = None
     models: list[ModelData] = []
-    calibration = None
+    calibration = judges = None
     if has_db:
         conn = open_readonly(settings.db)
         try:
@@ -400,6 +401,9 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
                 from helmbench.score.calibration import load_calibration
 
                 calibration = load_calibration(conn, board.manifest_hash)
+                from helmbench.score.judges import judge_sensitivity
+
+                judges = judge_sensitivity(conn, board, bootstrap=BOOTSTRAP, seed=SEED)
         finally:
             conn.close()
     if not header:
@@ -423,6 +427,7 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
         results_by_case=by_case,
         has_db=has_db,
         calibration=calibration,
+        judges=judges,
         # The file's name, not its path: the site is public, and the sentence is `report`'s.
         note=shown_note(Path(settings.manifest.name), file_hash, board.manifest_hash) if board and models else None,
     )

@@ -8,6 +8,7 @@
 | one per case | `cases/<case id>.md` | no |
 | methodology and data | `methodology.md` | yes |
 | pairwise comparisons (the tie groups' tests) | `comparisons.md` | no (linked from the leaderboard) |
+| rank sensitivity to the judge (an ensemble's judges alone) | `judges.md` | no (linked from the leaderboard) |
 
 Detail pages (model, scenario, case) are left out of the search index: they are large, and
 the indexes and the leaderboard carry their titles and ids.
@@ -238,6 +239,7 @@ def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
              in_nav=True, content_note=True),
         Page("comparisons.md", "Pairwise comparisons", "comparisons.html.j2",
              {"alpha": ALPHA, "resamples": BOOTSTRAP, "min_differing": min_differing()}, hide=("toc",)),
+        Page("judges.md", "Judges", "judges.html.j2", hide=("toc",)),
         Page("models/index.md", "Models", "models_index.html.j2", in_nav=True),
         Page("scenarios/index.md", "Scenarios", "scenarios_index.html.j2", in_nav=True),
     ]

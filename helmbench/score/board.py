@@ -37,6 +37,15 @@ class LeaderboardRow:
     floored: FlooredScore | None = None  # the composite after the manifest's safety floors (None: no floors)
     billed_model_cost: float | None = None  # billed in this run: the model's calls it sent (None: unknown)
     billed_judge_cost: float | None = None  # billed in this run: its judge calls
+    judge_conflicts: tuple[str, ...] = ()  # judges behind the results from the model's own family (spec/families.py)
+
+    @property
+    def conflict_note(self) -> str:
+        """One sentence for a reader, or "" when no judge is a relative of the model."""
+        if not self.judge_conflicts:
+            return ""
+        return (f"judged by {', '.join(self.judge_conflicts)} of its own family: "
+                "a judge may favour answers like its own")
 
     @property
     def complete(self) -> bool:
@@ -148,6 +157,7 @@ class LeaderboardRow:
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "helmbench_version": self.run.helmbench_version,
             "complete": self.complete, "group": self.group, "drift": list(self.drift),
+            "judge_conflicts": list(self.judge_conflicts),
             "model_versions": dict(self.served.versions) if self.served else {},
             "providers": dict(self.served.providers) if self.served else {},
             "crisis_recall": self.detection.recall.value if self.detection else None,
@@ -166,6 +176,7 @@ class Leaderboard:
     rows: list[LeaderboardRow]
     comparisons: list[Comparison] = field(default_factory=list)  # adjacent ranked pairs, in rank order
     floors: tuple[Floor, ...] = ()  # the manifest's safety floors, applied to every row's score
+    judge_drift: tuple[str, ...] = ()  # a judge's version or provider changed within a criterion (score/judges.py)
 
     @property
     def empty(self) -> bool:
@@ -187,6 +198,7 @@ class Leaderboard:
             "cases": self.n_cases, "pillars": list(self.pillars), "rows": [r.to_dict() for r in self.rows],
             "comparisons": [c.to_dict() for c in self.comparisons],
             "floors": [{"part": f.part, "minimum": f.minimum, "cap": f.cap} for f in self.floors],
+            "judge_drift": list(self.judge_drift),
         }
 
 

@@ -37,6 +37,10 @@ What every number means:
   judgement the results use (`store/queries/outputs.py`), so a run that reused stored answers
   shows what they cost; None when no cost is known (never estimated, e.g. a database from before
   the ledger); `tokens` likewise. `billed_cost`: billed in this run (its own ledger rows).
+- `Leaderboard.judge_drift`: a note per judge and criterion whose judgements came from more than one
+  returned model version or serving provider (score/judges.py, from the ledger's calls).
+- `judge_conflicts`: the judges behind the row's results that are of the model's own family
+  (`helmbench.spec.families`, default table: the database does not keep models.yml's `families:`).
 
 Reading never writes: the database is opened read-only (store's one reader), so a run may be
 writing meanwhile; every SELECT is a named query in `helmbench.store.queries`. The records are in
@@ -51,6 +55,8 @@ from pathlib import Path
 from helmbench.store import Connection, open_readonly
 from helmbench.store import queries
 from helmbench.store.queries import RunInfo
+
+from helmbench.spec.families import conflicts
 
 from .board import Leaderboard, LeaderboardRow
 from .breakdown import natural_key
@@ -125,6 +131,7 @@ def leaderboard_row(conn: Connection, run: RunInfo, n_cases: int, *,
         drift=drift_notes(now, served(conn, before) if (before := previous_run(conn, run.model, run.id, statuses))
                           else None),
         floored=apply_floors(weighted_scores(rows), floors) if floors else None,
+        judge_conflicts=tuple(conflicts(queries.judges_of(conn, run.id), [run.model]).get(run.model, ())),
     )
 
 
@@ -146,6 +153,8 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
     `exclude_scenarios`: scenarios left out of every number and of the expected case count
     (`report --calibrated-only` leaves out the judged scenarios whose judge is uncalibrated).
     """
+    from .judges import judge_drift  # judges.py builds per-judge boards with this module
+
     conn, owned = _connection(db)
     try:
         chosen = choose_manifest(conn, manifest_hash, statuses)
@@ -166,7 +175,7 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
         return Leaderboard(
             manifest_hash=chosen, requested_manifest=manifest_hash, benchmark_name=name,
             benchmark_version=version, n_cases=n_cases, pillars=pillars, rows=ranked,
-            comparisons=comparisons, floors=floors,
+            comparisons=comparisons, floors=floors, judge_drift=judge_drift(conn, [r.run.id for r in ranked]),
         )
     finally:
         if owned:

@@ -32,6 +32,7 @@ class Report:
     note: str | None = None
     calibration: object | None = None  # score.calibration.CalibrationReport of the judged criteria
     left_out: dict[str, list] = field(default_factory=dict)  # --calibrated-only: scenario → its uncalibrated criteria
+    judges: object | None = None  # score.judges.JudgeSensitivity: each judge's own board (an ensemble only)
 
     @property
     def rows(self) -> list[LeaderboardRow]:
@@ -134,7 +135,12 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
         if board.empty:
             raise HelmbenchError(f"no finished runs in {db}", hint=NO_RUN_HINT)
         note = shown_note(manifest, wanted, board.manifest_hash)
+        from helmbench.score.judges import judge_sensitivity
+
+        judges = None if run_id is not None else judge_sensitivity(conn, board, bootstrap=bootstrap,
+                                                                   statuses=REPORT_STATUSES)
         return Report(board, {r.run.id: queries.judge_totals_of(conn, r.run.id) for r in board.rows},
-                      queries.titles(conn, "pillars"), queries.titles(conn, "behaviours"), note, calibration, left_out)
+                      queries.titles(conn, "pillars"), queries.titles(conn, "behaviours"), note, calibration, left_out,
+                      judges)
     finally:
         conn.close()

@@ -330,6 +330,11 @@ class ModelsFile(Strict):
         None, description="plays the simulated user of conversations (conversation.md with `user: simulated`); "
                           "its id and settings are part of those cases' request hash")
     models: list[ModelEntry] = []
+    families: dict[Annotated[str, Field(pattern=r"^[\w.\-]+/[\w.:\-]*$", max_length=200)],
+                   Annotated[str, Field(min_length=1, max_length=200)]] = Field(
+        {}, description="model id prefix → family name, overriding the default table of model families "
+                        "(a judge of a model's own family is a conflict of interest, lint HB609), "
+                        "e.g. {openai/o4: openai/gpt}; not sent, not in the cache key")
 
     @field_validator("marking_model", "generator_model", "user_model", mode="before")
     @classmethod

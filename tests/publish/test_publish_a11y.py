@@ -38,6 +38,7 @@ PAGE_TYPES = {
     "case": "cases/P1-B1-S1-C1-U1-PT1/",
     "methodology": "methodology/",
     "comparisons": "comparisons/",
+    "judges": "judges/",  # rank sensitivity to the judge (this site has one judge: the page says so)
     "authors' guide": "authors-guide/",
     "404": "404.html",
     "crisis resources": "crisis-resources/",  # the registry page (the shipped handoff scenarios check it)

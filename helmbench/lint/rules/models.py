@@ -65,3 +65,29 @@ def judge_present(bench: Benchmark, out: Collector) -> None:
         out.add("HB606", bench.models_source.path, 1,
                 f"scenario {judged[0]}{more} is judged (sqe), but models.yml has no `marking_model`",
                 hint="add `marking_model: <openrouter id>` to models.yml")
+
+
+@rule("HB609")
+def judge_of_own_family(bench: Benchmark, out: Collector) -> None:
+    """A model under test judged by a relative: flagged at the model's `id`, naming the judge."""
+    from helmbench.spec.families import conflicts, family_of
+
+    data, parsed = bench.models_data, bench.models
+    if bench.models_source is None or parsed is None or not isinstance(data, LineDict):
+        return
+    models = data.get("models")
+    if not isinstance(models, list):
+        return
+    found = conflicts([j.id for j in parsed.judges], [m.id for m in parsed.models], parsed.families)
+    reported: set[str] = set()
+    for entry in models:
+        model_id = entry.get("id") if isinstance(entry, LineDict) else None
+        if model_id not in found or model_id in reported:
+            continue
+        reported.add(model_id)
+        judges = ", ".join(f"`{j}`" for j in found[model_id])
+        out.add("HB609", bench.models_source.path, value_span(entry, "id"),
+                f"model `{model_id}` is judged by {judges} of its own family "
+                f"`{family_of(model_id, parsed.families)}`: a conflict of interest",
+                hint="judge with a model from a family not under test (or an ensemble across families); "
+                     "`families:` in models.yml corrects a wrong family")

@@ -29,6 +29,38 @@ def judgement_rows(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[sql
     return cur.fetchall()
 
 
+def judges_of(conn: sqlite3.Connection, run_id: int) -> list[str]:
+    """The judge models behind a run's results (through result_judgements), sorted; [] before the judge stage."""
+    try:
+        rows = conn.execute(
+            """SELECT DISTINCT j.judge_model FROM result_judgements rj
+               JOIN judgements j ON j.id = rj.judgement_id JOIN results res ON res.id = rj.result_id
+               WHERE res.run_id = ? ORDER BY j.judge_model""", (run_id,)).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [r[0] for r in rows]
+
+
+def judge_served(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[tuple[str, str, str | None, str | None, int]]:
+    """(judge, criterion, returned model version, serving provider, judgements) over the answered judge calls
+    (the ledger's `calls`) behind the runs' results; [] on a database from before the ledger."""
+    if not run_ids:
+        return []
+    marks = ",".join("?" * len(run_ids))
+    try:
+        rows = conn.execute(
+            f"""SELECT j.judge_model, j.criterion, c.model_version, c.provider, COUNT(DISTINCT j.id)
+                FROM judgements j
+                JOIN calls c ON c.kind = 'judge' AND c.request_key = j.judge_request_hash AND c.model = j.judge_model
+                 AND c.settings_hash IS j.judge_settings_hash AND c.state = 'answered'
+                WHERE j.id IN (SELECT rj.judgement_id FROM result_judgements rj JOIN results res ON res.id = rj.result_id
+                               WHERE res.run_id IN ({marks}))
+                GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4""", list(run_ids)).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [tuple(r) for r in rows]
+
+
 def judge_totals_of(conn: sqlite3.Connection, run_id: int) -> dict:
     """`judge_totals` of a run, or {} on a database from before the judge stage."""
     try:
