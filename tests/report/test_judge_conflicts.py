@@ -4,16 +4,13 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from helmbench.spec.families import conflicts, family_of
 
-from helmbench.spec.families import conflicts, family_of  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("model_id, family", [

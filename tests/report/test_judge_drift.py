@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from tests.fakes.judge_answer import judge_criterion  # noqa: E402
-from tests.fakes.openrouter import FakeOpenRouter  # noqa: E402
+from tests.fakes.judge_answer import judge_criterion
+from tests.fakes.openrouter import FakeOpenRouter
 
 JUDGE = "test/judge-1"
 

@@ -19,17 +19,12 @@ from __future__ import annotations
 
 import io
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
 
-from tests.fakes.judge_answer import forced_judgement, judge_criterion  # noqa: E402
-from tests.fakes.openrouter import FakeOpenRouter  # noqa: E402
+from tests.fakes.judge_answer import forced_judgement, judge_criterion
+from tests.fakes.openrouter import FakeOpenRouter
 
 JUDGES = ["test/judge-1", "test/judge-2", "test/judge-3"]
 A, B, C = "test/model-a", "test/model-b", "test/model-c"
