@@ -305,3 +305,37 @@ def test_tables_of_a_page_share_their_column_widths(browser, site_url, path, tab
         edges = page.eval_on_selector_all(table, """ts => ts.map(t =>
             [...t.querySelectorAll('thead th')].map(th => Math.round(th.getBoundingClientRect().left)))""")
         assert len(edges) >= 3 and all(e == edges[0] for e in edges), edges
+
+
+def test_the_judges_page_of_an_ensemble_passes_wcag_aa(browser, axe, tmp_path, monkeypatch):
+    """The judges page with its tables filled (three judges, one of them stricter: the top group depends on
+    the judge), not only its empty state, in both colour schemes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from publish_helpers import DATASETTE_URL, REPO, serve
+
+    from helmbench.publish import PublishSettings, build_site
+    from tests.judge.judge_pipeline import run_once
+    from tests.report.judge_runs import judged_manifest, serving
+    from tests.report.test_judge_sensitivity import A, B, C, JUDGES, PickyJudges
+
+    manifest, db, models = judged_manifest(tmp_path), tmp_path / "results.db", tmp_path / "models.yml"
+    models.write_text("marking_model:\n" + "".join(f"  - {{id: {j}, max_tokens: 400}}\n" for j in JUDGES)
+                      + "models:\n" + "".join(f"  - {{id: {m}, max_tokens: 300}}\n" for m in (A, B, C)),
+                      encoding="utf-8")
+
+    def run() -> None:
+        with serving(PickyJudges(), monkeypatch):
+            run_once(manifest, models, db)
+
+    # In a thread of its own: the session's browser (playwright's sync API) keeps an event loop running in
+    # this one, and the fake server and the run each start their own.
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(run).result(timeout=300)
+    settings = PublishSettings(db=db, manifest=manifest, datasette_url=DATASETTE_URL)
+    site = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site", strict=True)
+    page = (site / "judges" / "index.html").read_text(encoding="utf-8")
+    assert "The top group depends on the judge" in page and page.count("<table") >= 2
+    for url in serve(site):
+        _check(browser, axe, url, PAGE_TYPES["judges"])
+        _check(browser, axe, url, PAGE_TYPES["judges"], "dark")
