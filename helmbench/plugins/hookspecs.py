@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pluggy
 
-PROJECT = "helmbench"
+from helmbench.plugins.entrypoints import GROUP as PROJECT  # pluggy's project name is the entry-point group
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)

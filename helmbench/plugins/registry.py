@@ -16,28 +16,21 @@ that apply to any tree), but nothing is imported until the first question is ask
 
 from __future__ import annotations
 
-import importlib
-import importlib.metadata
 import inspect
-import os
 import re
 import threading
-import tomllib
 import typing
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import pluggy
 from pydantic import BaseModel
 
 from helmbench.errors import HelmbenchError
 from helmbench.plugins import hookspecs
+from helmbench.plugins.entrypoints import DISABLE_ENV, GROUP, OWN, declared, disabled, entry_points  # noqa: F401 (re-exported)
 from helmbench.plugins.types import Evaluator, LintRule, PluginInfo
 
-GROUP = hookspecs.PROJECT  # the entry-point group
-OWN = "helmbench"  # the distribution whose entry points are the built-in plugins
-BUILT_IN = "built-in"  # PluginInfo.source of those
-DISABLE_ENV = "HELMBENCH_DISABLE_PLUGINS"  # comma-separated entry-point names not to load
+BUILT_IN = "built-in"  # PluginInfo.source of the built-in plugins (entry points of OWN)
 TYPE_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 CODE_RE = re.compile(r"^[A-Z]{2,6}[0-9]{3}$")
 RESERVED = "HB"  # built-in codes (lint/codes.py); whether one exists is checked when a rule emits it
@@ -154,45 +147,14 @@ def _label(info: PluginInfo) -> str:
 # --- loading ------------------------------------------------------------------------------------
 
 
-def _disabled() -> set[str]:
-    return {n.strip() for n in os.environ.get(DISABLE_ENV, "").split(",") if n.strip()}
-
-
-def _own_entry_points() -> list:
-    """The built-in plugins of a source tree that is not installed: the same declarations, read from
-    its pyproject.toml as data (an installed HELMBench, editable or not, lists them in its metadata)."""
-    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-    try:
-        declared = tomllib.loads(pyproject.read_text(encoding="utf-8"))["project"]["entry-points"][GROUP]
-    except (OSError, KeyError, tomllib.TOMLDecodeError):
-        return []
-    return [importlib.metadata.EntryPoint(name, value, GROUP) for name, value in declared.items()]
-
-
-def _entry_points() -> list[tuple[object, str, str | None]]:
-    """(entry point, distribution name, version) of the group, in the order they are registered."""
-    found = []
-    own_installed = False
-    for ep in importlib.metadata.entry_points(group=GROUP):
-        dist = getattr(ep, "dist", None)
-        source, version = (dist.name, dist.version) if dist is not None else ("unknown distribution", None)
-        own_installed |= source == OWN
-        found.append((ep, source, version))
-    if not own_installed:
-        found += [(ep, OWN, None) for ep in _own_entry_points()]
-    # HELMBench's core evaluators and rules first (their order is the order types and codes are listed in),
-    # then the plugins that ship with it, then third parties', each group by name
-    return sorted(found, key=lambda e: (e[1] != OWN, not e[0].name.startswith("helmbench-"), e[0].name))
-
-
 def _load() -> Registry:
     pm = pluggy.PluginManager(GROUP)
     pm.add_hookspecs(hookspecs)
     reg = Registry(pm)
-    disabled = _disabled()
+    off = disabled()
     seen: set[str] = set()
-    for ep, source, version in _entry_points():
-        if ep.name in seen or (ep.name in disabled and source != OWN):
+    for ep, source, version in entry_points():
+        if ep.name in seen or (ep.name in off and source != OWN):
             continue
         seen.add(ep.name)
         info = PluginInfo(ep.name, BUILT_IN if source == OWN else source, version, ep.value, distribution=source)
@@ -205,15 +167,6 @@ def _load() -> Registry:
     _call(reg, "register_evaluators", _evaluator_register)
     _call(reg, "register_lint_rules", _rule_register)
     return reg
-
-
-def declared() -> list[tuple[str, str, str | None, str]]:
-    """(entry-point name, distribution, version, object reference) of every plugin that would be
-    loaded, read from the packages' metadata without importing any plugin: what the site's build
-    cache keys its pages by (a plugin's evaluator can add to a page)."""
-    disabled = _disabled()
-    return [(ep.name, source, version, ep.value) for ep, source, version in _entry_points()
-            if not (ep.name in disabled and source != OWN)]
 
 
 def _broken(label: str, name: str, source: str, what: str, exc: BaseException) -> PluginError:

@@ -32,7 +32,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
-from helmbench.run.judge.judge import majority
 from helmbench.score.review_items import JudgedItem, Reviews
 from helmbench.score.detection import Rate
 
@@ -198,6 +197,8 @@ def _when(stamp: str) -> datetime:
 
 def judge_verdict(item: JudgedItem) -> str | None:
     verdicts = [v for _, v in item.judges.values() if v in (PASS, FAIL)]
+    from helmbench.run.judge.judge import majority  # here: the site's cached data loads this module, not the judge
+
     return majority(verdicts) if verdicts else None
 
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from helmbench.run.judge.judge import decide
-from helmbench.run.judge.judge_prompt import response_field
 from helmbench.store.queries.reviews import all_reviews, judged_manifests, judged_rows, latest_judged_manifest
 from helmbench.store.reviews import item_hash
 
@@ -39,6 +37,8 @@ class JudgedItem:
 
     def verdict_of(self, judgment) -> str:
         """PASS or FAIL for an option (or list of options) under the criterion's current pass values."""
+        from helmbench.run.judge.judge import decide  # here: importing the judge costs ~0.1 s, unneeded to unpickle
+
         return decide(self.criterion, judgment)[0]
 
 
@@ -49,6 +49,8 @@ def _criteria(evaluation_json: str) -> dict[str, dict]:
 
 def judged_items(db, manifest_hash: str | None = None) -> tuple[str | None, dict[str, JudgedItem]]:
     """(manifest hash, items by hash) for the manifest (default: the latest one with judgements)."""
+    from helmbench.run.judge.judge_prompt import response_field
+
     manifest_hash = manifest_hash or latest_judged_manifest(db)
     if manifest_hash is None:
         return None, {}

@@ -18,8 +18,10 @@ import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
 
 from helmbench.errors import StorageError, corrupt, explain
 from helmbench.store.migrations import migrate
@@ -35,6 +37,8 @@ MIN_PAGE = 512
 def connect(path: Path | str) -> sqlite_utils.Database:
     """A connection with the pragmas every user of the database needs, without migrating."""
     conn = sqlite3.connect(str(path), timeout=30)
+    import sqlite_utils  # here, not at the top: readers of cached data never pay its import (~0.25 s, it loads pandas)
+
     db = sqlite_utils.Database(conn)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA busy_timeout = 30000")
@@ -190,4 +194,6 @@ def open_readonly(path: Path | str, *, check: bool = True) -> sqlite3.Connection
 
 def open_reader(path: Path | str) -> sqlite_utils.Database:
     """`open_readonly` as a sqlite_utils Database, for readers written against that API."""
+    import sqlite_utils
+
     return sqlite_utils.Database(open_readonly(path))

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import os
 import random
-from typing import Any, Iterable, NamedTuple
+from typing import TYPE_CHECKING, Any, Iterable, NamedTuple
 
-import sqlite_utils
+if TYPE_CHECKING:  # annotations only: importing sqlite_utils costs ~0.25 s (it loads pandas)
+    import sqlite_utils
 
 #: The kinds of call, in the order a run makes them.
 KINDS = ("answer", "turn", "user", "judge", "generation")

@@ -10,9 +10,10 @@ exception (sqlite-utils commits internally); it is idempotent instead.
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Callable, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
-import sqlite_utils
+if TYPE_CHECKING:  # annotations only: importing sqlite_utils costs ~0.25 s (it loads pandas)
+    import sqlite_utils
 
 from helmbench.store import (generations, ledger, schema_failure_kind, schema_judge, schema_judged_outputs,
                              schema_reviews, schema_shard, schema_transcript_links, turns)

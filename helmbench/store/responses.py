@@ -8,9 +8,10 @@ batch after a crash cannot create duplicates.
 
 from __future__ import annotations
 
-from typing import Iterable, NamedTuple
+from typing import TYPE_CHECKING, Iterable, NamedTuple
 
-import sqlite_utils
+if TYPE_CHECKING:  # annotations only: importing sqlite_utils costs ~0.25 s (it loads pandas)
+    import sqlite_utils
 
 RESPONSE_COLUMNS = (
     "request_hash", "model", "settings_hash", "sample", "run_id", "content", "reasoning", "parsed_json",

@@ -8,10 +8,13 @@ it is. A new manifest (any content change) starts a new run that reuses stored r
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 from datetime import datetime, timezone
 
-import sqlite_utils
+if TYPE_CHECKING:  # annotations only: importing sqlite_utils costs ~0.25 s (it loads pandas)
+    import sqlite_utils
 
 from helmbench.store.schema_shard import combined
 

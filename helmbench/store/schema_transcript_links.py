@@ -9,7 +9,10 @@ run's judge cost still leaves those calls out.
 
 from __future__ import annotations
 
-import sqlite_utils
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # annotations only: importing sqlite_utils costs ~0.25 s (it loads pandas)
+    import sqlite_utils
 
 DDL = """
 CREATE TABLE result_transcript_judgements (
