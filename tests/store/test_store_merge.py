@@ -170,3 +170,41 @@ def test_shards_of_one_run_merge_into_one_run_with_the_ledger_of_both(tmp_path):
     # manifest_cases is empty here, so the whole run has all of its (zero) cases: completed
     assert _one(out, "SELECT status FROM runs") == [("completed",)]
     assert _one(out, "SELECT count(*), sum(cost) FROM calls WHERE run_id = 1") == [(2, 1.0)]
+
+
+def test_the_command_refuses_a_missing_input_or_a_folder_as_out_before_writing(tmp_path):
+    from typer.testing import CliRunner
+
+    from helmbench.cli import app
+
+    a = _tiny(tmp_path / "a.db")
+    result = CliRunner().invoke(app, ["merge", str(tmp_path / "out.db"), str(a), str(tmp_path / "missing.db")])
+    assert result.exit_code == 2 and result.stderr.startswith("error: IN:") and "missing.db" in result.stderr
+    (tmp_path / "folder").mkdir()
+    result = CliRunner().invoke(app, ["merge", str(tmp_path / "folder"), str(a)])
+    assert result.exit_code == 2 and "folder" in result.stderr and "Traceback" not in result.output
+    assert not (tmp_path / "out.db").exists()
+    result = CliRunner().invoke(app, ["merge", str(tmp_path / "out.db"), str(a)])
+    assert result.exit_code == 0 and "added" in result.stdout and "run 1: test/a" in result.stdout
+
+
+def _review(db: Path, judgment: str, at: str) -> Path:
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("INSERT INTO reviews (item_hash, reviewer, case_id, criterion, criterion_text, judgment_json, "
+                     "created_at) VALUES ('item1', 'ana', 'P1-B1-S1-C1', 'CR1', 'Refers to help', ?, ?)",
+                     [judgment, at])
+    conn.close()
+    return db
+
+
+def test_reviews_pool_and_a_reviewers_later_verdict_wins_but_two_at_one_time_conflict(tmp_path):
+    early = _review(_tiny(tmp_path / "early.db"), '"PASS"', "2026-11-01T00:00:00+00:00")
+    late = _review(_tiny(tmp_path / "late.db"), '"FAIL"', "2026-11-02T00:00:00+00:00")
+    for order in ([early, late], [late, early]):
+        out = tmp_path / f"out-{order[0].stem}.db"
+        merge(out, order)
+        assert _one(out, "SELECT judgment_json FROM reviews") == [('"FAIL"',)]
+    same_time = _review(_tiny(tmp_path / "same.db"), '"PASS"', "2026-11-02T00:00:00+00:00")
+    with pytest.raises(MergeConflict, match=r"reviews \(item_hash=item1, reviewer=ana\)"):
+        merge(tmp_path / "x.db", [late, same_time])
