@@ -54,6 +54,9 @@ def merge(
         console.print(Text(f"{out}: nothing new in {len(inputs)} database(s)"))
     else:
         console.print(Text(f"{out}: added {added or 'nothing'}" + (f"; superseded {replaced}" if replaced else "")))
+    for table, n in sorted(result.twice.items()):
+        console.print(Text(f"{n} {table}: the same request answered differently in two databases (each paid for "
+                           "it); the first answer is kept, each result keeps the verdict it was decided with"))
     for run in result.runs:
         shard = f", shards {run['shard']}" if run.get("shard") else ""
         console.print(Text(f"run {run['id']}: {run['model']} {run['status']}{shard}: {run['n_pass']} pass, "

@@ -11,7 +11,10 @@ except which of two equal rows' bookkeeping (latency, created_at) is kept: OUT's
 in the order given.
 
 What is not a conflict, by the store's own rules: a stored error yields to a success for the same
-key (responses, turns, judgements, an ERROR result), a ledger row `sent` yields to its completion,
+key (responses, turns, judgements, an ERROR result), a judge request answered in two databases keeps
+its first answer (shards split the answers, not the judge requests: two models' identical answers
+make one judge request; each result keeps the verdict it was decided with), a ledger row `sent`
+yields to its completion,
 a clinician's later review replaces their earlier one (as `review import` does), a catalog title or
 a case's severities follow the newest manifest (as registering does), a model's display name keeps
 the first one known. Runs of one key are one run: their ledger rows, answers and results together,
@@ -81,6 +84,15 @@ def _error_yields(stored: dict, incoming: dict) -> str | None:
     return None
 
 
+def _judgement_yields(stored: dict, incoming: dict) -> str | None:
+    """A judge request can be asked in two databases: shards split (case, model) pairs, and two models that
+    gave the same answer to one case make one judge request (the judge never sees which model answered), so
+    two shards may each pay for it. Both answers are the judge's to one question: the first is kept (as one
+    run keeps the one it paid for, every result judged on it linked to it), and each result keeps the verdict
+    it was decided with (`result_judgements.verdict`). Errors yield as everywhere."""
+    return _error_yields(stored, incoming) or "twice"
+
+
 def _sent_yields(stored: dict, incoming: dict) -> str | None:
     """A ledger row is written `sent` before its request leaves and completed after: the completion wins."""
     if stored["state"] == "sent" and incoming["state"] != "sent":
@@ -140,7 +152,7 @@ TABLES: tuple[Table, ...] = (
            "finish_reason", "landmark", "stop", "error_kind"), refs={"run_id": "runs"}, yields=_error_yields),
     Table("judgements", ("judge_request_hash", "judge_model", "judge_settings_hash"),
           ("output", "criterion", "verdict", "score", "judgment_json", "justification", "raw", "finish_reason",
-           "error_kind"), refs={"run_id": "runs", "response_id": "responses"}, yields=_error_yields),
+           "error_kind"), refs={"run_id": "runs", "response_id": "responses"}, yields=_judgement_yields),
     # results with their links (result_judgements, result_turns, checkpoint_verdicts) compared as one
     Table("results", ("run_id", "case_hash", "sample"),
           ("case_id", "response_id", "verdict", "score", "reason", "failure_kind"),
@@ -185,6 +197,7 @@ class Merged:
     replaced: dict[str, int] = field(default_factory=dict)
     runs: list[dict] = field(default_factory=list)
     migrated: list[Path] = field(default_factory=list)
+    twice: dict[str, int] = field(default_factory=dict)  # the same request answered differently in two files, the first kept
 
     @property
     def changed(self) -> bool:
@@ -371,6 +384,8 @@ class _Merger:
             verdict = table.yields(stored, row) if table.yields else None
             if verdict == "replace":
                 self._replace(table, stored, row)
+            elif verdict == "twice":
+                self.merged.twice[table.name] = self.merged.twice.get(table.name, 0) + 1
             elif verdict != "keep":
                 self._conflict(table, key, differ, name)
         return mapping

@@ -208,3 +208,28 @@ def test_reviews_pool_and_a_reviewers_later_verdict_wins_but_two_at_one_time_con
     same_time = _review(_tiny(tmp_path / "same.db"), '"PASS"', "2026-11-02T00:00:00+00:00")
     with pytest.raises(MergeConflict, match=r"reviews \(item_hash=item1, reviewer=ana\)"):
         merge(tmp_path / "x.db", [late, same_time])
+
+
+def _judged(db: Path, raw: str, uid: str) -> Path:
+    """One judgement of the answer (as a shard that judged the same judge request would hold)."""
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("INSERT INTO judgements (judge_request_hash, judge_model, judge_settings_hash, output, response_id, "
+                     "run_id, criterion, verdict, raw, created_at) VALUES ('jr1', 'test/judge', 'js', 'answer', 1, 1, "
+                     "'CR1', 'PASS', ?, ?)", [raw, NOW])
+        conn.execute("INSERT INTO calls (uid, kind, run_id, model, settings_hash, request_key, state, cost, sent_at) "
+                     "VALUES (?, 'judge', 1, 'test/judge', 'js', 'jr1', 'answered', 0.25, ?)", [uid, NOW])
+    conn.close()
+    return db
+
+
+def test_one_judge_request_answered_in_two_databases_keeps_the_first_answer_and_both_calls(tmp_path):
+    a = _judged(_tiny(tmp_path / "a.db"), '{"judgment": "PASS", "justification": "first"}', "j1")
+    b = _judged(_tiny(tmp_path / "b.db"), '{"judgment": "PASS", "justification": "second"}', "j2")
+    out = tmp_path / "out.db"
+    result = merge(out, [a, b])
+    assert result.twice == {"judgements": 1}
+    assert _one(out, "SELECT raw FROM judgements") == [('{"judgment": "PASS", "justification": "first"}',)]
+    assert _one(out, "SELECT count(*), sum(cost) FROM calls WHERE kind = 'judge'") == [(2, 0.5)]  # both were billed
+    before = dump(out)
+    assert merge(out, [a, b]).changed is False and dump(out) == before
