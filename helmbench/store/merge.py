@@ -33,7 +33,6 @@ by name until it is (tests/store/test_merge_tables.py checks a fresh database).
 
 from __future__ import annotations
 
-import os
 import shutil
 import sqlite3
 import tempfile
@@ -126,7 +125,6 @@ def _result_yields(stored: dict, incoming: dict) -> str | None:
     return None
 
 
-_CATALOG = ("title", "description")
 
 #: Every table of results.db, in the order they point at each other (a table after those it references).
 TABLES: tuple[Table, ...] = (
