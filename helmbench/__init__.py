@@ -38,6 +38,7 @@ _LAZY = {
     "report": ("helmbench.api", "report"),
     "publish": ("helmbench.api", "publish"),
     "export": ("helmbench.api", "export"),
+    "merge": ("helmbench.api", "merge"),
     "agreement": ("helmbench.api", "agreement"),
     "CalibrationReport": ("helmbench.score.calibration", "CalibrationReport"),
     "Progress": ("helmbench.api", "Progress"),

@@ -232,6 +232,20 @@ def export(db: str | Path, out_dir: str | Path, *, manifest=None, format: str = 
     return export_eee(Path(db), Path(out_dir), path, bootstrap=bootstrap)
 
 
+def merge(out: str | Path, inputs: Iterable[str | Path]):
+    """Merge the results databases `inputs` into `out` (created when absent) by content key.
+
+    Identical rows are kept once; the runs of one (manifest, model, settings) become one run (the
+    shards of `run(shard="K/N")` make one complete run per model, their ledger rows summed once);
+    different manifests keep their runs apart. Returns what was added (`.added`, `.replaced` per
+    table, `.runs`: the merged run rows). Raises `MergeConflict` (a `HelmbenchError`, nothing
+    written) when two inputs hold different content under one key.
+    """
+    from helmbench.store.merge import merge as merge_store
+
+    return merge_store(Path(out), [Path(p) for p in inputs])
+
+
 def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None,
             datasette_url: str = "http://127.0.0.1:8001", config_file: str | Path | None = None,
             strict: bool = False, project_dir: str | Path | None = None, allow_site_code: bool = False) -> Path:

@@ -14,3 +14,4 @@ from helmbench.cli import plugins_cmd  # noqa: F401
 from helmbench.cli import generate_cmd  # noqa: F401
 from helmbench.cli import review_cmd  # noqa: F401
 from helmbench.cli import export_cmd  # noqa: F401
+from helmbench.cli import merge_cmd  # noqa: F401

@@ -10,7 +10,8 @@ written, laid out as the datastore expects (`data/<benchmark>/<developer>/<model
   evaluation method (`llm_scoring`), cost, tokens and coverage in `additional_details`;
 - `<uuid>_samples.jsonl`, one instance record per result with a verdict (`InstanceLevelEvaluationLog`):
   a single-answer case as `single_turn` (its messages, the reply), a conversation as `multi_turn`
-  (its transcript), the verdict's score, each criterion's judge verdict, tokens, cost and latency
+  (its transcript, with the judges' verdicts on the whole transcript and its turn checkpoints as the
+  answer attributions it was decided from), the verdict's score, each criterion's judge verdict, tokens, cost and latency
   where the store knows them. ERROR results have no verdict and count in no score: they are left
   out, and the aggregate says how many there were.
 
@@ -136,8 +137,49 @@ def _usage(usage: tuple | None) -> tuple[dict | None, dict | None, float | None]
     return tokens, perf, cost
 
 
-def _sample(common: dict, row, case, judgements: list, usage: tuple | None, transcript: list[dict] | None) -> dict:
-    """One instance record: a result with a verdict, single- or multi-turn."""
+def _transcript_verdicts(judgements: list, checkpoints: list[dict]) -> list[dict]:
+    """The judges' verdicts on a conversation's whole transcript (judgements of output `transcript`), one per
+    judge and criterion, with the justification; a judgement that kept no per-result verdict (moved by
+    migration 10) takes the criterion's from the result's checkpoint verdicts."""
+    decided = {cp["checkpoint"]: cp for cp in checkpoints}
+    out = []
+    for j in judgements:
+        if j["output"] != "transcript":
+            continue
+        fallback = decided.get(j["criterion"]) or {}
+        verdict = j["verdict"] or fallback.get("verdict") or "ERROR"
+        score = j["score"] if j["verdict"] else fallback.get("score")
+        out.append({"criterion": j["criterion"], "judge": j["judge_model"], "verdict": verdict,
+                    "score": score, "justification": j["justification"] or fallback.get("reason")})
+    return out
+
+
+def _attributions(shown: list[dict], transcript_verdicts: list[dict], checkpoints: list[dict]) -> list[dict]:
+    """The intermediate verdicts a conversation's result was decided from, as EEE answer attributions: each
+    turn checkpoint on the model's reply at that turn, each judge's verdict per criterion on the whole
+    transcript (read at its last message)."""
+    replies = [i for i, m in enumerate(shown) if m["role"] == "assistant"]
+    last = len(shown) - 1
+    out = []
+    judged = {v["criterion"] for v in transcript_verdicts}
+    for cp in checkpoints:
+        if cp["checkpoint"] in judged:
+            continue  # a judged criterion: each judge's verdict follows
+        at = replies[min(int(cp["turn"]), len(replies)) - 1] if cp.get("turn") is not None and replies else last
+        out.append({"turn_idx": at, "source": f"messages[{at}].content",
+                    "extracted_value": f"{cp['checkpoint']}: {cp['verdict']}",
+                    "extraction_method": "checkpoint", "is_terminal": False})
+    for v in transcript_verdicts:
+        out.append({"turn_idx": last, "source": f"messages[0:{last + 1}]",
+                    "extracted_value": f"{v['criterion']}: {v['verdict']} ({v['judge']})",
+                    "extraction_method": "llm_judge", "is_terminal": False})
+    return out
+
+
+def _sample(common: dict, row, case, judgements: list, usage: tuple | None, transcript: list[dict] | None,
+            checkpoints: list[dict] | None = None) -> dict:
+    """One instance record: a result with a verdict, single- or multi-turn (a conversation carries the judges'
+    transcript-level verdicts and its checkpoints as the evaluation it was decided by)."""
     messages = json.loads(case["messages_json"])
     evaluation = json.loads(case["evaluation_json"])
     tokens, perf, cost = _usage(usage)
@@ -167,7 +209,12 @@ def _sample(common: dict, row, case, judgements: list, usage: tuple | None, tran
         record.update(interaction_type="multi_turn", messages=[{"turn_idx": i, **m} for i, m in enumerate(shown)])
         record["evaluation"]["num_turns"] = max(1, sum(m["role"] == "assistant" for m in shown))
         turn_of_answer = len(shown) - 1
-    record["answer_attribution"] = [{
+        verdicts = _transcript_verdicts(judgements, checkpoints or [])
+        record["metadata"]["transcript_judgements"] = verdicts
+        record["metadata"]["checkpoints"] = [{k: cp.get(k) for k in ("checkpoint", "turn", "verdict", "score")}
+                                             for cp in checkpoints or []]
+        steps = _attributions(shown, verdicts, checkpoints or [])
+    record["answer_attribution"] = [*(steps if transcript is not None else []), {
         "turn_idx": turn_of_answer, "source": "output.raw" if transcript is None else f"messages[{turn_of_answer}].content",
         "extracted_value": row["verdict"], "extraction_method": method, "is_terminal": True}]
     if tokens is not None:
@@ -218,7 +265,8 @@ def export_eee(db: Path, out_dir: Path, manifest: Path | None = None, *, bootstr
                     continue  # an ERROR has no verdict and counts in no score
                 convo = conversations.get(r["result_id"])
                 lines.append(_dumps(_sample(common, r, cases[r["case_hash"]], judgements.get(r["result_id"], []),
-                                            usage.get(r["result_id"]), convo[0] if convo else None)))
+                                            usage.get(r["result_id"]), convo[0] if convo else None,
+                                            convo[1] if convo else None)))
             if not lines:
                 continue
             samples_path = folder / f"{uid}_samples.jsonl"

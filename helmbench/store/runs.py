@@ -73,28 +73,32 @@ WHERE mc.manifest_hash = :manifest_hash
 
 
 def finish_run(db: sqlite_utils.Database, run_id: int, status: str) -> dict:
-    """Record how the invocation ended and refresh the run's counts from what is stored.
-
-    `cost`/tokens are those of the model's calls behind the run's results, whoever paid for them (the
-    call ledger: `queries.ledger.run_spend`, the leaderboard's meaning).
-    """
-    from helmbench.store.queries.ledger import MODEL_KINDS, behind_results_ledger
-
+    """Record how the invocation ended and refresh the run's counts from what is stored (`refresh_counts`)."""
     assert status in STATUSES, status
     with db.conn as conn:
-        run = conn.execute("SELECT manifest_hash, model, settings_hash, samples FROM runs WHERE id = ?",
-                           [run_id]).fetchone()
-        params = {"run": run_id, "manifest_hash": run[0], "model": run[1],
-                  "settings_hash": run[2].removeprefix(PREVIEW_PREFIX), "samples": run[3]}
-        verdicts = dict(conn.execute(_VERDICTS, params).fetchall())
-        awaiting = conn.execute(_AWAITING_JUDGE, params).fetchone()[0]
-        behind = behind_results_ledger(conn, run_id)
-        cost, (pt, ct) = behind.cost(kinds=MODEL_KINDS), behind.tokens(kinds=MODEL_KINDS)
-        conn.execute(
-            "UPDATE runs SET status = ?, finished_at = ?, n_pass = ?, n_fail = ?, n_error = ?, n_awaiting_judge = ?, "
-            "cost = ?, prompt_tokens = ?, completion_tokens = ? WHERE id = ?",
-            [status, now(), verdicts.get("PASS", 0), verdicts.get("FAIL", 0), verdicts.get("ERROR", 0), awaiting,
-             cost, pt, ct, run_id],
-        )
-    cur = db.execute("SELECT * FROM runs WHERE id = ?", [run_id])
+        conn.execute("UPDATE runs SET status = ?, finished_at = ? WHERE id = ?", [status, now(), run_id])
+        return refresh_counts(conn, run_id)
+
+
+def refresh_counts(conn, run_id: int) -> dict:
+    """The run's counts from what is stored (its verdicts, the answers awaiting the judge), and its `cost`/tokens:
+    those of the model's calls behind its results, whoever paid for them (the call ledger:
+    `queries.ledger.run_spend`, the leaderboard's meaning). Also what `helmbench merge` recomputes for a run
+    whose parts came from several databases. Returns the refreshed row."""
+    from helmbench.store.queries.ledger import MODEL_KINDS, behind_results_ledger
+
+    run = conn.execute("SELECT manifest_hash, model, settings_hash, samples FROM runs WHERE id = ?",
+                       [run_id]).fetchone()
+    params = {"run": run_id, "manifest_hash": run[0], "model": run[1],
+              "settings_hash": run[2].removeprefix(PREVIEW_PREFIX), "samples": run[3]}
+    verdicts = dict(conn.execute(_VERDICTS, params).fetchall())
+    awaiting = conn.execute(_AWAITING_JUDGE, params).fetchone()[0]
+    behind = behind_results_ledger(conn, run_id)
+    cost, (pt, ct) = behind.cost(kinds=MODEL_KINDS), behind.tokens(kinds=MODEL_KINDS)
+    conn.execute(
+        "UPDATE runs SET n_pass = ?, n_fail = ?, n_error = ?, n_awaiting_judge = ?, cost = ?, prompt_tokens = ?, "
+        "completion_tokens = ? WHERE id = ?",
+        [verdicts.get("PASS", 0), verdicts.get("FAIL", 0), verdicts.get("ERROR", 0), awaiting, cost, pt, ct, run_id],
+    )
+    cur = conn.execute("SELECT * FROM runs WHERE id = ?", [run_id])
     return dict(zip([d[0] for d in cur.description], cur.fetchone()))

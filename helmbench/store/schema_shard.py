@@ -36,3 +36,22 @@ def combined(before: str | None, shard: str | None, *, existing: bool) -> str | 
         return shard
     numbers = {int(x) for x in parts.split(",") if x.isdigit()} | {int(k)}
     return ",".join(str(x) for x in sorted(numbers)) + "/" + n
+
+
+def union(values: list[str | None]) -> str | None:
+    """The `runs.shard` of one run put together from rows holding `values` (`helmbench merge`): NULL when one
+    of them is whole or the parts of one N cover 1..N, else the parts of that N together; parts of different
+    N cannot be added up, so the first is kept (the merged run then counts as partial, and its coverage
+    shows how much of it there is)."""
+    if any(v is None for v in values):
+        return None
+    parts: set[int] = set()
+    first_n = values[0].partition("/")[2]
+    for value in values:
+        numbers, _, n = value.partition("/")
+        if n != first_n:
+            return values[0]
+        parts |= {int(x) for x in numbers.split(",") if x.isdigit()}
+    if first_n.isdigit() and parts >= set(range(1, int(first_n) + 1)):
+        return None
+    return ",".join(str(x) for x in sorted(parts)) + "/" + first_n

@@ -102,13 +102,14 @@ def test_init_workflow_and_hook_config_gate_pull_requests(tmp_path):
 
     repo = scaffold(tmp_path / "r")
     wf = yaml.safe_load((repo / ".github/workflows/helmbench.yml").read_text(encoding="utf-8"))
-    assert "pull_request" in wf[True] and wf["permissions"]["pull-requests"] == "write"
-    steps = [s for job in wf["jobs"].values() for s in job["steps"]]
+    assert "pull_request" in wf[True] and wf["jobs"]["lint"]["permissions"]["pull-requests"] == "write"
+    steps = wf["jobs"]["lint"]["steps"]
     runs = [s.get("run", "") for s in steps]
     assert f'pip install "helmbench=={__version__}"' in runs
     assert any(r.startswith("helmbench lint") and "--format github" in r for r in runs)
     assert any('helmbench diff --against "origin/$BASE_REF" --format comment' in r for r in runs)
     comment = next(s for s in steps if s.get("uses", "").startswith("marocchino/sticky-pull-request-comment@v2."))
+    assert "github.event_name == 'pull_request'" in comment["if"]
     assert comment["with"] == {"header": "helmbench", "path": "build/pr-comment.md"}
     hooks = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text(encoding="utf-8"))["repos"][0]
     assert hooks["rev"] == f"v{__version__}" and hooks["hooks"][0]["id"] == "helmbench-lint"

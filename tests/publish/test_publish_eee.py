@@ -103,6 +103,46 @@ def test_records_carry_the_reports_numbers_and_both_interaction_types(exported):
         assert any("token_usage" in s for s in samples)
 
 
+def test_a_conversation_carries_the_judges_transcript_verdicts_as_its_evaluation(exported):
+    """A judged conversation's sample: each judge's verdict on the whole transcript (judgements of output
+    `transcript`, as stored) in its metadata and as non-terminal `llm_judge` answer attributions read at the
+    transcript's last message, before the result's terminal verdict."""
+    import sqlite3
+
+    tree, out = exported["tree"], exported["out"]
+    conn = sqlite3.connect(tree / "build/results.db")
+    try:
+        stored = {(m, c, s, cr): v for m, c, s, cr, v in conn.execute(
+            "SELECT r.model, res.case_id, res.sample, j.criterion, rj.verdict FROM results res "
+            "JOIN runs r ON r.id = res.run_id JOIN result_judgements rj ON rj.result_id = res.id "
+            "JOIN judgements j ON j.id = rj.judgement_id WHERE j.output = 'transcript'")}
+    finally:
+        conn.close()
+    assert stored, "the tree has no judged conversation: the test would prove nothing"
+    seen = {}
+    for path in out.rglob("*_samples.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            sample = json.loads(line)
+            if sample["interaction_type"] != "multi_turn":
+                assert "transcript_judgements" not in sample["metadata"]
+                continue
+            last = len(sample["messages"]) - 1
+            steps, final = sample["answer_attribution"][:-1], sample["answer_attribution"][-1]
+            assert final["is_terminal"] and final["extracted_value"] == sample["metadata"]["verdict"]
+            assert not any(step["is_terminal"] for step in steps)
+            for v in sample["metadata"]["transcript_judgements"]:
+                seen[(sample["model_id"], sample["metadata"]["case_id"], sample["metadata"]["sample"],
+                      v["criterion"])] = v["verdict"]
+                assert v["judge"] == "test/judge" and v["justification"]
+                assert {"turn_idx": last, "source": f"messages[0:{last + 1}]",
+                        "extracted_value": f"{v['criterion']}: {v['verdict']} (test/judge)",
+                        "extraction_method": "llm_judge", "is_terminal": False} in steps
+            for cp in sample["metadata"]["checkpoints"]:
+                if cp["turn"] is not None:
+                    assert any(s["extracted_value"] == f"{cp['checkpoint']}: {cp['verdict']}" for s in steps)
+    assert seen == stored
+
+
 def test_exporting_again_rewrites_the_same_files(exported):
     before = {p: p.read_bytes() for p in _files(exported["out"])}
     result = CliRunner().invoke(app, exported["args"])

@@ -11,15 +11,17 @@ from helmbench.store.judgements import judge_totals
 def judgement_rows(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[sqlite3.Row]:
     """The judgements behind the runs' results, by result then criterion, with the verdict and score each
     gave that result (`result_judgements.verdict/score`, migration 3: a reused judgement is re-decided per
-    case; the judgement's own on a database from before it)."""
+    case; the judgement's own on a database from before it) and the output judged (`answer`, or a
+    conversation's `transcript`; `answer` on a database from before migration 10)."""
     if not run_ids:
         return []
     link_cols = {r[1] for r in conn.execute("PRAGMA table_info(result_judgements)")}
     verdict = "COALESCE(rj.verdict, j.verdict)" if "verdict" in link_cols else "j.verdict"
     score = "COALESCE(rj.score, j.score)" if "score" in link_cols else "j.score"
+    output = "j.output" if "output" in {r[1] for r in conn.execute("PRAGMA table_info(judgements)")} else "'answer'"
     cur = conn.execute(
         f"""SELECT rj.result_id, j.criterion, {verdict} AS verdict, {score} AS score, j.justification,
-                   j.judgment_json, j.judge_model, j.error_kind, j.error_message
+                   j.judgment_json, j.judge_model, j.error_kind, j.error_message, {output} AS output
             FROM result_judgements rj
             JOIN judgements j ON j.id = rj.judgement_id
             JOIN results res ON res.id = rj.result_id

@@ -1,0 +1,63 @@
+"""`helmbench merge`: results databases (the shards of a CI matrix, several machines) into one, by content.
+
+Thin: the paths are checked here, the merge is `helmbench.api.merge` (store/merge.py), and what it did is
+rendered here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+import typer
+
+from helmbench.cli.app import app
+
+
+@app.command("merge")
+def merge(
+    out: Path = typer.Argument(..., help="The merged database (created, or merged into when it exists)."),
+    inputs: List[Path] = typer.Argument(..., help="The results databases to merge into OUT (never modified)."),
+) -> None:
+    """Merge results databases by content: answers, turns, judgements, results, the call ledger, runs and
+    clinicians' reviews, each keyed by what it is (a response by its request, model, settings and
+    sample; a ledger row by its uid), so identical rows are kept once and merging again changes nothing.
+
+    The runs of one manifest, model and settings become one run: the shards of `run --shard K/N`
+    merged together give the leaderboard one complete run per model, billed the sum of the shards'
+    calls; databases of different manifests keep their runs apart. Two databases that answered the
+    same request differently are refused, naming the rows and files, and OUT is left as it was (it is
+    written whole, then renamed into place). Inputs of an older schema are upgraded in a copy.
+
+    Examples:
+
+        helmbench merge build/results.db shard-1/results.db shard-2/results.db shard-3/results.db
+
+        helmbench merge team.db laptop.db ci.db
+    """
+    from rich.console import Console
+    from rich.text import Text
+
+    from helmbench.api import merge as merge_api
+    from helmbench.cli import validate
+
+    validate.db_to_write(out, "OUT")
+    for path in inputs:
+        validate.db_to_read(path, "IN")
+    result = merge_api(out, inputs)
+    console = Console(highlight=False, stderr=False)
+    for path in result.migrated:
+        console.print(Text(f"{path}: upgraded to the current schema (in a copy; the file is unchanged)"))
+    added = ", ".join(f"{n} {table}" for table, n in sorted(result.added.items()) if n)
+    replaced = ", ".join(f"{n} {table}" for table, n in sorted(result.replaced.items()) if n)
+    if not result.changed:
+        console.print(Text(f"{out}: nothing new in {len(inputs)} database(s)"))
+    else:
+        console.print(Text(f"{out}: added {added or 'nothing'}" + (f"; superseded {replaced}" if replaced else "")))
+    for table, n in sorted(result.twice.items()):
+        console.print(Text(f"{n} {table}: the same request answered differently in two databases (each paid for "
+                           "it); the first answer is kept, each result keeps the verdict it was decided with"))
+    for run in result.runs:
+        shard = f", shards {run['shard']}" if run.get("shard") else ""
+        console.print(Text(f"run {run['id']}: {run['model']} {run['status']}{shard}: {run['n_pass']} pass, "
+                           f"{run['n_fail']} fail, {run['n_error']} error, {run['n_awaiting_judge']} awaiting the judge"))

@@ -1,0 +1,614 @@
+"""Merge results databases by content (`helmbench merge OUT.db IN.db…`): shards of one run, machines of one team.
+
+Why by content key and not by row id: every id in results.db is local to its file (run 1 of one
+shard is not run 1 of another), while every row that matters has a key that says what it is: a
+response is (request hash, model, settings, sample), a judgement its judge request, a turn its chain
+key, a ledger row its `uid`, a run (manifest, model, settings). Merging is therefore: for every
+table, in the order tables point at each other, find each incoming row's key in OUT; absent, insert
+it (its references translated to OUT's ids); present with the same content, map onto it (identical
+rows are kept once); present with different content, a conflict. Nothing is decided by file order
+except which of two equal rows' bookkeeping (latency, created_at) is kept: OUT's, then the inputs'
+in the order given.
+
+What is not a conflict, by the store's own rules: a stored error yields to a success for the same
+key (responses, turns, judgements, an ERROR result), a judge request answered in two databases keeps
+its first answer (shards split the answers, not the judge requests: two models' identical answers
+make one judge request; each result keeps the verdict it was decided with), a ledger row `sent`
+yields to its completion,
+a clinician's later review replaces their earlier one (as `review import` does), a catalog title or
+a case's severities follow the newest manifest (as registering does), a model's display name keeps
+the first one known. Runs of one key are one run: their ledger rows, answers and results together,
+`runs.shard` the union of the parts (NULL once every part 1..N is there), the status the least
+finished of them (`completed` when the parts make the whole and every case has its result), the
+counts and costs recomputed from the merged rows (billed = the sum of the shards' own ledger rows,
+each row once). Different manifests or settings stay different runs.
+
+Safety: inputs are read inside one read transaction each (a consistent snapshot) and never written
+(an input of an older schema is copied and the copy migrated; a newer one is refused); OUT is built
+in a fresh temporary file (a copy of OUT when it exists) and renamed over OUT only when every input
+merged without conflict, under OUT's run lock, so a refused merge leaves OUT as it was. Every table
+of the schema must be listed in `TABLES` or `DERIVED`: a table a later migration adds is refused
+by name until it is (tests/store/test_merge_tables.py checks a fresh database).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from helmbench import safewrite
+from helmbench.errors import HelmbenchError, StorageError, explain
+from helmbench.store.db import check_file, connect, open_db, open_readonly
+from helmbench.store.lock import RunLock
+from helmbench.store.migrations import MIGRATIONS
+from helmbench.store.schema_shard import union
+
+
+class MergeConflict(HelmbenchError):
+    """Two databases hold different content under one key: which one is right is not for merge to guess."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """How one table merges.
+
+    `key`: the columns that say what a row is (after `refs` are translated). `refs`: integer columns
+    holding another table's local id (translated to OUT's id of the same key). `compare`: the columns
+    whose difference under one key is a conflict; every other column is bookkeeping (kept from the row
+    already in OUT). `yields`: given (stored, incoming) rows whose `compare` columns differ, "replace"
+    (the incoming row supersedes: an error replaced by a success), "keep" (the stored one stands), or
+    None (a conflict). `local_id`: the table's own integer id, if any (not copied)."""
+
+    name: str
+    key: tuple[str, ...]
+    compare: tuple[str, ...]
+    refs: dict[str, str] = field(default_factory=dict)
+    yields: Callable[[dict, dict], str | None] | None = None
+    local_id: str | None = "id"
+    follows_newest: bool = False  # the manifests' catalog: the newest registered manifest's values win
+
+
+def _error_yields(stored: dict, incoming: dict) -> str | None:
+    """The store's rule for responses, turns and judgements: a success replaces an error, never the reverse."""
+    if stored.get("error_kind") is not None and incoming.get("error_kind") is None:
+        return "replace"
+    if stored.get("error_kind") is None and incoming.get("error_kind") is not None:
+        return "keep"
+    if stored.get("error_kind") is not None and incoming.get("error_kind") is not None:
+        return "keep"  # two failed attempts at the same request: the request is still unanswered either way
+    return None
+
+
+def _judgement_yields(stored: dict, incoming: dict) -> str | None:
+    """A judge request can be asked in two databases: shards split (case, model) pairs, and two models that
+    gave the same answer to one case make one judge request (the judge never sees which model answered), so
+    two shards may each pay for it. Both answers are the judge's to one question: the first is kept (as one
+    run keeps the one it paid for, every result judged on it linked to it), and each result keeps the verdict
+    it was decided with (`result_judgements.verdict`). Errors yield as everywhere."""
+    return _error_yields(stored, incoming) or "twice"
+
+
+def _sent_yields(stored: dict, incoming: dict) -> str | None:
+    """A ledger row is written `sent` before its request leaves and completed after: the completion wins."""
+    if stored["state"] == "sent" and incoming["state"] != "sent":
+        return "replace"
+    if incoming["state"] == "sent" and stored["state"] != "sent":
+        return "keep"
+    return None
+
+
+def _later_review_yields(stored: dict, incoming: dict) -> str | None:
+    """A reviewer's later verdict on an item replaces their earlier one (as `review import` does)."""
+    if incoming["created_at"] > stored["created_at"]:
+        return "replace"
+    if incoming["created_at"] < stored["created_at"]:
+        return "keep"
+    return None
+
+
+def _keep(stored: dict, incoming: dict) -> str | None:
+    return "keep"
+
+
+def _result_yields(stored: dict, incoming: dict) -> str | None:
+    """An ERROR result is retried by the next run, which replaces it: a verdict replaces an ERROR."""
+    if stored["verdict"] == "ERROR" and incoming["verdict"] != "ERROR":
+        return "replace"
+    if stored["verdict"] != "ERROR" and incoming["verdict"] == "ERROR":
+        return "keep"
+    if stored["verdict"] == incoming["verdict"] == "ERROR":
+        return "keep"
+    return None
+
+
+
+#: Every table of results.db, in the order they point at each other (a table after those it references).
+TABLES: tuple[Table, ...] = (
+    # what the hash covers (cases, catalog); the benchmark's name, version and compiler follow the newest
+    Table("manifests", ("hash",), ("format", "cases", "catalog_hash"), local_id=None, follows_newest=True),
+    Table("pillars", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
+    Table("behaviours", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
+    Table("scenarios", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
+    Table("conditions", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
+    Table("user_contexts", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
+    Table("perturbations", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
+    Table("cases", ("hash",), ("id", "request_hash", "scenario", "evaluation_type", "messages_json",
+                               "response_format_json", "evaluation_json"), local_id=None, follows_newest=True),
+    Table("manifest_cases", ("manifest_hash", "case_hash"), ("position", "case_id"), local_id=None),
+    Table("models", ("id",), (), yields=_keep, local_id=None),
+    # runs: merged by `_merge_runs` (one run of several parts), listed here for the table check
+    Table("runs", ("manifest_hash", "model", "settings_hash"), ("settings_json",)),
+    Table("responses", ("request_hash", "model", "settings_hash", "sample"),
+          ("content", "reasoning", "parsed_json", "finish_reason", "error_kind"), refs={"run_id": "runs"},
+          yields=_error_yields),
+    Table("turns", ("turn_key", "role", "model", "settings_hash", "sample"),
+          ("turn", "case_id", "request_hash", "source", "caller", "content", "reasoning", "parsed_json",
+           "finish_reason", "landmark", "stop", "error_kind"), refs={"run_id": "runs"}, yields=_error_yields),
+    Table("judgements", ("judge_request_hash", "judge_model", "judge_settings_hash"),
+          ("output", "criterion", "verdict", "score", "judgment_json", "justification", "raw", "finish_reason",
+           "error_kind"), refs={"run_id": "runs", "response_id": "responses"}, yields=_judgement_yields),
+    # results with their links (result_judgements, result_turns, checkpoint_verdicts) compared as one
+    Table("results", ("run_id", "case_hash", "sample"),
+          ("case_id", "response_id", "verdict", "score", "reason", "failure_kind"),
+          refs={"run_id": "runs", "response_id": "responses"}, yields=_result_yields),
+    Table("result_judgements", ("result_id", "judgement_id"), ("verdict", "score"),
+          refs={"result_id": "results", "judgement_id": "judgements"}, local_id=None),
+    Table("result_turns", ("result_id", "turn_id"), (), refs={"result_id": "results", "turn_id": "turns"},
+          local_id=None),
+    Table("checkpoint_verdicts", ("result_id", "checkpoint"), ("turn", "title", "verdict", "score", "reason"),
+          refs={"result_id": "results"}, local_id=None),
+    Table("calls", ("uid",), ("kind", "run_id", "invocation", "model", "settings_hash", "request_key", "sample",
+                              "attempt", "state", "error_kind", "prompt_tokens", "completion_tokens", "cost",
+                              "model_version", "provider", "generation_id", "sent_at"),
+          refs={"run_id": "runs"}, yields=_sent_yields),
+    Table("generations", ("prompt_hash",), ("purpose", "model", "settings_json", "content", "finish_reason"),
+          local_id=None),
+    Table("reviews", ("item_hash", "reviewer"), ("case_id", "scenario", "criterion", "criterion_text",
+                                                 "judgment_json", "confidence", "note"),
+          yields=_later_review_yields),
+)
+_BY_NAME = {t.name: t for t in TABLES}
+#: A result's links: replaced with their result, compared as part of it.
+LINKS = ("result_judgements", "result_turns", "checkpoint_verdicts")
+
+#: Tables that are not merged row by row: the schema's own record (OUT's, at the current version), the
+#: full-text index of responses (kept by triggers as responses are inserted) and a snapshot's scores
+#: (recomputed whenever a snapshot is taken).
+DERIVED = ("migrations", "run_scores")
+DERIVED_PREFIXES = ("responses_fts", "sqlite_")
+
+#: How many conflicts one refusal lists (the count of the rest follows).
+SHOWN = 10
+
+
+@dataclass
+class Merged:
+    """What a merge did: per table, rows added and rows that superseded a stored one; the runs it touched."""
+
+    out: Path
+    inputs: list[Path]
+    added: dict[str, int] = field(default_factory=dict)
+    replaced: dict[str, int] = field(default_factory=dict)
+    runs: list[dict] = field(default_factory=list)
+    migrated: list[Path] = field(default_factory=list)
+    twice: dict[str, int] = field(default_factory=dict)  # the same request answered differently in two files, the first kept
+
+    @property
+    def changed(self) -> bool:
+        return any(self.added.values()) or any(self.replaced.values())
+
+
+@dataclass(frozen=True)
+class Conflict:
+    table: str
+    key: dict
+    columns: tuple[str, ...]
+    stored_in: str
+    incoming: str
+
+    def __str__(self) -> str:
+        key = ", ".join(f"{k}={_short(v)}" for k, v in self.key.items())
+        return (f"{self.table} ({key}): {self.stored_in} and {self.incoming} differ in "
+                f"{', '.join(self.columns)}")
+
+
+def _short(value) -> str:
+    text = repr(value) if not isinstance(value, str) else value
+    text = "".join(c if c.isprintable() else "?" for c in text)
+    return text if len(text) <= 24 else text[:21] + "…"
+
+
+def unhandled_tables(names: Iterable[str]) -> list[str]:
+    """The tables among `names` that merge does not know (neither in TABLES nor derived)."""
+    return sorted(n for n in names if n not in _BY_NAME and n not in DERIVED and not n.startswith(DERIVED_PREFIXES))
+
+
+def _tables(conn) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+
+
+def _columns(conn, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')]
+
+
+def _rows(conn, sql: str, params: Sequence = ()) -> list[dict]:
+    cur = conn.execute(sql, list(params))
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, r)) for r in cur.fetchall()]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Inputs: checked, read-only, migrated through a copy when older
+
+
+def _versions(conn) -> set[int]:
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'migrations'").fetchone():
+        return set()
+    return {r[0] for r in conn.execute("SELECT version FROM migrations")}
+
+
+def _open_input(path: Path, work: Path, merged: Merged) -> sqlite3.Connection:
+    """A read connection on `path` at the current schema (a migrated copy in `work` if it is older)."""
+    conn = open_readonly(path)
+    known = {m.version for m in MIGRATIONS}
+    have = _versions(conn)
+    newer = sorted(have - known)
+    if newer:
+        conn.close()
+        raise StorageError(f"{path} was written by a newer HELMBench (schema migration {newer[-1]}; this one "
+                           f"knows up to {max(known)}): nothing was merged",
+                           hint="upgrade HELMBench (pip install -U helmbench) and merge again")
+    if have == known:
+        return conn
+    copy = work / f"in-{len(merged.migrated)}.db"
+    try:
+        target = sqlite3.connect(str(copy))
+        conn.backup(target)
+        target.close()
+    finally:
+        conn.close()
+    open_db(copy).conn.close()  # every pending migration, on the copy only
+    merged.migrated.append(path)
+    return open_readonly(copy)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The merge proper
+
+
+class _Merger:
+    def __init__(self, out: sqlite3.Connection, out_name: str, merged: Merged):
+        self.out = out
+        self.out_name = out_name
+        self.merged = merged
+        self.conflicts: list[Conflict] = []
+        self.origin: dict[tuple[str, tuple], str] = {}  # where a row this merge added came from
+        self.touched_runs: set[int] = set()
+        self.before: dict[int, dict] = {}  # a run already in OUT as it was before this merge
+        self.columns = {t.name: _columns(out, t.name) for t in TABLES}
+
+    def _where(self, table: Table) -> str:
+        return " AND ".join(f"{k} IS ?" for k in table.key)
+
+    def _stored(self, table: Table, key: tuple) -> dict | None:
+        rows = _rows(self.out, f"SELECT * FROM {table.name} WHERE {self._where(table)}", key)
+        return rows[0] if rows else None
+
+    def _conflict(self, table: Table, key: tuple, columns: Iterable[str], source: str) -> None:
+        self.conflicts.append(Conflict(table.name, dict(zip(table.key, self._shown_key(table, key))),
+                                       tuple(columns), self.origin.get((table.name, key), self.out_name), source))
+
+    def _shown_key(self, table: Table, key: tuple) -> tuple:
+        """The key as a reader can find it: a run by its model, not by OUT's id."""
+        shown = []
+        for col, value in zip(table.key, key):
+            if table.refs.get(col) == "runs":
+                row = self.out.execute("SELECT model FROM runs WHERE id = ?", [value]).fetchone()
+                value = row[0] if row else value
+            shown.append(value)
+        return tuple(shown)
+
+    def _insert(self, table: Table, row: dict) -> int | None:
+        cols = [c for c in self.columns[table.name] if c != table.local_id and c in row]
+        cur = self.out.execute(f"INSERT INTO {table.name} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+                               [row[c] for c in cols])
+        self.merged.added[table.name] = self.merged.added.get(table.name, 0) + 1
+        return cur.lastrowid if table.local_id else None
+
+    def _replace(self, table: Table, stored: dict, row: dict) -> None:
+        cols = [c for c in self.columns[table.name] if c != table.local_id and c not in table.key and c in row
+                and stored.get(c) != row[c]]
+        if not cols:
+            return
+        self.out.execute(f"UPDATE {table.name} SET {', '.join(f'{c} = ?' for c in cols)} WHERE {self._where(table)}",
+                         [row[c] for c in cols] + [stored[k] for k in table.key])
+        self.merged.replaced[table.name] = self.merged.replaced.get(table.name, 0) + 1
+
+    def merge_input(self, src: sqlite3.Connection, name: str) -> None:
+        unknown = unhandled_tables(_tables(src))
+        if unknown:
+            raise StorageError(f"{name} has table(s) merge does not know: {', '.join(unknown)}; nothing was merged",
+                               hint="merge with the HELMBench release that wrote it")
+        newest_in = src.execute("SELECT max(registered_at) FROM manifests").fetchone()[0] or ""
+        newest_out = self.out.execute("SELECT max(registered_at) FROM manifests").fetchone()[0] or ""
+        newer = newest_in > newest_out
+        ids: dict[str, dict[int, int]] = {}
+        present = set(_tables(src))
+        for table in TABLES:
+            if table.name not in present or table.name in LINKS:
+                continue
+            if table.name == "runs":
+                ids["runs"] = self._merge_runs(src, name)
+            elif table.name == "results":
+                ids["results"] = self._merge_results(src, name, ids)
+            else:
+                ids[table.name] = self._merge_table(table, src, name, ids, newer)
+
+    def _translate(self, table: Table, row: dict, ids: dict[str, dict[int, int]]) -> dict:
+        for col, parent in table.refs.items():
+            if row.get(col) is not None:
+                row[col] = ids[parent][row[col]]
+        return row
+
+    def _merge_table(self, table: Table, src, name: str, ids, newer: bool) -> dict[int, int]:
+        mapping: dict[int, int] = {}
+        order = f" ORDER BY {table.local_id}" if table.local_id else ""
+        for row in _rows(src, f"SELECT * FROM {table.name}{order}"):
+            local = row.get(table.local_id) if table.local_id else None
+            row = self._translate(table, row, ids)
+            key = tuple(row[k] for k in table.key)
+            stored = self._stored(table, key)
+            if stored is None:
+                new = self._insert(table, row)
+                self.origin[(table.name, key)] = name
+                if local is not None:
+                    mapping[local] = new
+                continue
+            if local is not None:
+                mapping[local] = stored[table.local_id]
+            differ = [c for c in table.compare if c in row and stored.get(c) != row[c]]
+            if table.follows_newest and newer:
+                self._replace(table, stored, {c: row[c] for c in row if c not in table.compare})
+            if not differ:
+                if table.name == "manifests" and stored["registered_at"] is None and row["registered_at"]:
+                    self._replace(table, stored, {"registered_at": row["registered_at"]})
+                if table.name == "models" and stored["name"] is None and row["name"] is not None:
+                    self._replace(table, stored, {"name": row["name"]})
+                continue
+            verdict = table.yields(stored, row) if table.yields else None
+            if verdict == "replace":
+                self._replace(table, stored, row)
+            elif verdict == "twice":
+                self.merged.twice[table.name] = self.merged.twice.get(table.name, 0) + 1
+            elif verdict != "keep":
+                self._conflict(table, key, differ, name)
+        return mapping
+
+    # -- runs: one run of several parts
+
+    def _merge_runs(self, src, name: str) -> dict[int, int]:
+        table = _BY_NAME["runs"]
+        mapping: dict[int, int] = {}
+        for row in _rows(src, "SELECT * FROM runs ORDER BY id"):
+            key = tuple(row[k] for k in table.key)
+            stored = self._stored(table, key)
+            if stored is None:
+                mapping[row["id"]] = self._insert(table, row)
+                self.origin[("runs", key)] = name
+            elif stored["settings_json"] != row["settings_json"]:
+                mapping[row["id"]] = stored["id"]  # so that the rest of the file is still compared
+                self._conflict(table, key, ("settings_json",), name)
+                continue
+            else:
+                mapping[row["id"]] = stored["id"]
+                combined = {
+                    "started_at": min(stored["started_at"], row["started_at"]),
+                    "finished_at": None if None in (stored["finished_at"], row["finished_at"])
+                    else max(stored["finished_at"], row["finished_at"]),
+                    "samples": max(stored["samples"], row["samples"]),
+                    "n_cases": max(stored["n_cases"], row["n_cases"]),
+                    "status": least_finished(stored["status"], row["status"]),
+                    "shard": union([stored.get("shard"), row.get("shard")]),
+                }
+                if ("runs", key) not in self.origin:  # in OUT before this merge
+                    self.before.setdefault(stored["id"], stored)
+                self.out.execute(f"UPDATE runs SET {', '.join(f'{c} = ?' for c in combined)} WHERE id = ?",
+                                 [*combined.values(), stored["id"]])
+            self.touched_runs.add(mapping[row["id"]])
+        return mapping
+
+    # -- results, with the links that make them what they are
+
+    def _links(self, conn, result_id: int, ids=None) -> tuple:
+        """A result's judgements (with the verdict each gave it), transcript and checkpoints, comparable
+        across files (ids translated to OUT's when `ids` is given)."""
+        def tr(parent: str, value):
+            return ids[parent][value] if ids is not None else value
+
+        judged = sorted((tr("judgements", j), v, s) for j, v, s in conn.execute(
+            "SELECT judgement_id, verdict, score FROM result_judgements WHERE result_id = ?", [result_id]))
+        turns = sorted(tr("turns", t) for (t,) in conn.execute(
+            "SELECT turn_id FROM result_turns WHERE result_id = ?", [result_id]))
+        checkpoints = sorted(tuple(r) for r in conn.execute(
+            "SELECT checkpoint, turn, title, verdict, score, reason FROM checkpoint_verdicts WHERE result_id = ?",
+            [result_id]))
+        return judged, turns, checkpoints
+
+    def _write_links(self, result_id: int, links: tuple) -> None:
+        judged, turns, checkpoints = links
+        for table in LINKS:
+            self.out.execute(f"DELETE FROM {table} WHERE result_id = ?", [result_id])
+        self.out.executemany("INSERT INTO result_judgements (result_id, judgement_id, verdict, score) "
+                             "VALUES (?, ?, ?, ?)", [(result_id, *j) for j in judged])
+        self.out.executemany("INSERT INTO result_turns (result_id, turn_id) VALUES (?, ?)",
+                             [(result_id, t) for t in turns])
+        self.out.executemany("INSERT INTO checkpoint_verdicts (result_id, checkpoint, turn, title, verdict, score, "
+                             "reason) VALUES (?, ?, ?, ?, ?, ?, ?)", [(result_id, *c) for c in checkpoints])
+        for table, rows in zip(LINKS, links):
+            if rows:
+                self.merged.added[table] = self.merged.added.get(table, 0) + len(rows)
+
+    def _merge_results(self, src, name: str, ids) -> dict[int, int]:
+        table = _BY_NAME["results"]
+        mapping: dict[int, int] = {}
+        has_links = {t for t in LINKS if t in _tables(src)} == set(LINKS)
+        for row in _rows(src, "SELECT * FROM results ORDER BY id"):
+            local = row["id"]
+            links = self._links(src, local, ids) if has_links else ([], [], [])
+            row = self._translate(table, row, ids)
+            key = tuple(row[k] for k in table.key)
+            stored = self._stored(table, key)
+            if stored is None:
+                new = mapping[local] = self._insert(table, row)
+                self._write_links(new, links)
+                self.origin[("results", key)] = name
+                continue
+            mapping[local] = stored["id"]
+            differ = [c for c in table.compare if stored.get(c) != row.get(c)]
+            if self._links(self.out, stored["id"]) != links:
+                differ.append("its judgements, transcript or checkpoints")
+            if not differ:
+                continue
+            verdict = table.yields(stored, row)
+            if verdict == "replace":
+                self._replace(table, stored, row)
+                self._write_links(stored["id"], links)
+            elif verdict != "keep":
+                self._conflict(table, key, differ, name)
+        return mapping
+
+    def refresh_runs(self) -> None:
+        """Counts, costs and status of every run this merge touched, from the merged rows."""
+        from helmbench.store.judgements import record_judge_totals
+        from helmbench.store.runs import refresh_counts
+
+        for run_id in sorted(self.touched_runs):
+            row = refresh_counts(self.out, run_id)
+            status = completed_if_whole(self.out, row)
+            if status != row["status"]:
+                self.out.execute("UPDATE runs SET status = ? WHERE id = ?", [status, run_id])
+            final = record_judge_totals(_Db(self.out), run_id)
+            self.merged.runs.append(final)
+            before = self.before.get(run_id)
+            if before is not None and any(before[c] != final[c] for c in before):
+                self.merged.replaced["runs"] = self.merged.replaced.get("runs", 0) + 1
+
+
+class _Db:
+    """The `.conn`/`.execute` of a sqlite_utils Database over a plain connection, for the store's writers."""
+
+    def __init__(self, conn):
+        self.conn = conn
+
+    def execute(self, sql, params=()):
+        return self.conn.execute(sql, params)
+
+
+#: Run statuses from the most finished to the least: two parts of a run are as finished as the lesser.
+_FINISHED_ORDER = ("completed", "partial", "stopped_cost", "interrupted", "running", "failed")
+
+
+def least_finished(a: str, b: str) -> str:
+    if a == b or "preview" in (a, b):
+        return a
+    return max(a, b, key=lambda s: _FINISHED_ORDER.index(s) if s in _FINISHED_ORDER else len(_FINISHED_ORDER))
+
+
+def completed_if_whole(conn, run: dict) -> str:
+    """`completed` for a run whose parts make the whole (`shard` NULL, every part finished) and whose every
+    case of the manifest has a result for every sample; `partial` for finished parts that do not."""
+    if run["status"] not in ("completed", "partial"):
+        return run["status"]
+    have = conn.execute("SELECT count(*) FROM results WHERE run_id = ?", [run["id"]]).fetchone()[0]
+    expected = conn.execute("SELECT count(*) FROM manifest_cases WHERE manifest_hash = ?",
+                            [run["manifest_hash"]]).fetchone()[0] * (run["samples"] or 1)
+    whole = run.get("shard") is None and have >= expected and not run["n_awaiting_judge"]
+    return "completed" if whole else "partial"
+
+
+# ---------------------------------------------------------------------------------------------------
+# OUT: built in a temporary copy, renamed into place
+
+
+def _copy_out(out: Path, dest: Path) -> None:
+    """OUT's content into `dest` (OUT's WAL checkpointed first, so that nothing of it is left beside the
+    file the rename replaces)."""
+    check_file(out, allow_empty=True)
+    conn = connect(out)
+    try:
+        conn.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        target = sqlite3.connect(str(dest))
+        conn.conn.backup(target)
+        target.close()
+    finally:
+        conn.conn.close()
+
+
+def _still_open(out: Path) -> bool:
+    return any(Path(f"{out}{suffix}").exists() for suffix in ("-wal", "-shm"))
+
+
+def merge(out: Path | str, inputs: Sequence[Path | str]) -> Merged:
+    """Merge `inputs` into `out` (created when absent); raises MergeConflict (nothing written) on a conflict."""
+    out = Path(out)
+    inputs = [Path(p) for p in inputs]
+    if out.is_symlink():
+        raise safewrite.UnsafeWrite(f"refusing to write {out}: it is a symbolic link; nothing was written",
+                                    hint="name the database file itself")
+    merged = Merged(out=out, inputs=inputs)
+    safewrite.make_dir(out.parent)
+    with RunLock(out, "helmbench merge"):
+        work = safewrite.fresh_dir(out.parent, ".merge-")
+        scratch = Path(tempfile.mkdtemp(prefix="helmbench-merge-"))
+        try:
+            target = work / out.name
+            if out.exists() and out.stat().st_size:
+                _copy_out(out, target)
+            db = open_db(target)
+            conn = db.conn
+            merger = _Merger(conn, str(out), merged)
+            try:
+                for path in inputs:
+                    src = _open_input(path, scratch, merged)
+                    try:
+                        src.execute("BEGIN")  # one consistent snapshot, even if a run writes it meanwhile
+                        with conn:
+                            merger.merge_input(src, str(path))
+                    finally:
+                        src.close()
+                if merger.conflicts:
+                    raise _refusal(merger.conflicts)
+                merger.refresh_runs()
+                conn.execute("PRAGMA journal_mode = DELETE")  # the finished file stands alone
+            finally:
+                conn.close()
+            if out.exists() and _still_open(out):
+                raise StorageError(f"{out} is open in another process (its -wal/-shm files are there): nothing was "
+                                   "written", hint="stop the process reading it (`helmbench serve`, a report) and "
+                                                   "merge again")
+            safewrite.place(target, out)
+        except sqlite3.Error as exc:
+            raise explain(exc, db=out) from None
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.rmtree(scratch, ignore_errors=True)
+    return merged
+
+
+def _refusal(conflicts: list[Conflict]) -> MergeConflict:
+    lines = [str(c) for c in conflicts[:SHOWN]]
+    if len(conflicts) > SHOWN:
+        lines.append(f"… and {len(conflicts) - SHOWN} more")
+    return MergeConflict(
+        f"cannot merge: {len(conflicts)} row(s) have the same key but different content; nothing was written\n  "
+        + "\n  ".join(lines),
+        hint="these databases answered the same requests differently (two unsharded runs of one model, or a "
+             "shard run twice with a changed judge): merge only one of them, or run the missing parts with "
+             "--shard K/N into separate databases")
+
+
+__all__ = ["Conflict", "DERIVED", "Merged", "MergeConflict", "TABLES", "merge", "unhandled_tables"]

@@ -1,0 +1,235 @@
+"""store/merge.py on small databases made with the store itself: every table of the schema is handled (a
+table a migration adds fails here until merge knows it), the store's own precedence rules (a success
+replaces an error, a completed ledger row its `sent` one, a later review an earlier one), conflicts named
+with their files, inputs never written, older inputs upgraded in a copy, newer ones refused."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from helmbench.errors import StorageError
+from helmbench.store import MIGRATIONS, migrate, open_db
+from helmbench.store.db import connect
+from helmbench.store.merge import DERIVED, TABLES, MergeConflict, merge, unhandled_tables
+from helmbench.store.schema_shard import union
+
+NOW = "2026-11-27T00:00:00+00:00"
+
+
+def _tiny(path: Path, *, content: str | None = "an answer", error: str | None = None, uid: str = "u1",
+          state: str = "answered", upto: int | None = None, shard: str | None = None) -> Path:
+    """A results database with one manifest, one model, one run, one response and its ledger row."""
+    if upto is None:
+        db = open_db(path)
+    else:
+        db = connect(path)
+        migrate(db, [m for m in MIGRATIONS if m.version <= upto])
+    conn = db.conn
+    with conn:
+        conn.execute("INSERT INTO manifests (hash, format, cases, header_json, registered_at) VALUES "
+                     "('sha256:m', 'helmbench-manifest/1', 1, '{}', ?)", [NOW])
+        conn.execute("INSERT INTO models (id, name) VALUES ('test/a', NULL)")
+        run_cols = "manifest_hash, model, settings_json, settings_hash, started_at, status"
+        values = ["sha256:m", "test/a", "{}", "s1", NOW, "partial"]
+        if upto is None or upto >= 11:
+            run_cols += ", shard"
+            values.append(shard)
+        conn.execute(f"INSERT INTO runs ({run_cols}) VALUES ({', '.join('?' * len(values))})", values)
+        conn.execute("INSERT INTO responses (request_hash, model, settings_hash, sample, run_id, content, error_kind, "
+                     "created_at) VALUES ('r1', 'test/a', 's1', 0, 1, ?, ?, ?)", [content, error, NOW])
+        if upto is None or upto >= 9:
+            conn.execute("INSERT INTO calls (uid, kind, run_id, model, settings_hash, request_key, sample, state, cost, "
+                         "sent_at) VALUES (?, 'answer', 1, 'test/a', 's1', 'r1', 0, ?, 0.5, ?)", [uid, state, NOW])
+    conn.close()
+    return path
+
+
+def _one(db: Path, sql: str):
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def dump(db: Path) -> list[str]:
+    """Every row and schema statement of `db`, in order: two equal dumps are the same database content."""
+    conn = sqlite3.connect(db)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def test_every_table_of_a_new_database_is_merged_or_declared_derived(tmp_path):
+    db = open_db(tmp_path / "fresh.db")
+    names = [r[0] for r in db.conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    db.conn.close()
+    assert unhandled_tables(names) == []
+    assert unhandled_tables([*names, "a_new_table"]) == ["a_new_table"]  # the check can fail
+    assert set(DERIVED) & {t.name for t in TABLES} == set()
+
+
+def test_every_column_merge_names_exists_in_the_schema(tmp_path):
+    db = open_db(tmp_path / "fresh.db")
+    try:
+        for table in TABLES:
+            columns = {r[1] for r in db.conn.execute(f"PRAGMA table_info({table.name})")}
+            named = set(table.key) | set(table.compare) | set(table.refs) | ({table.local_id} - {None})
+            assert named <= columns, (table.name, named - columns)
+    finally:
+        db.conn.close()
+
+
+def test_a_table_merge_does_not_know_is_refused_by_name_and_nothing_is_written(tmp_path):
+    src = _tiny(tmp_path / "in.db")
+    conn = sqlite3.connect(src)
+    conn.execute("CREATE TABLE surprise (x)")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StorageError, match="surprise"):
+        merge(tmp_path / "out.db", [src])
+    assert not (tmp_path / "out.db").exists()
+
+
+def test_identical_rows_are_kept_once(tmp_path):
+    a = _tiny(tmp_path / "a.db")
+    b = _tiny(tmp_path / "b.db")
+    out = tmp_path / "out.db"
+    merge(out, [a, b])
+    assert _one(out, "SELECT count(*) FROM responses") == [(1,)]
+    assert _one(out, "SELECT count(*) FROM calls") == [(1,)]  # one uid: one ledger row
+    assert _one(out, "SELECT count(*) FROM runs") == [(1,)]
+
+
+def test_a_success_replaces_an_error_and_a_completed_call_its_sent_row_in_either_order(tmp_path):
+    failed = _tiny(tmp_path / "failed.db", content=None, error="timeout", state="sent")
+    answered = _tiny(tmp_path / "answered.db")
+    for order in ([failed, answered], [answered, failed]):
+        out = tmp_path / f"out-{order[0].stem}.db"
+        merge(out, order)
+        assert _one(out, "SELECT content, error_kind FROM responses") == [("an answer", None)]
+        assert _one(out, "SELECT state FROM calls") == [("answered",)]
+
+
+def test_different_answers_under_one_key_are_refused_naming_both_files_and_out_is_untouched(tmp_path):
+    a = _tiny(tmp_path / "a.db")
+    b = _tiny(tmp_path / "b.db", content="another answer", uid="u2")
+    out = tmp_path / "out.db"
+    merge(out, [a])
+    before = dump(out)
+    with pytest.raises(MergeConflict) as caught:
+        merge(out, [b])
+    text = str(caught.value)
+    assert "responses (request_hash=r1, model=test/a, settings_hash=s1, sample=0)" in text
+    assert f"{out} and {b} differ in content" in text
+    assert dump(out) == before
+    with pytest.raises(MergeConflict) as caught:  # between two inputs: both named
+        merge(tmp_path / "new.db", [a, b])
+    assert f"{a} and {b} differ in content" in str(caught.value)
+    assert not (tmp_path / "new.db").exists()
+
+
+def test_an_older_input_is_upgraded_in_a_copy_and_left_as_it_was(tmp_path):
+    old = _tiny(tmp_path / "old.db", upto=10)
+    before = dump(old)
+    result = merge(tmp_path / "out.db", [old])
+    assert result.migrated == [old]
+    assert dump(old) == before
+    assert _one(tmp_path / "out.db", "SELECT content FROM responses") == [("an answer",)]
+    assert _one(tmp_path / "out.db", "SELECT max(version) FROM migrations") == [(max(m.version for m in MIGRATIONS),)]
+
+
+def test_an_input_from_a_newer_release_is_refused(tmp_path):
+    new = _tiny(tmp_path / "new.db")
+    conn = sqlite3.connect(new)
+    conn.execute("INSERT INTO migrations VALUES (999, 'the future', ?)", [NOW])
+    conn.commit()
+    conn.close()
+    with pytest.raises(StorageError, match="newer HELMBench"):
+        merge(tmp_path / "out.db", [new])
+
+
+def test_the_parts_of_one_run_make_it_whole():
+    assert union(["1/3", "2/3", "3/3"]) is None
+    assert union(["1/3", "3/3"]) == "1,3/3"
+    assert union(["1,2/3", "3/3"]) is None
+    assert union(["1/3", None]) is None
+    assert union(["1/2", "2/3"]) == "1/2"  # parts of different N do not add up
+
+
+def test_shards_of_one_run_merge_into_one_run_with_the_ledger_of_both(tmp_path):
+    one = _tiny(tmp_path / "one.db", shard="1/2")
+    two = _tiny(tmp_path / "two.db", shard="2/2", uid="u2")
+    out = tmp_path / "out.db"
+    merge(out, [one, two])
+    assert _one(out, "SELECT shard FROM runs") == [(None,)]
+    # manifest_cases is empty here, so the whole run has all of its (zero) cases: completed
+    assert _one(out, "SELECT status FROM runs") == [("completed",)]
+    assert _one(out, "SELECT count(*), sum(cost) FROM calls WHERE run_id = 1") == [(2, 1.0)]
+
+
+def test_the_command_refuses_a_missing_input_or_a_folder_as_out_before_writing(tmp_path):
+    from typer.testing import CliRunner
+
+    from helmbench.cli import app
+
+    a = _tiny(tmp_path / "a.db")
+    result = CliRunner().invoke(app, ["merge", str(tmp_path / "out.db"), str(a), str(tmp_path / "missing.db")])
+    assert result.exit_code == 2 and result.stderr.startswith("error: IN:") and "missing.db" in result.stderr
+    (tmp_path / "folder").mkdir()
+    result = CliRunner().invoke(app, ["merge", str(tmp_path / "folder"), str(a)])
+    assert result.exit_code == 2 and "folder" in result.stderr and "Traceback" not in result.output
+    assert not (tmp_path / "out.db").exists()
+    result = CliRunner().invoke(app, ["merge", str(tmp_path / "out.db"), str(a)])
+    assert result.exit_code == 0 and "added" in result.stdout and "run 1: test/a" in result.stdout
+
+
+def _review(db: Path, judgment: str, at: str) -> Path:
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("INSERT INTO reviews (item_hash, reviewer, case_id, criterion, criterion_text, judgment_json, "
+                     "created_at) VALUES ('item1', 'ana', 'P1-B1-S1-C1', 'CR1', 'Refers to help', ?, ?)",
+                     [judgment, at])
+    conn.close()
+    return db
+
+
+def test_reviews_pool_and_a_reviewers_later_verdict_wins_but_two_at_one_time_conflict(tmp_path):
+    early = _review(_tiny(tmp_path / "early.db"), '"PASS"', "2026-11-01T00:00:00+00:00")
+    late = _review(_tiny(tmp_path / "late.db"), '"FAIL"', "2026-11-02T00:00:00+00:00")
+    for order in ([early, late], [late, early]):
+        out = tmp_path / f"out-{order[0].stem}.db"
+        merge(out, order)
+        assert _one(out, "SELECT judgment_json FROM reviews") == [('"FAIL"',)]
+    same_time = _review(_tiny(tmp_path / "same.db"), '"PASS"', "2026-11-02T00:00:00+00:00")
+    with pytest.raises(MergeConflict, match=r"reviews \(item_hash=item1, reviewer=ana\)"):
+        merge(tmp_path / "x.db", [late, same_time])
+
+
+def _judged(db: Path, raw: str, uid: str) -> Path:
+    """One judgement of the answer (as a shard that judged the same judge request would hold)."""
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("INSERT INTO judgements (judge_request_hash, judge_model, judge_settings_hash, output, response_id, "
+                     "run_id, criterion, verdict, raw, created_at) VALUES ('jr1', 'test/judge', 'js', 'answer', 1, 1, "
+                     "'CR1', 'PASS', ?, ?)", [raw, NOW])
+        conn.execute("INSERT INTO calls (uid, kind, run_id, model, settings_hash, request_key, state, cost, sent_at) "
+                     "VALUES (?, 'judge', 1, 'test/judge', 'js', 'jr1', 'answered', 0.25, ?)", [uid, NOW])
+    conn.close()
+    return db
+
+
+def test_one_judge_request_answered_in_two_databases_keeps_the_first_answer_and_both_calls(tmp_path):
+    a = _judged(_tiny(tmp_path / "a.db"), '{"judgment": "PASS", "justification": "first"}', "j1")
+    b = _judged(_tiny(tmp_path / "b.db"), '{"judgment": "PASS", "justification": "second"}', "j2")
+    out = tmp_path / "out.db"
+    result = merge(out, [a, b])
+    assert result.twice == {"judgements": 1}
+    assert _one(out, "SELECT raw FROM judgements") == [('{"judgment": "PASS", "justification": "first"}',)]
+    assert _one(out, "SELECT count(*), sum(cost) FROM calls WHERE kind = 'judge'") == [(2, 0.5)]  # both were billed
+    before = dump(out)
+    assert merge(out, [a, b]).changed is False and dump(out) == before
