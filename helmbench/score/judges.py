@@ -4,9 +4,10 @@ Why: every judged number rests on the marking model. With an ensemble (models.ym
 as a list) the store already holds what each judge said of each result (`result_judgements`), so
 the leaderboard each judge alone would have given can be recomputed without a single call:
 
-- a judge's own leaderboard: every judged result re-decided from that judge's verdicts only, as
-  the judge step decides a case (all criteria PASS → PASS, score = the criteria's mean score, an
-  error on any criterion → ERROR); results no judge looked at keep their verdict. Deterministic
+- a judge's own leaderboard: every judged result re-decided from that judge's verdicts only, by the
+  judge step's own functions (`run/judge/judge.py`: `combine` per criterion, `aggregate` per case:
+  all criteria PASS → PASS, score = the criteria's mean score, an error on any criterion → ERROR);
+  results no judge looked at keep their verdict. Deterministic
   checks beside judged criteria (`criteria:` results) are not re-applied: their verdicts are not
   stored per criterion, so such a result counts the judge's criteria only;
 - Kendall's τ-b between that board's scores and the ensemble's, over the models ranked on both
@@ -25,6 +26,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from helmbench.run.judge.judge import CriterionVerdict, aggregate, combine
 from helmbench.store import Connection
 from helmbench.store import queries
 
@@ -74,18 +76,27 @@ def kendall_tau_b(x: list[float], y: list[float]) -> float | None:
     return None if tau is None or math.isnan(tau) else float(tau)
 
 
-def _criterion_verdict(row) -> tuple[str, float | None]:
+def criterion_verdict(row) -> CriterionVerdict:
+    """A stored link (its verdict and score for the result) as the judge step's `CriterionVerdict`: an error,
+    or a verdict other than PASS/FAIL, is an ERROR; a missing score is the verdict's 1 or 0."""
     if row["error_kind"] or row["verdict"] not in (PASS, FAIL):
-        return ERROR, None
+        return CriterionVerdict(row["criterion"], ERROR, None, error_kind=row["error_kind"] or "no_verdict",
+                                error_message=row["error_message"] or "")
     score = row["score"]
-    return row["verdict"], float(score) if score is not None else (1.0 if row["verdict"] == PASS else 0.0)
+    return CriterionVerdict(row["criterion"], row["verdict"],
+                            float(score) if score is not None else (1.0 if row["verdict"] == PASS else 0.0))
 
 
-def _alone(verdicts: list[tuple[str, float | None]]) -> tuple[str, float | None]:
-    """A case's verdict from one judge's criteria, as the judge step aggregates them."""
-    if not verdicts or any(v == ERROR for v, _ in verdicts):
-        return ERROR, None
-    return (PASS if all(v == PASS for v, _ in verdicts) else FAIL), sum(s for _, s in verdicts) / len(verdicts)
+def redecide(per: dict[str, list], judges: Sequence[str]) -> tuple[str, float | None]:
+    """A result's (verdict, score) from the verdicts of `judges` only (`per`: judge → its link rows), decided
+    by the judge step's own rules: per criterion the judges' `combine` (one judge: its verdict), then the
+    case's `aggregate` (no criterion → ERROR)."""
+    by_criterion: dict[str, list[CriterionVerdict]] = defaultdict(list)
+    for judge in judges:
+        for row in per.get(judge, []):
+            by_criterion[row["criterion"]].append(criterion_verdict(row))
+    outcome = aggregate([combine({"code": c}, verdicts) for c, verdicts in by_criterion.items()])
+    return outcome.verdict, outcome.score
 
 
 def judge_sensitivity(conn: Connection, board: Leaderboard, *, bootstrap: int = 1000, seed: int = 0,
@@ -109,7 +120,7 @@ def judge_sensitivity(conn: Connection, board: Leaderboard, *, bootstrap: int = 
                 if per is None:
                     out.append(to_scored(row))
                     continue
-                verdict, score = _alone([_criterion_verdict(j) for j in per.get(judge, [])])
+                verdict, score = redecide(per, [judge])
                 out.append(to_scored({**dict(row), "verdict": verdict, "score": score}))
             return out
         return load
@@ -132,7 +143,7 @@ def judge_sensitivity(conn: Connection, board: Leaderboard, *, bootstrap: int = 
         items: dict[str, list[str]] = defaultdict(list)
         for judge in judges:
             for j in per.get(judge, []):
-                items[j["criterion"]].append(_criterion_verdict(j)[0])
+                items[j["criterion"]].append(criterion_verdict(j).verdict)
         for criterion, verdicts in items.items():
             if len(verdicts) == len(judges) and ERROR not in verdicts:
                 tables[criterion].append([verdicts.count(PASS), verdicts.count(FAIL)])
