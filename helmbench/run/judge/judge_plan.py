@@ -117,7 +117,7 @@ class CaseWork:
 
 
 def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = None, *,
-              unanswered: bool = False) -> Iterator[CaseWork]:
+              unanswered: bool = False, transcripts: dict | None = None) -> Iterator[CaseWork]:
     """Every selected sqe (case, model, sample) without a verdict in its run, in manifest order, whose output
     is stored: a single answer, or a conversation whose every turn is stored (`unanswered`: the others too,
     without a response, for the estimate).
@@ -126,6 +126,8 @@ def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = Non
 
     `settled`: per model id, the (case_hash, sample) that have a PASS or FAIL in the run (read
     from the store: the answer phase's own bookkeeping counts a case handed to the judge as done).
+    `transcripts`: the phase's cache of rebuilt transcripts (`work_key` → the transcript's work or None),
+    so that the estimate and every judge's lane walk one rebuild per conversation.
     """
     settled = settled or {}
     for job in iter_jobs(plan, conversations=True):
@@ -133,7 +135,7 @@ def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = Non
         if case["evaluation"]["type"] != "sqe" or (case["hash"], job.sample) in settled.get(mp.id, ()):
             continue
         if is_conversation(case):
-            work = transcript_work(job, db, judge)
+            work = transcript_work(job, db, judge, transcripts)
             if work is not None or unanswered:
                 yield work or CaseWork(job, None, None)
             continue
@@ -163,16 +165,32 @@ def items_of(pairs: list[tuple[dict, dict]], db, judge: Panel) -> list[Item]:
     return items
 
 
-def transcript_work(job: Job, db, judge: Panel) -> CaseWork | None:
+def work_key(job: Job) -> tuple[str, str, int]:
+    """One judged output of the run: (model id, case hash, sample)."""
+    return job.model.id, job.case["hash"], job.sample
+
+
+def transcript_work(job: Job, db, judge: Panel, transcripts: dict | None = None) -> CaseWork | None:
     """A conversation's transcript to judge: None while turns are left to ask, or when it needs no judge
-    (the conversation phase decided it: no reply, or a last reply that cannot be judged)."""
+    (the conversation phase decided it: no reply, or a last reply that cannot be judged).
+
+    Why a cache (`transcripts`, one per judge phase): rebuilding a transcript reads every stored turn of
+    the conversation; the phase's estimate and each judge's lane (the lanes of an ensemble walk the same
+    cases) would otherwise rebuild it once each. The judge kind drops an entry once its case is decided,
+    so what stays cached is the transcripts still awaiting their judgements. The cached items keep the
+    stored judgements seen at the first rebuild: a lane that meets an open case takes the open one, and a
+    decided case is skipped before its transcript is asked for."""
     if db is None:
         return None
+    key = work_key(job)
+    if transcripts is not None and key in transcripts:
+        return transcripts[key]
     s = stored_transcript(job.case, job.model, job.sample, db)
     pairs = ending(s) if s is not None else []
-    if not pairs:
-        return None
-    return CaseWork(job, None, None, items_of(pairs, db, judge), transcript=s)
+    work = CaseWork(job, None, None, items_of(pairs, db, judge), transcript=s) if pairs else None
+    if transcripts is not None:
+        transcripts[key] = work
+    return work
 
 
 @dataclass
@@ -191,12 +209,13 @@ class JudgeEstimate:
         return self.calls + self.upto_new
 
 
-def estimate(plan: Plan, db, judge: Panel | None, settled: dict[str, set] | None = None) -> JudgeEstimate:
+def estimate(plan: Plan, db, judge: Panel | None, settled: dict[str, set] | None = None,
+             transcripts: dict | None = None) -> JudgeEstimate:
     est = JudgeEstimate(judge.id if judge else None)
     if judge is None or not plan.sqe_cases:
         return est
     needed: set[tuple[str, str]] = set()
-    for work in iter_work(plan, db, judge, settled, unanswered=True):
+    for work in iter_work(plan, db, judge, settled, unanswered=True, transcripts=transcripts):
         if work.transcript is None and (work.response is None or work.response.get("error_kind")):
             # the model will be asked (again) first
             est.unanswered += 1

@@ -40,12 +40,14 @@ def run_judge(ctx) -> tuple[str, JudgeOutcome]:
     plan, db, judge = ctx.plan, ctx.db, ctx.judge
     # read now that the model phase has committed: the cases that already have a verdict
     settled = {mp.id: settled_results(db, mp.run_id) for mp in plan.models}
-    est = estimate(plan, db, judge, settled)
+    transcripts: dict = {}  # each stored transcript rebuilt once for the estimate and every judge's lane
+    est = estimate(plan, db, judge, settled, transcripts)
     if est.calls:
         log.info("judging with %s: %d call(s) to make, %d criterion judgement(s) reused", judge.id, est.calls,
                  est.cached)
     writer = Writer(ctx.opts.db, write=write_judged)
-    kind = Judgements(plan, db, judge, writer, settled=settled, concurrency=ctx.opts.concurrency)
+    kind = Judgements(plan, db, judge, writer, settled=settled, concurrency=ctx.opts.concurrency,
+                      transcripts=transcripts)
     with ctx.progress(est.calls, kind.what) as bar:
         status = run_phase(kind, **ctx.engine(writer, bar))
     outcome = JudgeOutcome(judge.id, status, kind.calls, est.calls, est.cached, kind.judge_spent, kind.skipped)
