@@ -41,6 +41,18 @@ def judges_of(conn: sqlite3.Connection, run_id: int) -> list[str]:
     return [r[0] for r in rows]
 
 
+def run_families(conn: sqlite3.Connection, run_id: int) -> dict[str, str]:
+    """models.yml's `families:` the run was made with (migration 12); {} when it had none, or on a database
+    from before it (the default table alone then decides a family)."""
+    from helmbench.store.schema_families import read_families
+
+    try:
+        row = conn.execute("SELECT families_json FROM runs WHERE id = ?", (run_id,)).fetchone()
+    except sqlite3.OperationalError:
+        return {}
+    return read_families(row[0]) if row else {}
+
+
 def judge_served(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[tuple[str, str, str | None, str | None, int]]:
     """(judge, criterion, returned model version, serving provider, judgements) over the answered judge calls
     (the ledger's `calls`) behind the runs' results; [] on a database from before the ledger."""
