@@ -136,6 +136,14 @@ def judge_lines(report: Report) -> list[str]:
            for c, k in j.kappa.items()]
     if j.top_depends:
         out.append("the top tie group depends on the judge: some judge alone would put other models in it")
+    for w in j.without_kin:
+        if w.row is None:
+            out.append(f"{w.model}: every judge is of its own family ({', '.join(w.kin)}): no score without them")
+            continue
+        place = f"rank {w.row.rank}, group {w.row.group}" if w.row.rank is not None else "not ranked"
+        out.append(f"{w.model}: without its own family's judge ({', '.join(w.kin)}), judged by "
+                   f"{', '.join(w.others)}: {ci(w.row.score, w.row.score_ci)} ({place}); "
+                   f"with the whole ensemble {pct(w.ensemble_score)}")
     return out
 
 

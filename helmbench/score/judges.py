@@ -16,6 +16,9 @@ the leaderboard each judge alone would have given can be recomputed without a si
 - per criterion, Fleiss' κ between the judges over the items every judge gave a verdict on
   (score.consistency's κ; PASS/FAIL categories, partial credit counts as its link verdict).
 
+- each model judged by its own family (a conflict of interest, `spec.families` with the run's
+  `families:`) scored from the other judges of the ensemble only (`without_kin`), re-decided the same way.
+
 `top_depends` says whether the top tie group (its members) would differ under some judge.
 """
 
@@ -53,17 +56,37 @@ class JudgeView:
 
 
 @dataclass(frozen=True, slots=True)
+class WithoutKin:
+    """A model judged by its own family (a conflict of interest), scored by the ensemble's other judges only."""
+
+    model: str
+    kin: tuple[str, ...]  # the judges of its family, left out
+    others: tuple[str, ...]  # the judges its results are re-decided from
+    ensemble_score: float | None
+    row: object  # board.LeaderboardRow on the board where every conflicted model lost its kin (None: not ranked)
+
+    def to_dict(self) -> dict:
+        r = self.row
+        return {"model": self.model, "left_out": list(self.kin), "judges": list(self.others),
+                "ensemble_score": self.ensemble_score, "score": getattr(r, "score", None),
+                "score_ci": list(r.score_ci) if getattr(r, "score_ci", None) else None,
+                "rank": getattr(r, "rank", None), "group": getattr(r, "group", None)}
+
+
+@dataclass(frozen=True, slots=True)
 class JudgeSensitivity:
     judges: tuple[str, ...]
     views: tuple[JudgeView, ...]
     kappa: dict[str, float | None]  # criterion → Fleiss' κ between the judges
     n_items: dict[str, int]  # criterion → items every judge gave a verdict on
     top_depends: bool  # the top tie group's members differ under some judge
+    without_kin: tuple[WithoutKin, ...] = ()  # each conflicted model without its family's judges
 
     def to_dict(self) -> dict:
         return {"judges": list(self.judges), "views": [v.to_dict() for v in self.views],
                 "kappa": {c: {"kappa": k, "n_items": self.n_items[c]} for c, k in self.kappa.items()},
-                "top_depends_on_judge": self.top_depends}
+                "top_depends_on_judge": self.top_depends,
+                "without_own_family": [w.to_dict() for w in self.without_kin]}
 
 
 def kendall_tau_b(x: list[float], y: list[float]) -> float | None:
@@ -112,15 +135,17 @@ def judge_sensitivity(conn: Connection, board: Leaderboard, *, bootstrap: int = 
     if len(judges) < 2 or board.manifest_hash is None:
         return None
 
-    def loader(judge: str):
+    def loader(pick):
+        """Results re-decided from the judges `pick(run)` names (None: the run keeps its stored verdicts)."""
         def load(c: Connection, run) -> list[ScoredResult]:
+            chosen = pick(run)
             out = []
             for row in queries.result_case_rows(c, run.id):
                 per = by_result.get(row["result_id"])
-                if per is None:
+                if per is None or chosen is None:
                     out.append(to_scored(row))
                     continue
-                verdict, score = redecide(per, [judge])
+                verdict, score = redecide(per, chosen)
                 out.append(to_scored({**dict(row), "verdict": verdict, "score": score}))
             return out
         return load
@@ -130,7 +155,7 @@ def judge_sensitivity(conn: Connection, board: Leaderboard, *, bootstrap: int = 
     views = []
     for judge in judges:
         alone = build_leaderboard(conn, board.manifest_hash, bootstrap=bootstrap, seed=seed,
-                                  statuses=statuses, load_results=loader(judge))
+                                  statuses=statuses, load_results=loader(lambda run, judge=judge: [judge]))
         mine = {r.model: r for r in alone.ranked}
         both = [m for m in ensemble if m in mine]
         tau = kendall_tau_b([ensemble[m].score for m in both], [mine[m].score for m in both])
@@ -148,7 +173,28 @@ def judge_sensitivity(conn: Connection, board: Leaderboard, *, bootstrap: int = 
             if len(verdicts) == len(judges) and ERROR not in verdicts:
                 tables[criterion].append([verdicts.count(PASS), verdicts.count(FAIL)])
     kappa = {c: fleiss_kappa(t) for c, t in sorted(tables.items())}
-    return JudgeSensitivity(judges, tuple(views), kappa, {c: len(t) for c, t in sorted(tables.items())}, top_depends)
+    without = _without_kin(conn, board, judges, loader, bootstrap=bootstrap, seed=seed, statuses=statuses)
+    return JudgeSensitivity(judges, tuple(views), kappa, {c: len(t) for c, t in sorted(tables.items())}, top_depends,
+                            without)
+
+
+def _without_kin(conn: Connection, board: Leaderboard, judges: tuple[str, ...], loader, *, bootstrap: int, seed: int,
+                 statuses: Sequence[str]) -> tuple[WithoutKin, ...]:
+    """Each model judged by its own family (the row's `judge_conflicts`, with the run's `families:`) scored
+    from the ensemble's other judges only, on one board where every such model lost its kin and every
+    other model keeps its stored verdicts. Re-decided as the judge step decides (majority per criterion, a
+    tie a FAIL: two judges left who split fail the criterion). A model whose every judge is of its family
+    has no score without them (`row` None)."""
+    kin = {r.model: r.judge_conflicts for r in board.rows if r.judge_conflicts}
+    if not kin:
+        return ()
+    others = {m: tuple(j for j in judges if j not in k) for m, k in kin.items()}
+    fair = build_leaderboard(conn, board.manifest_hash, bootstrap=bootstrap, seed=seed, statuses=statuses,
+                             load_results=loader(lambda run: others[run.model] if run.model in kin else None))
+    rows = {r.model: r for r in fair.rows}
+    ensemble = {r.model: r.score for r in board.rows}
+    return tuple(WithoutKin(m, tuple(kin[m]), others[m], ensemble.get(m), rows.get(m) if others[m] else None)
+                 for m in sorted(kin))
 
 
 def judge_drift(conn: Connection, run_ids: Sequence[int]) -> tuple[str, ...]:
