@@ -114,9 +114,11 @@ def run_options(manifest, models: Iterable[str] | None = None, *, db=None, model
                 scenarios: Iterable[str] = (), case_ids: Iterable[str] = (), samples: int = 1,
                 concurrency: int = DEFAULT_CONCURRENCY, max_cost: float | None = None, dry_run: bool = False,
                 command: str = "helmbench.run()", retry: RetryPolicy | None = None,
-                preview: bool = False, shard: str | None = None) -> RunOptions:
+                preview: bool = False, shard: str | None = None, rejudge_sample: int = 0,
+                rejudge_seed: int = 0) -> RunOptions:
     """The `RunOptions` that `run` executes, with every default filled in (shared with the CLI).
-    `shard`: "K/N" runs part K of N of the work (by case and model); a bad value is a UsageError."""
+    `shard`: "K/N" runs part K of N of the work (by case and model); a bad value is a UsageError.
+    `rejudge_sample`/`rejudge_seed`: the judge asked again on that many judged outputs (a seeded sample)."""
     from helmbench.run.selection import parse_shard
 
     shard = parse_shard(shard)
@@ -127,7 +129,8 @@ def run_options(manifest, models: Iterable[str] | None = None, *, db=None, model
         db=str(db), scenarios=tuple(scenarios or ()), case_ids=tuple(case_ids or ()),
         models=tuple([models] if isinstance(models, str) else (models or ())), samples=samples,
         concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, logs_dir=str(db.parent / "logs"),
-        command=command, retry=retry if retry is not None else RetryPolicy.from_env(), preview=preview, shard=shard)
+        command=command, retry=retry if retry is not None else RetryPolicy.from_env(), preview=preview, shard=shard,
+        rejudge_sample=rejudge_sample, rejudge_seed=rejudge_seed)
 
 
 def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None = None,

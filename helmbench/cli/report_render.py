@@ -147,6 +147,14 @@ def judge_lines(report: Report) -> list[str]:
     return out
 
 
+STABILITY_TITLE = "judge stability: first vs re-judged verdicts (run --rejudge-sample)"
+
+
+def stability_lines(report: Report) -> list[str]:
+    """Per criterion, the judge's run-to-run agreement (score.stability), or nothing when nothing was re-judged."""
+    return [s.describe() for s in report.stability]
+
+
 def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{k} ×{v}" for k, v in counts.items()) or "—"
 
@@ -245,6 +253,10 @@ def text(report: Report, out: Console) -> None:
         _print_table(out, "rank sensitivity to the judge (each judge alone)", *judge_rows(report))
         for line in judge_lines(report):
             out.print(Text(line))
+    if lines := stability_lines(report):
+        out.print(Text(STABILITY_TITLE, style="italic"))
+        for line in lines:
+            out.print(Text(line))
     for kind in ("pillar", "behaviour"):
         _print_table(out, f"by {kind}: weighted score · pass rate (cases)", *_breakdown(report, kind))
     if rows := calibration_rows(report):
@@ -266,6 +278,7 @@ def as_json(report: Report) -> str:
     data["note"] = report.note
     data["calibration"] = report.calibration.to_dict() if report.calibration else None
     data["judges"] = report.judges.to_dict() if report.judges else None
+    data["judge_stability"] = [s.to_dict() for s in report.stability]
     data["calibrated_only"] = {"left_out": {s: [c.key for c in cs] for s, cs in report.left_out.items()},
                                "note": left_out_note(report)} if report.left_out else None
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
@@ -330,6 +343,9 @@ def as_markdown(report: Report) -> str:
         parts.append("\n### Rank sensitivity to the judge\n\neach judge alone, against the ensemble\n")
         parts.append(_md_table(*judge_rows(report)))
         parts.append("\n" + "\n".join(f"- {md_text(line)}" for line in judge_lines(report)))
+    if lines := stability_lines(report):
+        parts.append("\n### Judge stability\n\nfirst vs re-judged verdicts (run --rejudge-sample)\n")
+        parts.append("\n".join(f"- {md_text(line)}" for line in lines))
     for kind in ("pillar", "behaviour"):
         parts.append(f"\n### By {kind}\n\nweighted score · pass rate (cases)\n")
         parts.append(_md_table(*_breakdown(report, kind)))

@@ -33,6 +33,7 @@ class Report:
     calibration: object | None = None  # score.calibration.CalibrationReport of the judged criteria
     left_out: dict[str, list] = field(default_factory=dict)  # --calibrated-only: scenario → its uncalibrated criteria
     judges: object | None = None  # score.judges.JudgeSensitivity: each judge's own board (an ensemble only)
+    stability: tuple = ()  # score.stability.Stability per criterion: first vs re-judged verdicts (--rejudge-sample)
 
     @property
     def rows(self) -> list[LeaderboardRow]:
@@ -137,10 +138,12 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
         note = shown_note(manifest, wanted, board.manifest_hash)
         from helmbench.score.judges import judge_sensitivity
 
+        from helmbench.score.stability import judge_stability
+
         judges = None if run_id is not None else judge_sensitivity(conn, board, bootstrap=bootstrap,
                                                                    statuses=REPORT_STATUSES)
         return Report(board, {r.run.id: queries.judge_totals_of(conn, r.run.id) for r in board.rows},
                       queries.titles(conn, "pillars"), queries.titles(conn, "behaviours"), note, calibration, left_out,
-                      judges)
+                      judges, judge_stability(conn, [r.run.id for r in board.rows]))
     finally:
         conn.close()

@@ -107,8 +107,11 @@ class Judgements:
     what = "judge calls"
 
     def __init__(self, plan, db, judge: Panel, writer: Writer, *, settled: dict[str, set], concurrency: int,
-                 transcripts: dict | None = None):
+                 transcripts: dict | None = None, only: frozenset | None = None, decide: bool = True):
         self.plan, self.db, self.judge, self.writer = plan, db, judge, writer
+        # a re-judge lane (`run --rejudge-sample`): only the sampled outputs (`only`), and no result decided
+        # (`decide` False): its judgements are stored as they are paid for, the first lane's decide the scores
+        self.only, self.decide = only, decide
         self.settled = settled  # per model id: (case_hash, sample) with a PASS/FAIL in the run
         # the phase's rebuilt transcripts (judge_plan.transcript_work), shared by the lanes, dropped once decided
         self.transcripts = {} if transcripts is None else transcripts
@@ -125,7 +128,8 @@ class Judgements:
     def jobs(self, lane) -> Iterator[CriterionJob | None]:
         """The calls of one judge. The lanes walk the same cases; the first to meet a case opens it
         (settling it at once when nothing needs a call), and each lane yields its own judge's calls."""
-        for work in iter_work(self.plan, self.db, self.judge, self.settled, transcripts=self.transcripts):
+        for work in iter_work(self.plan, self.db, self.judge, self.settled, transcripts=self.transcripts,
+                              only=self.only):
             key = work_key(work.job)
             case = self.open.get(key)
             if case is None:
@@ -209,6 +213,10 @@ class Judgements:
                 self.transcripts.pop(work_key(case.work.job), None)  # a later lane rebuilds it, as before
 
     def settle(self, work: CaseWork, links: list[tuple[dict | int, CriterionVerdict]]) -> None:
+        if not self.decide:  # a re-judge: every judgement is stored already; the other lanes skip the case
+            self.transcripts.pop(work_key(work.job), None)
+            self.settled.setdefault(work.job.model.id, set()).add((work.job.case["hash"], work.job.sample))
+            return
         refs = [(ref, v.verdict, v.score) for ref, v in links]
         if work.transcript is not None:  # a conversation: its checkpoints and criteria decide it together
             criteria = {i.criterion["code"]: i.criterion for i in work.items}

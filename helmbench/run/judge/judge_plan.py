@@ -12,7 +12,8 @@ nothing per case, like the run's plan, and looks each judgement up by its cache 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -24,7 +25,7 @@ from helmbench.run.judge.judge_prompt import judge_request, judge_request_hash
 from helmbench.manifest.conversation import is_conversation
 from helmbench.run.conversation.transcript import Conversation, ending, stored_transcript
 from helmbench.run.plan import Job, Plan, iter_jobs
-from helmbench.store.judgements import find_judgement
+from helmbench.store.judgements import find_judgement, lane_settings_hash
 from helmbench.store.responses import stored_response
 
 
@@ -57,6 +58,13 @@ class Panel:
     def id(self) -> str:
         """The judge(s) in a message: `openai/gpt-4.1` or `a/one + b/two + c/three`."""
         return " + ".join(m.id for m in self.members)
+
+    def lane(self, replicate: int) -> "Panel":
+        """The same judges in re-judge lane `replicate` (`run --rejudge-sample`): the same requests with the
+        same settings are sent, and their judgements are keyed apart (`store.judgements.lane_settings_hash`),
+        so a rejudge is a new call and never touches the first lane's verdicts."""
+        return Panel(tuple(replace(m, settings_hash=lane_settings_hash(m.settings_hash, replicate))
+                           for m in self.members))
 
 
 def judge_for(models_file: str | Path, plan: Plan) -> Panel | None:
@@ -116,8 +124,14 @@ class CaseWork:
         return [i for i in self.items if not i.cached]
 
 
+def work_key(job: Job) -> tuple[str, str, int]:
+    """One judged output of the run: (model id, case hash, sample)."""
+    return job.model.id, job.case["hash"], job.sample
+
+
 def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = None, *,
-              unanswered: bool = False, transcripts: dict | None = None) -> Iterator[CaseWork]:
+              unanswered: bool = False, transcripts: dict | None = None,
+              only: frozenset | None = None) -> Iterator[CaseWork]:
     """Every selected sqe (case, model, sample) without a verdict in its run, in manifest order, whose output
     is stored: a single answer, or a conversation whose every turn is stored (`unanswered`: the others too,
     without a response, for the estimate).
@@ -128,11 +142,14 @@ def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = Non
     from the store: the answer phase's own bookkeeping counts a case handed to the judge as done).
     `transcripts`: the phase's cache of rebuilt transcripts (`work_key` → the transcript's work or None),
     so that the estimate and every judge's lane walk one rebuild per conversation.
+    `only`: the `work_key`s to walk (a re-judge sample); None: every one.
     """
     settled = settled or {}
     for job in iter_jobs(plan, conversations=True):
         case, mp = job.case, job.model
         if case["evaluation"]["type"] != "sqe" or (case["hash"], job.sample) in settled.get(mp.id, ()):
+            continue
+        if only is not None and work_key(job) not in only:
             continue
         if is_conversation(case):
             work = transcript_work(job, db, judge, transcripts)
@@ -163,11 +180,6 @@ def items_of(pairs: list[tuple[dict, dict]], db, judge: Panel) -> list[Item]:
         for member in judge.members:
             items.append(Item(criterion, request, h, find_judgement(db, h, member.id, member.settings_hash), member))
     return items
-
-
-def work_key(job: Job) -> tuple[str, str, int]:
-    """One judged output of the run: (model id, case hash, sample)."""
-    return job.model.id, job.case["hash"], job.sample
 
 
 def transcript_work(job: Job, db, judge: Panel, transcripts: dict | None = None) -> CaseWork | None:
@@ -209,13 +221,34 @@ class JudgeEstimate:
         return self.calls + self.upto_new
 
 
+def rejudge_sample(plan: Plan, db, n: int, seed: int) -> frozenset[tuple[str, str, int]]:
+    """The `work_key`s of `n` judged outputs of this invocation (`run --rejudge-sample N`): among the selected
+    sqe outputs whose result the judge decided (PASS or FAIL), the `n` first by a seeded hash of
+    (seed, model, case hash, sample). Why a hash rather than a random draw: the same manifest, outputs and
+    seed give the same sample in any process or order, so a second run asks nothing again; and the sample
+    grows by adding outputs, never by reshuffling those already drawn."""
+    from helmbench.store.queries import judged_outputs
+
+    if n <= 0 or db is None:
+        return frozenset()
+    model_of = {mp.run_id: mp.id for mp in plan.models if mp.run_id is not None}
+    judged = {(model_of[run], case_hash, sample)
+              for run, case_hash, sample in judged_outputs(db.conn, list(model_of))}
+    keys = [work_key(job) for job in iter_jobs(plan, conversations=True) if work_key(job) in judged]
+
+    def rank(key: tuple[str, str, int]) -> str:
+        return hashlib.sha256("\0".join(map(str, (seed, *key))).encode("utf-8")).hexdigest()
+
+    return frozenset(sorted(keys, key=rank)[:n])
+
+
 def estimate(plan: Plan, db, judge: Panel | None, settled: dict[str, set] | None = None,
-             transcripts: dict | None = None) -> JudgeEstimate:
+             transcripts: dict | None = None, only: frozenset | None = None) -> JudgeEstimate:
     est = JudgeEstimate(judge.id if judge else None)
     if judge is None or not plan.sqe_cases:
         return est
     needed: set[tuple[str, str]] = set()
-    for work in iter_work(plan, db, judge, settled, unanswered=True, transcripts=transcripts):
+    for work in iter_work(plan, db, judge, settled, unanswered=True, transcripts=transcripts, only=only):
         if work.transcript is None and (work.response is None or work.response.get("error_kind")):
             # the model will be asked (again) first
             est.unanswered += 1

@@ -73,6 +73,43 @@ def judge_served(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[tuple
     return [tuple(r) for r in rows]
 
 
+def judged_outputs(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[tuple[int, str, int]]:
+    """(run id, case hash, sample) of the runs' results the judge decided (with linked judgements) as a PASS
+    or a FAIL: the outputs a re-judge sample is drawn from."""
+    if not run_ids:
+        return []
+    return [tuple(r) for r in conn.execute(
+        f"""SELECT DISTINCT res.run_id, res.case_hash, res.sample FROM results res
+            JOIN result_judgements rj ON rj.result_id = res.id
+            WHERE res.run_id IN ({",".join("?" * len(run_ids))}) AND res.verdict IN ('PASS', 'FAIL')
+            ORDER BY 1, 2, 3""", list(run_ids))]
+
+
+def rejudge_pairs(conn: sqlite3.Connection, run_ids: Sequence[int], replicate: int = 1
+                  ) -> list[tuple[str, str, str | None, str | None]]:
+    """(judge, criterion, first verdict, re-judge verdict) per judgement behind the runs' results that was
+    asked again in re-judge lane `replicate` (the same request, judge and settings; store.judgements'
+    `lane_settings_hash`); a verdict is None when that judgement is an ERROR. [] before the judge stage."""
+    from helmbench.store.judgements import REJUDGE_MARK
+
+    if not run_ids:
+        return []
+    try:
+        rows = conn.execute(
+            f"""SELECT DISTINCT j.id, j.judge_model, j.criterion,
+                       CASE WHEN j.error_kind IS NULL THEN j.verdict END,
+                       CASE WHEN again.error_kind IS NULL THEN again.verdict END
+                FROM judgements j
+                JOIN judgements again ON again.judge_request_hash = j.judge_request_hash
+                 AND again.judge_model = j.judge_model AND again.judge_settings_hash = j.judge_settings_hash || ?
+                WHERE j.id IN (SELECT rj.judgement_id FROM result_judgements rj JOIN results res ON res.id = rj.result_id
+                               WHERE res.run_id IN ({",".join("?" * len(run_ids))}))
+                ORDER BY j.id""", [f"{REJUDGE_MARK}{replicate}", *run_ids]).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [tuple(r[1:]) for r in rows]
+
+
 def judge_totals_of(conn: sqlite3.Connection, run_id: int) -> dict:
     """`judge_totals` of a run, or {} on a database from before the judge stage."""
     try:
