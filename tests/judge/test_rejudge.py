@@ -174,6 +174,21 @@ def test_report_shows_the_judges_run_to_run_agreement_and_the_scores_stay_the_fi
     assert f"CR2: 24/32 re-judged verdicts the same; Cohen's κ 0.50 [{low:.2f}, {high:.2f}] (asymptotic 95 %)" in shown
     assert "Judge stability" in report_render.as_markdown(report)
 
+    # the methodology page of the site shows the same numbers beside the clinician calibration
+    from helmbench.publish import PublishSettings
+    from helmbench.publish.data import load
+    from helmbench.publish.pages import Links, plan
+    from helmbench.publish.render import render_sections
+
+    data = load(PublishSettings(db=db, manifest=m, datasette_url="http://127.0.0.1:8001"))
+    spec = next(p for p in plan(data).pages if p.src_uri == "methodology.md")
+    _, sections = render_sections(spec.template, {**spec.context, "data": data,
+                                                  "link": Links("methodology/", "http://127.0.0.1:8001")})
+    html = dict(sections)["Judge calibration"]
+    assert html.index('id="judge-calibration"') < html.index('id="judge-stability"')
+    assert html.count('<tr><td><code>CR') == 2
+    assert (f'<td class="hb-num">0.50 <small class="hb-ci">[{low:.2f}, {high:.2f}]</small></td>' in html)
+
 
 def test_a_small_rejudge_sample_claims_no_kappa(tmp_path, fake):
     from helmbench.score.report import load_report
@@ -183,3 +198,8 @@ def test_a_small_rejudge_sample_claims_no_kappa(tmp_path, fake):
     lines = [s.describe() for s in load_report(db, None, None, bootstrap=0).stability]
     assert lines == [f"CR{i}: 6/6 re-judged verdicts the same; not enough items for a κ (n = 6, at least 20 pairs)"
                      for i in (1, 2)]
+    from helmbench.publish import PublishSettings
+    from helmbench.publish.data import load
+
+    data = load(PublishSettings(db=db, manifest=m, datasette_url="http://127.0.0.1:8001"))
+    assert [(s.criterion, s.n, s.kappa) for s in data.stability] == [("CR1", 6, None), ("CR2", 6, None)]
