@@ -209,13 +209,15 @@ def agreement(db: str | Path, manifest=None):
 
 
 def report_data(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000,
-                calibrated_only: bool = False):
+                calibrated_only: bool = False, judge_version: str | None = None):
     """`report` with what `helmbench report` prints beside the leaderboard (judge totals, titles, the
-    judge's calibration); `calibrated_only` leaves judged scenarios with an uncalibrated criterion out."""
+    judge's calibration); `calibrated_only` leaves judged scenarios with an uncalibrated criterion out;
+    `judge_version` keeps only the results whose judgements all came from that judge model version."""
     from helmbench.score.report import load_report
 
     path = None if manifest is None else Path(getattr(manifest, "path", manifest))
-    return load_report(Path(db), path, run_id, bootstrap=bootstrap, calibrated_only=calibrated_only)
+    return load_report(Path(db), path, run_id, bootstrap=bootstrap, calibrated_only=calibrated_only,
+                       judge_version=judge_version)
 
 
 def export(db: str | Path, out_dir: str | Path, *, manifest=None, format: str = "eee", bootstrap: int = 1000):

@@ -235,10 +235,15 @@ def _print_table(out: Console, title: str, head: list[str], body: list[list[str]
     out.print(t)
 
 
+def notes(report: Report) -> list[str]:
+    """What the headline leaves out or shows instead, said before it: another manifest's runs,
+    `--calibrated-only`, `--judge-version`."""
+    return [n for n in (report.note, left_out_note(report),
+                        report.judge_version.note() if report.judge_version else None) if n]
+
+
 def text(report: Report, out: Console) -> None:
-    if report.note:
-        out.print(Text(report.note, style="yellow"))
-    if note := left_out_note(report):
+    for note in notes(report):
         out.print(Text(note, style="yellow"))
     for section, rows in _sections(report):
         table = Table(*HEAD, title=Text(f"{_title(report)} · {section}"), title_justify="left")
@@ -279,6 +284,8 @@ def as_json(report: Report) -> str:
     data["calibration"] = report.calibration.to_dict() if report.calibration else None
     data["judges"] = report.judges.to_dict() if report.judges else None
     data["judge_stability"] = [s.to_dict() for s in report.stability]
+    data["judge_version"] = {"version": report.judge_version.version, "left_out": report.judge_version.left_out,
+                             "note": report.judge_version.note()} if report.judge_version else None
     data["calibrated_only"] = {"left_out": {s: [c.key for c in cs] for s, cs in report.left_out.items()},
                                "note": left_out_note(report)} if report.left_out else None
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
@@ -327,10 +334,7 @@ def _md_table(head: list[str], body: list[list[str]]) -> str:
 
 def as_markdown(report: Report) -> str:
     parts = [f"## Leaderboard\n\n{md_text(_title(report))}\n"]
-    if report.note:
-        parts.append(f"> {md_text(report.note)}\n")
-    if note := left_out_note(report):
-        parts.append(f"> {md_text(note)}\n")
+    parts += [f"> {md_text(note)}\n" for note in notes(report)]
     for section, rows in _sections(report):
         parts.append(f"\n**{md_text(section)}**\n")
         parts.append(_md_table(HEAD, [_cells(report, r) for r in rows]))

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from helmbench.run.judge.judge import CriterionVerdict, aggregate, combine
@@ -123,14 +123,16 @@ def redecide(per: dict[str, list], judges: Sequence[str]) -> tuple[str, float | 
 
 
 def judge_sensitivity(conn: Connection, board: Leaderboard, *, bootstrap: int = 1000, seed: int = 0,
-                      statuses: Sequence[str] = FINISHED_STATUSES) -> JudgeSensitivity | None:
-    """Each judge's own leaderboard beside `board` (the ensemble's, built with the same `statuses`),
-    or None with fewer than 2 judges."""
+                      statuses: Sequence[str] = FINISHED_STATUSES,
+                      keep: Callable[[int], bool] | None = None) -> JudgeSensitivity | None:
+    """Each judge's own leaderboard beside `board` (the ensemble's, built with the same `statuses` and
+    `keep`: the result ids it shows, None: every one), or None with fewer than 2 judges."""
 
     run_ids = [r.run.id for r in board.rows]
     by_result: dict[int, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for row in queries.judgement_rows(conn, run_ids):
-        by_result[row["result_id"]][row["judge_model"]].append(row)
+        if keep is None or keep(row["result_id"]):
+            by_result[row["result_id"]][row["judge_model"]].append(row)
     judges = tuple(sorted({j for per in by_result.values() for j in per}))
     if len(judges) < 2 or board.manifest_hash is None:
         return None
@@ -141,6 +143,8 @@ def judge_sensitivity(conn: Connection, board: Leaderboard, *, bootstrap: int = 
             chosen = pick(run)
             out = []
             for row in queries.result_case_rows(c, run.id):
+                if keep is not None and not keep(row["result_id"]):
+                    continue
                 per = by_result.get(row["result_id"])
                 if per is None or chosen is None:
                     out.append(to_scored(row))
@@ -195,6 +199,44 @@ def _without_kin(conn: Connection, board: Leaderboard, judges: tuple[str, ...], 
     ensemble = {r.model: r.score for r in board.rows}
     return tuple(WithoutKin(m, tuple(kin[m]), others[m], ensemble.get(m), rows.get(m) if others[m] else None)
                  for m in sorted(kin))
+
+
+@dataclass(frozen=True, slots=True)
+class VersionFilter:
+    """`report --judge-version V`: the results whose every judgement came from judge version V, per the
+    ledger (results decided without a judge are kept: no judge version is behind them)."""
+
+    version: str
+    versions: dict[int, set[str | None]]  # result id → the judge versions behind it (queries.judge_versions)
+
+    def keeps(self, result_id: int) -> bool:
+        behind = self.versions.get(result_id)
+        return behind is None or behind == {self.version}
+
+    @property
+    def left_out(self) -> int:
+        """Judged results left out: judged (in part) by another or an unknown version."""
+        return sum(not self.keeps(r) for r in self.versions)
+
+    def note(self) -> str:
+        return (f"--judge-version {self.version}: only results whose judgements all came from judge version "
+                f"{self.version}; {self.left_out} judged result(s) by another or an unknown version left out "
+                "(results decided without a judge are kept)")
+
+
+def version_filter(conn: Connection, run_ids: Sequence[int], version: str) -> VersionFilter:
+    """The filter of `report --judge-version`; a UsageError naming the versions known when `version` judged
+    nothing behind these runs."""
+    from helmbench.errors import UsageError
+
+    versions = queries.judge_versions(conn, run_ids)
+    known = sorted({v for vs in versions.values() for v in vs if v})
+    if version not in known:
+        raise UsageError(f"no judgement behind these results came from judge version `{version}`",
+                         hint=("the judge versions the ledger recorded: " + ", ".join(known)) if known else
+                         "the ledger records no judge version for these results (a database from before the "
+                         "call ledger, or no judged results)")
+    return VersionFilter(version, versions)
 
 
 def judge_drift(conn: Connection, run_ids: Sequence[int]) -> tuple[str, ...]:

@@ -73,6 +73,27 @@ def judge_served(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[tuple
     return [tuple(r) for r in rows]
 
 
+def judge_versions(conn: sqlite3.Connection, run_ids: Sequence[int]) -> dict[int, set[str | None]]:
+    """Per result of the runs that links judgements: the model versions the judge returned for them (the
+    ledger's answered judge calls, as `judge_served` reads them); None for a judgement without such a row
+    (a database from before the ledger, or a provider that named no version). {} before the ledger."""
+    if not run_ids:
+        return {}
+    try:
+        rows = conn.execute(
+            f"""SELECT rj.result_id, c.model_version FROM result_judgements rj
+                JOIN results res ON res.id = rj.result_id JOIN judgements j ON j.id = rj.judgement_id
+                LEFT JOIN calls c ON c.kind = 'judge' AND c.request_key = j.judge_request_hash
+                 AND c.model = j.judge_model AND c.settings_hash IS j.judge_settings_hash AND c.state = 'answered'
+                WHERE res.run_id IN ({",".join("?" * len(run_ids))})""", list(run_ids)).fetchall()
+    except sqlite3.OperationalError:
+        return {}
+    out: dict[int, set[str | None]] = {}
+    for result_id, version in rows:
+        out.setdefault(result_id, set()).add(version)
+    return out
+
+
 def judged_outputs(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[tuple[int, str, int]]:
     """(run id, case hash, sample) of the runs' results the judge decided (with linked judgements) as a PASS
     or a FAIL: the outputs a re-judge sample is drawn from."""
