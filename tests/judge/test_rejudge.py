@@ -203,3 +203,21 @@ def test_a_small_rejudge_sample_claims_no_kappa(tmp_path, fake):
 
     data = load(PublishSettings(db=db, manifest=m, datasette_url="http://127.0.0.1:8001"))
     assert [(s.criterion, s.n, s.kappa) for s in data.stability] == [("CR1", 6, None), ("CR2", 6, None)]
+
+
+def test_the_command_line_option_reaches_the_run(tmp_path, fake):
+    """`helmbench run --rejudge-sample 2 --rejudge-seed 7` (in-process, through the CLI's own path)."""
+    from typer.testing import CliRunner
+
+    from helmbench.cli import app
+
+    m, y, db = manifest(tmp_path), models(tmp_path), tmp_path / "results.db"
+    args = ["run", "--manifest", str(m), "--models-file", str(y), "--db", str(db)]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    fake.reset_counts()
+    result = CliRunner().invoke(app, [*args, "--rejudge-sample", "2", "--rejudge-seed", "7"])
+    assert result.exit_code == 0, result.output
+    assert judge_requests(fake) == 2 * CRITERIA * len(JUDGES)
+    bad = CliRunner().invoke(app, [*args, "--rejudge-sample", "-1"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output
