@@ -324,7 +324,9 @@ def test_the_judges_page_of_an_ensemble_passes_wcag_aa(browser, axe, tmp_path, m
     from tests.report.judge_runs import JUDGES, B, C, ensemble_db
 
     def run():
-        return ensemble_db(tmp_path, monkeypatch, {j: (C,) for j in JUDGES[:2]} | {JUDGES[2]: (B, C)})
+        # B and judge-3 one family: the page's table of scores without a model's own family is filled too
+        return ensemble_db(tmp_path, monkeypatch, {j: (C,) for j in JUDGES[:2]} | {JUDGES[2]: (B, C)},
+                           f"families: {{{B}: test/kin, {JUDGES[2]}: test/kin}}\n")
 
     # In a thread of its own: the session's browser (playwright's sync API) keeps an event loop running in
     # this one, and the fake server and the run each start their own.
@@ -334,7 +336,8 @@ def test_the_judges_page_of_an_ensemble_passes_wcag_aa(browser, axe, tmp_path, m
     settings = PublishSettings(db=db, manifest=manifest, datasette_url=DATASETTE_URL)
     site = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site", strict=True)
     page = (site / "judges" / "index.html").read_text(encoding="utf-8")
-    assert "The top group depends on the judge" in page and page.count("<table") >= 2
+    assert "The top group depends on the judge" in page and page.count("<table") >= 3
+    assert 'id="without-kin-table"' in page
     for url in serve(site):
         _check(browser, axe, url, PAGE_TYPES["judges"])
         _check(browser, axe, url, PAGE_TYPES["judges"], "dark")

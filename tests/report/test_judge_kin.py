@@ -53,3 +53,31 @@ def test_a_conflicted_model_is_scored_without_its_familys_judge(kin_db):
     assert "with the whole ensemble 100.0 %" in shown
     assert f"{A}: without" not in shown and f"{C}: without" not in shown
     assert "without its own family" in report_render.as_markdown(report)
+
+
+def test_the_judges_page_shows_the_score_without_the_familys_judge_escaped(kin_db):
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from helmbench.publish.pages import Links
+    from helmbench.publish.render import render
+    from helmbench.score.judges import judge_sensitivity
+    from helmbench.score.leaderboard import build_leaderboard
+    from helmbench.store import open_readonly
+
+    conn = open_readonly(kin_db)
+    try:
+        found = judge_sensitivity(conn, build_leaderboard(conn, bootstrap=200), bootstrap=200)
+    finally:
+        conn.close()
+    link = Links("judges/", "http://127.0.0.1:8001")
+    html = str(render("judges.html.j2", {"data": SimpleNamespace(judges=found), "link": link}))
+    table = html[html.index('id="without-kin-table"'):]
+    assert (f"<tr><td>{B}</td><td>{JUDGES[2]}</td><td>{JUDGES[0]}, {JUDGES[1]}</td>" in table
+            and '<td class="hb-num">2</td></tr>' in table)
+    hostile = replace(found, without_kin=(replace(found.without_kin[0], model="x/<img src=x onerror=alert(1)>"),))
+    html = str(render("judges.html.j2", {"data": SimpleNamespace(judges=hostile), "link": link}))
+    assert "<img" not in html and "&lt;img src=x" in html
+    plain = replace(found, without_kin=())
+    assert "without-kin-table" not in str(render("judges.html.j2", {"data": SimpleNamespace(judges=plain),
+                                                                     "link": link}))
