@@ -7,7 +7,12 @@ kind (`CaseWork`), judged by the same job kind, cached under the same key (the j
 Why a separate streaming pass: the judge request embeds the model's stored output, so what
 needs judging is only known from the database. One generator (`iter_work`) serves the dry-run
 estimate, the progress total and the judging itself, so the three always agree. It holds
-nothing per case, like the run's plan, and looks each judgement up by its cache key.
+nothing per single answer, like the run's plan, and looks each judgement up by its cache key; a
+conversation's rebuilt transcript is kept in the phase's cache (`transcripts`) until its case is
+decided, so that the estimate and every judge's lane read its turns once.
+
+The re-judge lane (`run --rejudge-sample`) walks the same generator over a seeded sample of judged
+outputs (`rejudge_sample`, `only`) with the panel's `lane(1)`: the same requests, keyed apart.
 """
 
 from __future__ import annotations
