@@ -114,9 +114,11 @@ def run_options(manifest, models: Iterable[str] | None = None, *, db=None, model
                 scenarios: Iterable[str] = (), case_ids: Iterable[str] = (), samples: int = 1,
                 concurrency: int = DEFAULT_CONCURRENCY, max_cost: float | None = None, dry_run: bool = False,
                 command: str = "helmbench.run()", retry: RetryPolicy | None = None,
-                preview: bool = False, shard: str | None = None) -> RunOptions:
+                preview: bool = False, shard: str | None = None, rejudge_sample: int = 0,
+                rejudge_seed: int = 0) -> RunOptions:
     """The `RunOptions` that `run` executes, with every default filled in (shared with the CLI).
-    `shard`: "K/N" runs part K of N of the work (by case and model); a bad value is a UsageError."""
+    `shard`: "K/N" runs part K of N of the work (by case and model); a bad value is a UsageError.
+    `rejudge_sample`/`rejudge_seed`: the judge asked again on that many judged outputs (a seeded sample)."""
     from helmbench.run.selection import parse_shard
 
     shard = parse_shard(shard)
@@ -127,7 +129,8 @@ def run_options(manifest, models: Iterable[str] | None = None, *, db=None, model
         db=str(db), scenarios=tuple(scenarios or ()), case_ids=tuple(case_ids or ()),
         models=tuple([models] if isinstance(models, str) else (models or ())), samples=samples,
         concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, logs_dir=str(db.parent / "logs"),
-        command=command, retry=retry if retry is not None else RetryPolicy.from_env(), preview=preview, shard=shard)
+        command=command, retry=retry if retry is not None else RetryPolicy.from_env(), preview=preview, shard=shard,
+        rejudge_sample=rejudge_sample, rejudge_seed=rejudge_seed)
 
 
 def run(manifest, models: Iterable[str] | None = None, *, db: str | Path | None = None,
@@ -206,13 +209,15 @@ def agreement(db: str | Path, manifest=None):
 
 
 def report_data(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000,
-                calibrated_only: bool = False):
+                calibrated_only: bool = False, judge_version: str | None = None):
     """`report` with what `helmbench report` prints beside the leaderboard (judge totals, titles, the
-    judge's calibration); `calibrated_only` leaves judged scenarios with an uncalibrated criterion out."""
+    judge's calibration); `calibrated_only` leaves judged scenarios with an uncalibrated criterion out;
+    `judge_version` keeps only the results whose judgements all came from that judge model version."""
     from helmbench.score.report import load_report
 
     path = None if manifest is None else Path(getattr(manifest, "path", manifest))
-    return load_report(Path(db), path, run_id, bootstrap=bootstrap, calibrated_only=calibrated_only)
+    return load_report(Path(db), path, run_id, bootstrap=bootstrap, calibrated_only=calibrated_only,
+                       judge_version=judge_version)
 
 
 def export(db: str | Path, out_dir: str | Path, *, manifest=None, format: str = "eee", bootstrap: int = 1000):

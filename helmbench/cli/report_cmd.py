@@ -33,6 +33,10 @@ def report(
     calibrated_only: bool = typer.Option(False, "--calibrated-only",
                                          help="Leave judged scenarios whose judge is not calibrated against clinicians "
                                               "out of every number, and say which."),
+    judge_version: Optional[str] = typer.Option(
+        None, "--judge-version", metavar="VERSION",
+        help="Only results whose judgements all came from this judge model version (as the call ledger recorded "
+             "it: see the judge drift note); results decided without a judge are kept."),
 ) -> None:
     """Show the leaderboard: per model the severity-weighted score and pass rate with 95 % intervals,
     coverage, errors, judge evaluations and billed cost, then per-pillar and per-behaviour breakdowns.
@@ -51,6 +55,8 @@ def report(
         helmbench report --run-id 3 --format json
 
         helmbench report --calibrated-only
+
+        helmbench report --judge-version openai/gpt-4.1-2025-04-14
     """
     from helmbench.cli import report_render as render, validate
     from helmbench.api import report_data
@@ -64,7 +70,8 @@ def report(
     db, manifest = in_build(db=db, manifest=manifest)
     validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
 
-    data = report_data(db, manifest, run_id=run_id, bootstrap=bootstrap, calibrated_only=calibrated_only)
+    data = report_data(db, manifest, run_id=run_id, bootstrap=bootstrap, calibrated_only=calibrated_only,
+                       judge_version=judge_version)
     if format is ReportFormat.text:
         from rich.console import Console
 

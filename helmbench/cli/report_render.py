@@ -136,7 +136,23 @@ def judge_lines(report: Report) -> list[str]:
            for c, k in j.kappa.items()]
     if j.top_depends:
         out.append("the top tie group depends on the judge: some judge alone would put other models in it")
+    for w in j.without_kin:
+        if w.row is None:
+            out.append(f"{w.model}: every judge is of its own family ({', '.join(w.kin)}): no score without them")
+            continue
+        place = f"rank {w.row.rank}, group {w.row.group}" if w.row.rank is not None else "not ranked"
+        out.append(f"{w.model}: without its own family's judge ({', '.join(w.kin)}), judged by "
+                   f"{', '.join(w.others)}: {ci(w.row.score, w.row.score_ci)} ({place}); "
+                   f"with the whole ensemble {pct(w.ensemble_score)}")
     return out
+
+
+STABILITY_TITLE = "judge stability: first vs re-judged verdicts (run --rejudge-sample)"
+
+
+def stability_lines(report: Report) -> list[str]:
+    """Per criterion, the judge's run-to-run agreement (score.stability), or nothing when nothing was re-judged."""
+    return [s.describe() for s in report.stability]
 
 
 def _counts(counts: dict[str, int]) -> str:
@@ -219,10 +235,15 @@ def _print_table(out: Console, title: str, head: list[str], body: list[list[str]
     out.print(t)
 
 
+def notes(report: Report) -> list[str]:
+    """What the headline leaves out or shows instead, said before it: another manifest's runs,
+    `--calibrated-only`, `--judge-version`."""
+    return [n for n in (report.note, left_out_note(report),
+                        report.judge_version.note() if report.judge_version else None) if n]
+
+
 def text(report: Report, out: Console) -> None:
-    if report.note:
-        out.print(Text(report.note, style="yellow"))
-    if note := left_out_note(report):
+    for note in notes(report):
         out.print(Text(note, style="yellow"))
     for section, rows in _sections(report):
         table = Table(*HEAD, title=Text(f"{_title(report)} · {section}"), title_justify="left")
@@ -236,6 +257,10 @@ def text(report: Report, out: Console) -> None:
     if report.judges:
         _print_table(out, "rank sensitivity to the judge (each judge alone)", *judge_rows(report))
         for line in judge_lines(report):
+            out.print(Text(line))
+    if lines := stability_lines(report):
+        out.print(Text(STABILITY_TITLE, style="italic"))
+        for line in lines:
             out.print(Text(line))
     for kind in ("pillar", "behaviour"):
         _print_table(out, f"by {kind}: weighted score · pass rate (cases)", *_breakdown(report, kind))
@@ -258,6 +283,9 @@ def as_json(report: Report) -> str:
     data["note"] = report.note
     data["calibration"] = report.calibration.to_dict() if report.calibration else None
     data["judges"] = report.judges.to_dict() if report.judges else None
+    data["judge_stability"] = [s.to_dict() for s in report.stability]
+    data["judge_version"] = {"version": report.judge_version.version, "left_out": report.judge_version.left_out,
+                             "note": report.judge_version.note()} if report.judge_version else None
     data["calibrated_only"] = {"left_out": {s: [c.key for c in cs] for s, cs in report.left_out.items()},
                                "note": left_out_note(report)} if report.left_out else None
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
@@ -306,10 +334,7 @@ def _md_table(head: list[str], body: list[list[str]]) -> str:
 
 def as_markdown(report: Report) -> str:
     parts = [f"## Leaderboard\n\n{md_text(_title(report))}\n"]
-    if report.note:
-        parts.append(f"> {md_text(report.note)}\n")
-    if note := left_out_note(report):
-        parts.append(f"> {md_text(note)}\n")
+    parts += [f"> {md_text(note)}\n" for note in notes(report)]
     for section, rows in _sections(report):
         parts.append(f"\n**{md_text(section)}**\n")
         parts.append(_md_table(HEAD, [_cells(report, r) for r in rows]))
@@ -322,6 +347,9 @@ def as_markdown(report: Report) -> str:
         parts.append("\n### Rank sensitivity to the judge\n\neach judge alone, against the ensemble\n")
         parts.append(_md_table(*judge_rows(report)))
         parts.append("\n" + "\n".join(f"- {md_text(line)}" for line in judge_lines(report)))
+    if lines := stability_lines(report):
+        parts.append("\n### Judge stability\n\nfirst vs re-judged verdicts (run --rejudge-sample)\n")
+        parts.append("\n".join(f"- {md_text(line)}" for line in lines))
     for kind in ("pillar", "behaviour"):
         parts.append(f"\n### By {kind}\n\nweighted score · pass rate (cases)\n")
         parts.append(_md_table(*_breakdown(report, kind)))

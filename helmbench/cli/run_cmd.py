@@ -69,6 +69,16 @@ def _shard():
                              "manifest grows): N jobs with 1/N … N/N make every call of one run, each once.")
 
 
+def _rejudge_sample():
+    return typer.Option(0, "--rejudge-sample", min=0, metavar="N",
+                        help="After judging, ask the judge again on N judged outputs (a seeded sample) in a cache "
+                             "lane of their own: `report` shows the judge's run-to-run agreement; scores unchanged.")
+
+
+def _rejudge_seed():
+    return typer.Option(0, "--rejudge-seed", help="Which outputs --rejudge-sample draws (same seed, same sample).")
+
+
 def _verbose():
     return typer.Option(False, "--verbose", "-v", help="Debug logging.")
 
@@ -92,7 +102,8 @@ def _exit_for(result) -> None:
 
 def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str], models: list[str],
              samples: int, concurrency: int, max_cost: float | None, dry_run: bool, verbose: bool,
-             case_ids: tuple[str, ...] = (), preview: bool = False, shard: str | None = None):
+             case_ids: tuple[str, ...] = (), preview: bool = False, shard: str | None = None,
+             rejudge_sample: int = 0, rejudge_seed: int = 0):
     import os
 
     from helmbench.run.selection import parse_shard
@@ -122,7 +133,8 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
             result = api.run(manifest, models, db=db, models_file=models_file, scenarios=scenarios, samples=samples,
                              concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, console=err,
                              verbose=verbose, live=live, on_progress=bar, command=command, case_ids=case_ids,
-                             preview=preview, shard=shard)
+                             preview=preview, shard=shard, rejudge_sample=rejudge_sample,
+                             rejudge_seed=rejudge_seed)
     except KeyboardInterrupt:  # before any run started: nothing to save
         err.print(f"Interrupted. Resume with:\n  {command}", markup=False)
         raise typer.Exit(130) from None
@@ -160,7 +172,7 @@ def run_(
     all_scenarios: bool = typer.Option(False, "--all-scenarios", help="Every scenario (the default)."),
     models: Optional[List[str]] = _models(), samples: int = _samples(), concurrency: int = _concurrency(),
     max_cost: Optional[float] = _max_cost(), dry_run: bool = _dry_run(), verbose: bool = _verbose(),
-    shard: Optional[str] = _shard(),
+    shard: Optional[str] = _shard(), rejudge_sample: int = _rejudge_sample(), rejudge_seed: int = _rejudge_seed(),
 ) -> None:
     """Ask every model in models.yml every case of the manifest, evaluate, and store the results.
 
@@ -183,6 +195,11 @@ def run_(
     belongs to one shard, by a hash of their ids, so the N shards together ask every call of one
     run exactly once; the run row records its shard, and counts as partial.
 
+    --rejudge-sample N asks the judge (each judge of an ensemble) again on N judged outputs, drawn
+    by a seeded hash (--rejudge-seed), in a cache lane of its own: N × criteria × judges calls
+    once, none on a second run. The first judgement still decides every result; `helmbench
+    report` shows the run-to-run agreement per criterion (Cohen's κ with its interval).
+
     --concurrency is the default per model (and for the judge); a model's `concurrency` in
     models.yml overrides it. Each model slows down on its own rate limits, not the others'.
 
@@ -192,7 +209,7 @@ def run_(
     """
     _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[] if all_scenarios else (scenario or []),
              models=models or [], samples=samples, concurrency=concurrency, max_cost=max_cost, dry_run=dry_run,
-             verbose=verbose, shard=shard)
+             verbose=verbose, shard=shard, rejudge_sample=rejudge_sample, rejudge_seed=rejudge_seed)
 
 
 @app.command("run-batch")

@@ -166,6 +166,7 @@ class SiteData:
     calibration: object | None = None  # score.calibration.CalibrationReport: the judge against clinicians
     note: str | None = None  # report.shown_note: the manifest file has no finished runs; these are another's
     judges: object | None = None  # score.judges.JudgeSensitivity: each judge's own board (an ensemble only)
+    stability: tuple = ()  # score.stability.Stability per criterion: the judge's run-to-run agreement
 
     @property
     def has_results(self) -> bool:
@@ -371,6 +372,7 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
     board: Leaderboard | None = None
     models: list[ModelData] = []
     calibration = judges = None
+    stability: tuple = ()
     if has_db:
         conn = open_readonly(settings.db)
         try:
@@ -404,6 +406,9 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
                 from helmbench.score.judges import judge_sensitivity
 
                 judges = judge_sensitivity(conn, board, bootstrap=BOOTSTRAP, seed=SEED)
+                from helmbench.score.stability import judge_stability
+
+                stability = judge_stability(conn, [r.run.id for r in board.rows])
         finally:
             conn.close()
     if not header:
@@ -428,6 +433,7 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
         has_db=has_db,
         calibration=calibration,
         judges=judges,
+        stability=stability,
         # The file's name, not its path: the site is public, and the sentence is `report`'s.
         note=shown_note(Path(settings.manifest.name), file_hash, board.manifest_hash) if board and models else None,
     )

@@ -28,6 +28,7 @@ from markupsafe import Markup, escape
 from helmbench.score.breakdown import group_stats, natural_key
 from helmbench.score import simulation
 from helmbench.score.inference import ALPHA, MIN_INTERVAL_CASES, min_differing
+from helmbench.score.stability import MIN_PAIRS
 
 from . import charts
 from .data import BOOTSTRAP, SEED, ModelData, SiteData, worked_example
@@ -235,7 +236,8 @@ def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
              hide=("toc",)),
         Page("methodology.md", "Methodology and data", "methodology.html.j2",
              {"example": worked_example(), "bootstrap": BOOTSTRAP, "simulation": _simulation(), "alpha": ALPHA,
-              "min_differing": min_differing(), "min_interval_cases": MIN_INTERVAL_CASES, "evaluator_pages": extra},
+              "min_differing": min_differing(), "min_interval_cases": MIN_INTERVAL_CASES, "evaluator_pages": extra,
+              "stability_min": MIN_PAIRS},
              in_nav=True, content_note=True),
         Page("comparisons.md", "Pairwise comparisons", "comparisons.html.j2",
              {"alpha": ALPHA, "resamples": BOOTSTRAP, "min_differing": min_differing()}, hide=("toc",)),

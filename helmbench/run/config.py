@@ -94,6 +94,8 @@ class RunOptions:
     retry: RetryPolicy = RetryPolicy()
     preview: bool = False  # `run-single`: results go to preview runs, which are never scored
     shard: object = None  # `--shard K/N`: a run.selection.Shard, or None for all the work
+    rejudge_sample: int = 0  # `--rejudge-sample N`: judged outputs the judge is asked again (its re-judge lane)
+    rejudge_seed: int = 0  # `--rejudge-seed`: which N (the same manifest, outputs and seed draw the same ones)
 
     @property
     def api_key(self) -> str | None:

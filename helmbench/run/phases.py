@@ -132,9 +132,33 @@ class JudgePhase:
         notes say judge calls are not included)."""
 
 
+class RejudgePhase:
+    """`--rejudge-sample N`: the judge asked again on N judged outputs (a seeded sample) in its re-judge lane,
+    for the run-to-run agreement `report` shows; it decides no result. After the judge phase, when that
+    completed (the sample is drawn from the outputs the judge decided)."""
+
+    what = "re-judge calls"
+    kinds = ("judge",)  # the same kind and account as the first judgement: its lane is in the settings hash
+
+    def __init__(self):
+        self.planned = 0
+
+    def wanted(self, ctx: Context, status: str) -> bool:
+        return ctx.judge is not None and ctx.opts.rejudge_sample > 0 and status == "completed"
+
+    def execute(self, ctx: Context) -> str:
+        from helmbench.run.judge.judge_run import run_rejudge
+
+        status, self.planned = run_rejudge(ctx)
+        return status
+
+    def estimate(self, plan: Plan, est: Any) -> None:
+        """Nothing, as the judge phase: the outputs it re-judges are known only once judged."""
+
+
 def phases() -> list[Phase]:
     """The phases of a run, in order."""
-    return [AnswerPhase(), ConversationPhase(), JudgePhase()]
+    return [AnswerPhase(), ConversationPhase(), JudgePhase(), RejudgePhase()]
 
 
 def combine_status(before: str, phase: str) -> str:

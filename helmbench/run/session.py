@@ -173,7 +173,7 @@ def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids, mod
         mp.run_id = start_run(db, manifest_hash=manifest.hash, model=mp.id, settings=mp.settings,
                               settings_hash=mp.settings_hash, samples=opts.samples,
                               n_cases=manifest.header.get("cases", 0) * opts.samples, version=__version__,
-                              preview=opts.preview, shard=opts.shard)
+                              preview=opts.preview, shard=opts.shard, families=models.families)
         mp.settled = settled_results(db, mp.run_id)
     return plan
 

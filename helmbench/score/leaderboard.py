@@ -40,7 +40,8 @@ What every number means:
 - `Leaderboard.judge_drift`: a note per judge and criterion whose judgements came from more than one
   returned model version or serving provider (score/judges.py, from the ledger's calls).
 - `judge_conflicts`: the judges behind the row's results that are of the model's own family
-  (`helmbench.spec.families`, default table: the database does not keep models.yml's `families:`).
+  (`helmbench.spec.families`, with the `families:` of models.yml the run was made with, kept in
+  `runs.families_json`: lint, the leaderboard and the report decide a conflict alike).
 
 Reading never writes: the database is opened read-only (store's one reader), so a run may be
 writing meanwhile; every SELECT is a named query in `helmbench.store.queries`. The records are in
@@ -131,7 +132,8 @@ def leaderboard_row(conn: Connection, run: RunInfo, n_cases: int, *,
         drift=drift_notes(now, served(conn, before) if (before := previous_run(conn, run.model, run.id, statuses))
                           else None),
         floored=apply_floors(weighted_scores(rows), floors) if floors else None,
-        judge_conflicts=tuple(conflicts(queries.judges_of(conn, run.id), [run.model]).get(run.model, ())),
+        judge_conflicts=tuple(conflicts(queries.judges_of(conn, run.id), [run.model],
+                                        queries.run_families(conn, run.id)).get(run.model, ())),
     )
 
 

@@ -33,6 +33,8 @@ class Report:
     calibration: object | None = None  # score.calibration.CalibrationReport of the judged criteria
     left_out: dict[str, list] = field(default_factory=dict)  # --calibrated-only: scenario → its uncalibrated criteria
     judges: object | None = None  # score.judges.JudgeSensitivity: each judge's own board (an ensemble only)
+    judge_version: object | None = None  # score.judges.VersionFilter: `--judge-version`, the results it kept
+    stability: tuple = ()  # score.stability.Stability per criterion: first vs re-judged verdicts (--rejudge-sample)
 
     @property
     def rows(self) -> list[LeaderboardRow]:
@@ -87,13 +89,23 @@ def manifest_note(db: Path, manifest: Path | None, statuses=FINISHED_STATUSES) -
         conn.close()
 
 
-def _single_run(conn: Connection, run_id: int, bootstrap: int) -> Leaderboard:
+def _kept_results(keep):
+    """A `load_results` for build_leaderboard/leaderboard_row: the run's results whose id `keep` accepts."""
+    from helmbench.score.scored import to_scored
+
+    def load(conn: Connection, run) -> list:
+        return [to_scored(row) for row in queries.result_case_rows(conn, run.id) if keep(row["result_id"])]
+    return load
+
+
+def _single_run(conn: Connection, run_id: int, bootstrap: int, keep=None) -> Leaderboard:
     run = queries.run_info(conn, run_id)
     if run is None:
         raise UsageError(f"no run with id {run_id}", hint="list runs with `helmbench costs`")
     name, version, n_cases = queries.manifest_meta(conn, run.manifest_hash)
     floors = manifest_floors(conn, run.manifest_hash)
-    row = leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, floors=floors)
+    row = leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, floors=floors,
+                          results=_kept_results(keep)(conn, run) if keep else None)
     row = replace(row, rank=1 if row.score is not None and row.complete else None,
                   group=1 if row.score is not None and row.complete else None)
     return Leaderboard(manifest_hash=run.manifest_hash, requested_manifest=None, benchmark_name=name,
@@ -107,11 +119,15 @@ NO_RUN_HINT = ("without OPENROUTER_API_KEY, `helmbench run` (and `make run`) onl
 
 
 def load_report(db: Path, manifest: Path | None = None, run_id: int | None = None, *, bootstrap: int = 1000,
-                calibrated_only: bool = False) -> Report:
+                calibrated_only: bool = False, judge_version: str | None = None) -> Report:
     """The report of the latest finished run per model (of `manifest` when it has runs), or of one run.
 
     `calibrated_only`: judged scenarios with an uncalibrated criterion are left out of every number
     (and of the expected case count); `Report.left_out` names them.
+    `judge_version`: only the results whose judgements all came from that judge model version (the
+    call ledger's); results decided without a judge are kept (`Report.judge_version` says how many
+    judged ones were left out). A version no judgement behind the runs came from is a UsageError
+    naming the known ones.
     """
     if not Path(db).is_file():
         raise UsageError(f"no run has been made yet (dry run only): there is no results database at {db}",
@@ -127,20 +143,31 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
         if calibrated_only and chosen:
             left_out = with_transcript_criteria(left_out, conn, chosen, calibration)
         left_out = {key: left_out[key] for key in sorted(left_out, key=natural_key)}  # P2 before P10, as everywhere
+        only = None
+        if judge_version is not None:
+            from helmbench.score.judges import version_filter
+
+            run_ids = [run_id] if run_id is not None else [
+                r.id for r in (queries.latest_runs(conn, chosen, REPORT_STATUSES) if chosen else [])]
+            only = version_filter(conn, run_ids, judge_version) if run_ids else None  # none: "no finished runs"
+        keep = only.keeps if only else None
         if run_id is not None:
-            board = _single_run(conn, run_id, bootstrap)
+            board = _single_run(conn, run_id, bootstrap, keep)
         else:
             board = build_leaderboard(conn, wanted, bootstrap=bootstrap, statuses=REPORT_STATUSES,
-                                      exclude_scenarios=frozenset(left_out))
+                                      exclude_scenarios=frozenset(left_out),
+                                      load_results=_kept_results(keep) if keep else None)
         if board.empty:
             raise HelmbenchError(f"no finished runs in {db}", hint=NO_RUN_HINT)
         note = shown_note(manifest, wanted, board.manifest_hash)
         from helmbench.score.judges import judge_sensitivity
 
+        from helmbench.score.stability import judge_stability
+
         judges = None if run_id is not None else judge_sensitivity(conn, board, bootstrap=bootstrap,
-                                                                   statuses=REPORT_STATUSES)
+                                                                   statuses=REPORT_STATUSES, keep=keep)
         return Report(board, {r.run.id: queries.judge_totals_of(conn, r.run.id) for r in board.rows},
                       queries.titles(conn, "pillars"), queries.titles(conn, "behaviours"), note, calibration, left_out,
-                      judges)
+                      judges, only, judge_stability(conn, [r.run.id for r in board.rows]))
     finally:
         conn.close()

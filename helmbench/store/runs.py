@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 if TYPE_CHECKING:  # annotations only: importing sqlite_utils costs ~0.25 s (it loads pandas)
     import sqlite_utils
 
+from helmbench.store.schema_families import families_json
 from helmbench.store.schema_shard import combined
 
 STATUSES = ("running", "completed", "partial", "interrupted", "failed", "stopped_cost", "preview")
@@ -33,9 +34,11 @@ def now() -> str:
 
 
 def start_run(db: sqlite_utils.Database, *, manifest_hash: str, model: str, settings: dict, settings_hash: str,
-              samples: int, n_cases: int, version: str, preview: bool = False, shard: object = None) -> int:
+              samples: int, n_cases: int, version: str, preview: bool = False, shard: object = None,
+              families: dict | None = None) -> int:
     """Open (or continue) the run of (manifest, model, settings); `shard` (a `K/N`, None: all the work)
-    is recorded in `runs.shard` (schema_shard.combined)."""
+    is recorded in `runs.shard` (schema_shard.combined), and `families` (models.yml's `families:`) in
+    `runs.families_json`: the invocation continuing a run records the mapping it used."""
     status = "preview" if preview else "running"
     key = PREVIEW_PREFIX + settings_hash if preview else settings_hash
     with db.conn as conn:
@@ -53,6 +56,8 @@ def start_run(db: sqlite_utils.Database, *, manifest_hash: str, model: str, sett
             was = conn.execute("SELECT shard FROM runs WHERE id = ?", [row[0]]).fetchone()[0]
             conn.execute("UPDATE runs SET shard = ? WHERE id = ?",
                          [combined(was, None if shard is None else str(shard), existing=before is not None), row[0]])
+        if any(c[1] == "families_json" for c in conn.execute("PRAGMA table_info(runs)")):  # migration 12 applied
+            conn.execute("UPDATE runs SET families_json = ? WHERE id = ?", [families_json(families), row[0]])
     return row[0]
 
 

@@ -256,6 +256,34 @@ def test_an_ensemble_judges_a_transcript_by_majority_and_each_judge_is_asked_onc
     assert rows(tree, "SELECT checkpoint, verdict FROM checkpoint_verdicts") == [("CR1", "FAIL")]
 
 
+def test_the_judge_phase_rebuilds_each_transcript_once_for_its_estimate_and_every_judge(env, fake, tree,
+                                                                                       monkeypatch):
+    """Three judges walk the same stored transcripts (one lane each) after the phase's estimate: the
+    stored turns are read back once per conversation, not once per judge plus once for the estimate."""
+    from helmbench.run.judge import judge_plan
+
+    judges = ["test/judge-1", "test/judge-2", "test/judge-3"]
+    text = (tree / "models.yml").read_text(encoding="utf-8")
+    (tree / "models.yml").write_text(text.replace("marking_model: test/judge\n", "marking_model:\n" +
+                                                  "".join(f"  - {j}\n" for j in judges)), encoding="utf-8")
+    compile_(tree)
+    rebuilt: list[tuple] = []
+    real = judge_plan.stored_transcript
+
+    def counting(case, mp, sample, db):
+        rebuilt.append((mp.id, case["id"], sample))
+        return real(case, mp, sample, db)
+
+    monkeypatch.setattr(judge_plan, "stored_transcript", counting)
+    run(tree, "P1-B1-S1", "P1-B1-S3", samples=2)
+    judged = rows(tree, "SELECT DISTINCT r.case_id, r.sample FROM results r JOIN result_judgements rj "
+                        "ON rj.result_id = r.id JOIN judgements j ON j.id = rj.judgement_id "
+                        "WHERE j.output = 'transcript'")
+    assert len(judged) == 2  # the simulated conversation's two samples, judged on their transcripts
+    walked = [(c, s) for _, c, s in rebuilt]
+    assert sorted(walked) == sorted(judged)  # each once (the scripted one was decided by its own phase)
+
+
 def test_the_leaderboard_cost_counts_the_conversation_turns_the_results_use(env, fake, tree):
     """The report's cost column must not leave out what the turns of a conversation were billed."""
     from helmbench.store import open_readonly

@@ -321,27 +321,23 @@ def test_the_judges_page_of_an_ensemble_passes_wcag_aa(browser, axe, tmp_path, m
     from publish_helpers import DATASETTE_URL, REPO, serve
 
     from helmbench.publish import PublishSettings, build_site
-    from tests.judge.judge_pipeline import run_once
-    from tests.report.judge_runs import judged_manifest, serving
-    from tests.report.test_judge_sensitivity import A, B, C, JUDGES, PickyJudges
+    from tests.report.judge_runs import JUDGES, B, C, ensemble_db
 
-    manifest, db, models = judged_manifest(tmp_path), tmp_path / "results.db", tmp_path / "models.yml"
-    models.write_text("marking_model:\n" + "".join(f"  - {{id: {j}, max_tokens: 400}}\n" for j in JUDGES)
-                      + "models:\n" + "".join(f"  - {{id: {m}, max_tokens: 300}}\n" for m in (A, B, C)),
-                      encoding="utf-8")
-
-    def run() -> None:
-        with serving(PickyJudges(), monkeypatch):
-            run_once(manifest, models, db)
+    def run():
+        # B and judge-3 one family: the page's table of scores without a model's own family is filled too
+        return ensemble_db(tmp_path, monkeypatch, {j: (C,) for j in JUDGES[:2]} | {JUDGES[2]: (B, C)},
+                           f"families: {{{B}: test/kin, {JUDGES[2]}: test/kin}}\n")
 
     # In a thread of its own: the session's browser (playwright's sync API) keeps an event loop running in
     # this one, and the fake server and the run each start their own.
     with ThreadPoolExecutor(1) as pool:
-        pool.submit(run).result(timeout=300)
+        db = pool.submit(run).result(timeout=300)
+    manifest = tmp_path / "manifest.jsonl"  # judged_manifest's
     settings = PublishSettings(db=db, manifest=manifest, datasette_url=DATASETTE_URL)
     site = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site", strict=True)
     page = (site / "judges" / "index.html").read_text(encoding="utf-8")
-    assert "The top group depends on the judge" in page and page.count("<table") >= 2
+    assert "The top group depends on the judge" in page and page.count("<table") >= 3
+    assert 'id="without-kin-table"' in page
     for url in serve(site):
         _check(browser, axe, url, PAGE_TYPES["judges"])
         _check(browser, axe, url, PAGE_TYPES["judges"], "dark")

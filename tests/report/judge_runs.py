@@ -26,3 +26,50 @@ def judged_manifest(tmp_path: Path) -> Path:
     manifest = tmp_path / "manifest.jsonl"
     write_manifest(manifest, [c for c in cases() if c["evaluation"]["type"] == "sqe"])
     return manifest
+
+
+JUDGES = ["test/judge-1", "test/judge-2", "test/judge-3"]
+A, B, C = "test/model-a", "test/model-b", "test/model-c"
+MARK = {B: "ZZMARKB", C: "ZZMARKC"}
+
+
+def marked_judges(failing: dict[str, tuple[str, ...]]):
+    """A fake where models B and C sign their answers and each judge fails the answers of the models
+    `failing` names for it (and passes every other)."""
+    import json
+
+    from tests.fakes.judge_answer import forced_judgement, judge_criterion
+    from tests.fakes.openrouter import FakeOpenRouter
+
+    class MarkedJudges(FakeOpenRouter):
+        def reply(self, body: dict, key: str, fault: str | None) -> dict:
+            out = super().reply(body, key, fault)
+            model = str(body.get("model", "")).removeprefix("openrouter/")
+            msg = out["choices"][0]["message"]
+            if model in MARK:
+                obj = json.loads(msg["content"])
+                obj["response"] = f"{MARK[model]} {obj['response']}"
+                msg["content"] = json.dumps(obj)
+            elif judge_criterion(body):
+                prompt = " ".join(str(m.get("content") or "") for m in body.get("messages", []))
+                fails = any(MARK[m] in prompt for m in failing.get(model, ()))
+                msg["content"], _ = forced_judgement(body["response_format"]["json_schema"]["schema"],
+                                                     "FAIL" if fails else "PASS")
+            return out
+
+    return MarkedJudges()
+
+
+def ensemble_db(tmp_path: Path, monkeypatch, failing: dict[str, tuple[str, ...]], extra: str = "") -> Path:
+    """results.db of one run: the three judges of JUDGES judge A, B and C (`marked_judges(failing)`) on the
+    judged cases; `extra` is added to models.yml (e.g. a `families:` line)."""
+    from tests.judge.judge_pipeline import run_once
+
+    with serving(marked_judges(failing), monkeypatch):
+        models = tmp_path / "models.yml"
+        models.write_text("marking_model:\n" + "".join(f"  - {{id: {j}, max_tokens: 400}}\n" for j in JUDGES)
+                          + extra + "models:\n" + "".join(f"  - {{id: {m}, max_tokens: 300}}\n" for m in (A, B, C)),
+                          encoding="utf-8")
+        db = tmp_path / "results.db"
+        run_once(judged_manifest(tmp_path), models, db)
+    return db

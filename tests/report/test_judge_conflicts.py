@@ -115,3 +115,47 @@ def test_leaderboard_cell_escapes_the_conflict_note():
     row = SimpleNamespace(run=row.run, drift=(), judge_conflicts=(), conflict_note="")
     assert "hb-conflict" not in template.render(m={"row": row, "name": "N", "id": "a/b", "slug": "n"},
                                                 link=SimpleNamespace(model=lambda slug: slug))
+
+
+@pytest.mark.parametrize("families, flagged", [
+    ({"openai/o4": "openai/gpt-4.1"}, True),  # makes o4-mini a relative of the judge
+    ({}, False),  # the default table: o4-mini is of its own family
+])
+def test_a_families_override_decides_the_conflict_alike_in_lint_report_and_leaderboard(tmp_path, fake, families,
+                                                                                       flagged):
+    """models.yml's `families:` reaches the leaderboard and the report through the run's record
+    (`runs.families_json`), so the three agree with lint on the same file."""
+    import shutil
+
+    from rich.console import Console
+
+    from helmbench.cli import report_render
+    from helmbench.lint import lint_tree
+    from helmbench.score.leaderboard import build_leaderboard
+    from helmbench.score.report import load_report
+    from tests.fakes.manifests import write_manifest
+    from tests.judge.judge_pipeline import run_once
+    from tests.review.review_pipeline import cases
+
+    root = tmp_path / "bench"
+    shutil.copytree(REPO / "tests" / "lint" / "base", root)
+    text = ("marking_model: {id: openai/gpt-4.1, max_tokens: 400}\n"
+            + (f"families: {json.dumps(families)}\n" if families else "")
+            + "models:\n  - {id: test/model-b, max_tokens: 300}\n  - {id: openai/o4-mini, max_tokens: 300}\n")
+    (root / "models.yml").write_text(text, encoding="utf-8")
+    found = [(d.code, d.line) for d in lint_tree(root)[1]]
+    assert found == ([("HB609", text.count("\n"))] if flagged else [])
+
+    manifest = tmp_path / "manifest.jsonl"
+    write_manifest(manifest, cases())
+    db = tmp_path / "results.db"
+    run_once(manifest, root / "models.yml", db)
+    expected = ("openai/gpt-4.1",) if flagged else ()
+    board = build_leaderboard(db, bootstrap=0)
+    assert {r.model: r.judge_conflicts for r in board.rows} == {"openai/o4-mini": expected, "test/model-b": ()}
+    report = load_report(db, None, None, bootstrap=0)
+    rows = {r["model"]: r for r in json.loads(report_render.as_json(report))["rows"]}
+    assert rows["openai/o4-mini"]["judge_conflicts"] == list(expected)
+    out = io.StringIO()
+    report_render.text(report, Console(file=out, width=200))
+    assert ("openai/o4-mini: ⚠ judged by openai/gpt-4.1 of its own family" in out.getvalue()) is flagged

@@ -23,46 +23,13 @@ import json
 import pytest
 
 
-from tests.fakes.judge_answer import forced_judgement, judge_criterion
-from tests.fakes.openrouter import FakeOpenRouter
-
-JUDGES = ["test/judge-1", "test/judge-2", "test/judge-3"]
-A, B, C = "test/model-a", "test/model-b", "test/model-c"
-MARK = {B: "ZZMARKB", C: "ZZMARKC"}
-
-
-class PickyJudges(FakeOpenRouter):
-    """Models B and C sign their answers; every judge fails C's, judge-3 also fails B's."""
-
-    def reply(self, body: dict, key: str, fault: str | None) -> dict:
-        out = super().reply(body, key, fault)
-        model = str(body.get("model", "")).removeprefix("openrouter/")
-        msg = out["choices"][0]["message"]
-        if model in MARK:
-            obj = json.loads(msg["content"])
-            obj["response"] = f"{MARK[model]} {obj['response']}"
-            msg["content"] = json.dumps(obj)
-        elif judge_criterion(body):
-            prompt = " ".join(str(m.get("content") or "") for m in body.get("messages", []))
-            failing = MARK[C] in prompt or (model == JUDGES[2] and MARK[B] in prompt)
-            schema = body["response_format"]["json_schema"]["schema"]
-            msg["content"], _ = forced_judgement(schema, "FAIL" if failing else "PASS")
-        return out
+from tests.report.judge_runs import JUDGES, A, B, C, ensemble_db
 
 
 @pytest.fixture
 def judged_db(tmp_path, monkeypatch):
-    from tests.judge.judge_pipeline import run_once
-    from tests.report.judge_runs import judged_manifest, serving
-
-    with serving(PickyJudges(), monkeypatch):
-        models = tmp_path / "models.yml"
-        models.write_text("marking_model:\n" + "".join(f"  - {{id: {j}, max_tokens: 400}}\n" for j in JUDGES)
-                          + "models:\n" + "".join(f"  - {{id: {m}, max_tokens: 300}}\n" for m in (A, B, C)),
-                          encoding="utf-8")
-        db = tmp_path / "results.db"
-        run_once(judged_manifest(tmp_path), models, db)
-        yield db
+    """Every judge fails C's answers; judge-3 also fails B's."""
+    return ensemble_db(tmp_path, monkeypatch, {j: (C,) for j in JUDGES[:2]} | {JUDGES[2]: (B, C)})
 
 
 def test_per_judge_leaderboards_match_the_hand_computation(judged_db):

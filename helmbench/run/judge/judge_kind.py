@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterator
 
 from helmbench.run.answer_kind import result_row
 from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.conversation import verdict as V
 from helmbench.run.judge.judge import CriterionVerdict, aggregate, combine, decide, error, parse_judgement
-from helmbench.run.judge.judge_plan import CaseWork, JudgeModel, Panel, iter_work
+from helmbench.run.judge.judge_plan import CaseWork, JudgeModel, Panel, iter_work, work_key
 from helmbench.run.judge.judge_prompt import response_field
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
@@ -106,9 +106,15 @@ class Judgements:
 
     what = "judge calls"
 
-    def __init__(self, plan, db, judge: Panel, writer: Writer, *, settled: dict[str, set], concurrency: int):
+    def __init__(self, plan, db, judge: Panel, writer: Writer, *, settled: dict[str, set], concurrency: int,
+                 transcripts: dict | None = None, only: frozenset | None = None, decide: bool = True):
         self.plan, self.db, self.judge, self.writer = plan, db, judge, writer
+        # a re-judge lane (`run --rejudge-sample`): only the sampled outputs (`only`), and no result decided
+        # (`decide` False): its judgements are stored as they are paid for, the first lane's decide the scores
+        self.only, self.decide = only, decide
         self.settled = settled  # per model id: (case_hash, sample) with a PASS/FAIL in the run
+        # the phase's rebuilt transcripts (judge_plan.transcript_work), shared by the lanes, dropped once decided
+        self.transcripts = {} if transcripts is None else transcripts
         self.concurrency = {m.id: max(1, m.concurrency or concurrency) for m in judge.members}
         self.called: dict[tuple[str, str], dict] = {}  # (judge, request hash) → the row of its call in this invocation
         self.open: dict[tuple, Pending] = {}  # cases met by one lane and not decided yet (shared by the lanes)
@@ -122,8 +128,9 @@ class Judgements:
     def jobs(self, lane) -> Iterator[CriterionJob | None]:
         """The calls of one judge. The lanes walk the same cases; the first to meet a case opens it
         (settling it at once when nothing needs a call), and each lane yields its own judge's calls."""
-        for work in iter_work(self.plan, self.db, self.judge, self.settled):
-            key = (work.job.model.id, work.job.case["hash"], work.job.sample)
+        for work in iter_work(self.plan, self.db, self.judge, self.settled, transcripts=self.transcripts,
+                              only=self.only):
+            key = work_key(work.job)
             case = self.open.get(key)
             if case is None:
                 case = self._open(work)
@@ -198,20 +205,25 @@ class Judgements:
         """One criterion of the case is back (judged or not sent); the last one decides the case."""
         case.left -= 1
         if case.left == 0:
-            work = case.work
-            self.open.pop((work.job.model.id, work.job.case["hash"], work.job.sample), None)
+            self.open.pop(work_key(case.work.job), None)
             if case.complete:
                 self.settle(case.work, case.links)
             else:
                 self.skipped += 1
+                self.transcripts.pop(work_key(case.work.job), None)  # a later lane rebuilds it, as before
 
     def settle(self, work: CaseWork, links: list[tuple[dict | int, CriterionVerdict]]) -> None:
+        if not self.decide:  # a re-judge: every judgement is stored already; the other lanes skip the case
+            self.transcripts.pop(work_key(work.job), None)
+            self.settled.setdefault(work.job.model.id, set()).add((work.job.case["hash"], work.job.sample))
+            return
         refs = [(ref, v.verdict, v.score) for ref, v in links]
         if work.transcript is not None:  # a conversation: its checkpoints and criteria decide it together
-            s = work.transcript
             criteria = {i.criterion["code"]: i.criterion for i in work.items}
-            s.rows = [*s.rows, *(V.criterion_row(v, criteria[v.criterion].get("title"))
-                                 for v in by_criterion(work, links))]
+            # a copy: the rebuilt transcript is shared by the lanes (its cached rows stay the checkpoints')
+            s = replace(work.transcript, rows=[*work.transcript.rows, *(
+                V.criterion_row(v, criteria[v.criterion].get("title")) for v in by_criterion(work, links))])
+            self.transcripts.pop(work_key(work.job), None)
             result = result_row(work.job, V.decide(s.rows))
             self.writer.add(JudgedCase(refs, result, s.stored_as()))
         else:

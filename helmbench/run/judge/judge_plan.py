@@ -7,12 +7,18 @@ kind (`CaseWork`), judged by the same job kind, cached under the same key (the j
 Why a separate streaming pass: the judge request embeds the model's stored output, so what
 needs judging is only known from the database. One generator (`iter_work`) serves the dry-run
 estimate, the progress total and the judging itself, so the three always agree. It holds
-nothing per case, like the run's plan, and looks each judgement up by its cache key.
+nothing per single answer, like the run's plan, and looks each judgement up by its cache key; a
+conversation's rebuilt transcript is kept in the phase's cache (`transcripts`) until its case is
+decided, so that the estimate and every judge's lane read its turns once.
+
+The re-judge lane (`run --rejudge-sample`) walks the same generator over a seeded sample of judged
+outputs (`rejudge_sample`, `only`) with the panel's `lane(1)`: the same requests, keyed apart.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import hashlib
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -24,7 +30,7 @@ from helmbench.run.judge.judge_prompt import judge_request, judge_request_hash
 from helmbench.manifest.conversation import is_conversation
 from helmbench.run.conversation.transcript import Conversation, ending, stored_transcript
 from helmbench.run.plan import Job, Plan, iter_jobs
-from helmbench.store.judgements import find_judgement
+from helmbench.store.judgements import find_judgement, lane_settings_hash
 from helmbench.store.responses import stored_response
 
 
@@ -57,6 +63,13 @@ class Panel:
     def id(self) -> str:
         """The judge(s) in a message: `openai/gpt-4.1` or `a/one + b/two + c/three`."""
         return " + ".join(m.id for m in self.members)
+
+    def lane(self, replicate: int) -> "Panel":
+        """The same judges in re-judge lane `replicate` (`run --rejudge-sample`): the same requests with the
+        same settings are sent, and their judgements are keyed apart (`store.judgements.lane_settings_hash`),
+        so a rejudge is a new call and never touches the first lane's verdicts."""
+        return Panel(tuple(replace(m, settings_hash=lane_settings_hash(m.settings_hash, replicate))
+                           for m in self.members))
 
 
 def judge_for(models_file: str | Path, plan: Plan) -> Panel | None:
@@ -116,8 +129,14 @@ class CaseWork:
         return [i for i in self.items if not i.cached]
 
 
+def work_key(job: Job) -> tuple[str, str, int]:
+    """One judged output of the run: (model id, case hash, sample)."""
+    return job.model.id, job.case["hash"], job.sample
+
+
 def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = None, *,
-              unanswered: bool = False) -> Iterator[CaseWork]:
+              unanswered: bool = False, transcripts: dict | None = None,
+              only: frozenset | None = None) -> Iterator[CaseWork]:
     """Every selected sqe (case, model, sample) without a verdict in its run, in manifest order, whose output
     is stored: a single answer, or a conversation whose every turn is stored (`unanswered`: the others too,
     without a response, for the estimate).
@@ -126,14 +145,19 @@ def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = Non
 
     `settled`: per model id, the (case_hash, sample) that have a PASS or FAIL in the run (read
     from the store: the answer phase's own bookkeeping counts a case handed to the judge as done).
+    `transcripts`: the phase's cache of rebuilt transcripts (`work_key` → the transcript's work or None),
+    so that the estimate and every judge's lane walk one rebuild per conversation.
+    `only`: the `work_key`s to walk (a re-judge sample); None: every one.
     """
     settled = settled or {}
     for job in iter_jobs(plan, conversations=True):
         case, mp = job.case, job.model
         if case["evaluation"]["type"] != "sqe" or (case["hash"], job.sample) in settled.get(mp.id, ()):
             continue
+        if only is not None and work_key(job) not in only:
+            continue
         if is_conversation(case):
-            work = transcript_work(job, db, judge)
+            work = transcript_work(job, db, judge, transcripts)
             if work is not None or unanswered:
                 yield work or CaseWork(job, None, None)
             continue
@@ -163,16 +187,27 @@ def items_of(pairs: list[tuple[dict, dict]], db, judge: Panel) -> list[Item]:
     return items
 
 
-def transcript_work(job: Job, db, judge: Panel) -> CaseWork | None:
+def transcript_work(job: Job, db, judge: Panel, transcripts: dict | None = None) -> CaseWork | None:
     """A conversation's transcript to judge: None while turns are left to ask, or when it needs no judge
-    (the conversation phase decided it: no reply, or a last reply that cannot be judged)."""
+    (the conversation phase decided it: no reply, or a last reply that cannot be judged).
+
+    Why a cache (`transcripts`, one per judge phase): rebuilding a transcript reads every stored turn of
+    the conversation; the phase's estimate and each judge's lane (the lanes of an ensemble walk the same
+    cases) would otherwise rebuild it once each. The judge kind drops an entry once its case is decided,
+    so what stays cached is the transcripts still awaiting their judgements. The cached items keep the
+    stored judgements seen at the first rebuild: a lane that meets an open case takes the open one, and a
+    decided case is skipped before its transcript is asked for."""
     if db is None:
         return None
+    key = work_key(job)
+    if transcripts is not None and key in transcripts:
+        return transcripts[key]
     s = stored_transcript(job.case, job.model, job.sample, db)
     pairs = ending(s) if s is not None else []
-    if not pairs:
-        return None
-    return CaseWork(job, None, None, items_of(pairs, db, judge), transcript=s)
+    work = CaseWork(job, None, None, items_of(pairs, db, judge), transcript=s) if pairs else None
+    if transcripts is not None:
+        transcripts[key] = work
+    return work
 
 
 @dataclass
@@ -191,12 +226,34 @@ class JudgeEstimate:
         return self.calls + self.upto_new
 
 
-def estimate(plan: Plan, db, judge: Panel | None, settled: dict[str, set] | None = None) -> JudgeEstimate:
+def rejudge_sample(plan: Plan, db, n: int, seed: int) -> frozenset[tuple[str, str, int]]:
+    """The `work_key`s of `n` judged outputs of this invocation (`run --rejudge-sample N`): among the selected
+    sqe outputs whose result the judge decided (PASS or FAIL), the `n` first by a seeded hash of
+    (seed, model, case hash, sample). Why a hash rather than a random draw: the same manifest, outputs and
+    seed give the same sample in any process or order, so a second run asks nothing again; and the sample
+    grows by adding outputs, never by reshuffling those already drawn."""
+    from helmbench.store.queries import judged_outputs
+
+    if n <= 0 or db is None:
+        return frozenset()
+    model_of = {mp.run_id: mp.id for mp in plan.models if mp.run_id is not None}
+    judged = {(model_of[run], case_hash, sample)
+              for run, case_hash, sample in judged_outputs(db.conn, list(model_of))}
+    keys = [work_key(job) for job in iter_jobs(plan, conversations=True) if work_key(job) in judged]
+
+    def rank(key: tuple[str, str, int]) -> str:
+        return hashlib.sha256("\0".join(map(str, (seed, *key))).encode("utf-8")).hexdigest()
+
+    return frozenset(sorted(keys, key=rank)[:n])
+
+
+def estimate(plan: Plan, db, judge: Panel | None, settled: dict[str, set] | None = None,
+             transcripts: dict | None = None, only: frozenset | None = None) -> JudgeEstimate:
     est = JudgeEstimate(judge.id if judge else None)
     if judge is None or not plan.sqe_cases:
         return est
     needed: set[tuple[str, str]] = set()
-    for work in iter_work(plan, db, judge, settled, unanswered=True):
+    for work in iter_work(plan, db, judge, settled, unanswered=True, transcripts=transcripts, only=only):
         if work.transcript is None and (work.response is None or work.response.get("error_kind")):
             # the model will be asked (again) first
             est.unanswered += 1

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from helmbench.run.engine import run_phase
 from helmbench.run.judge.judge_kind import Judgements
-from helmbench.run.judge.judge_plan import estimate
+from helmbench.run.judge.judge_plan import estimate, rejudge_sample
 from helmbench.run.writer import Writer
 from helmbench.store.judgements import write_judged
 from helmbench.store.responses import settled_results
@@ -40,12 +40,14 @@ def run_judge(ctx) -> tuple[str, JudgeOutcome]:
     plan, db, judge = ctx.plan, ctx.db, ctx.judge
     # read now that the model phase has committed: the cases that already have a verdict
     settled = {mp.id: settled_results(db, mp.run_id) for mp in plan.models}
-    est = estimate(plan, db, judge, settled)
+    transcripts: dict = {}  # each stored transcript rebuilt once for the estimate and every judge's lane
+    est = estimate(plan, db, judge, settled, transcripts)
     if est.calls:
         log.info("judging with %s: %d call(s) to make, %d criterion judgement(s) reused", judge.id, est.calls,
                  est.cached)
     writer = Writer(ctx.opts.db, write=write_judged)
-    kind = Judgements(plan, db, judge, writer, settled=settled, concurrency=ctx.opts.concurrency)
+    kind = Judgements(plan, db, judge, writer, settled=settled, concurrency=ctx.opts.concurrency,
+                      transcripts=transcripts)
     with ctx.progress(est.calls, kind.what) as bar:
         status = run_phase(kind, **ctx.engine(writer, bar))
     outcome = JudgeOutcome(judge.id, status, kind.calls, est.calls, est.cached, kind.judge_spent, kind.skipped)
@@ -53,3 +55,28 @@ def run_judge(ctx) -> tuple[str, JudgeOutcome]:
         left = f", {kind.skipped} case(s) left unjudged by the money limit" if kind.skipped else ""
         log.info("judge %s: %d call(s), $%.4f billed%s", judge.id, kind.calls, kind.judge_spent, left)
     return status, outcome
+
+
+#: The re-judge lane `run --rejudge-sample` asks in (lane 0 is the first judgement, the one results use).
+REJUDGE_LANE = 1
+
+
+def run_rejudge(ctx) -> tuple[str, int]:
+    """Ask the judge(s) again on a seeded sample of `--rejudge-sample` judged outputs, in the re-judge lane:
+    the same job kind, engine, budget and ledger account as the first judgement (ledger kind `judge`, the
+    lane's settings hash marked `#rejudge1`), with no result decided. Returns (status, calls planned);
+    N outputs × their criteria × the judges the first time, none once they are stored."""
+    plan, db, opts = ctx.plan, ctx.db, ctx.opts
+    lane = ctx.judge.lane(REJUDGE_LANE)
+    sample = rejudge_sample(plan, db, opts.rejudge_sample, opts.rejudge_seed)
+    transcripts: dict = {}
+    est = estimate(plan, db, lane, {}, transcripts, sample)
+    log.info("re-judging %d of the judged output(s) (seed %d): %d call(s) to make, %d stored", len(sample),
+             opts.rejudge_seed, est.calls, est.cached)
+    writer = Writer(opts.db, write=write_judged)
+    kind = Judgements(plan, db, lane, writer, settled={}, concurrency=opts.concurrency, transcripts=transcripts,
+                      only=sample, decide=False)
+    kind.what = "re-judge calls"
+    with ctx.progress(est.calls, kind.what) as bar:
+        status = run_phase(kind, **ctx.engine(writer, bar))
+    return status, est.calls
