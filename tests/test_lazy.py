@@ -37,7 +37,7 @@ def test_the_site_hooks_and_its_cached_data_classes_import_no_heavy_stage():
         "import helmbench.publish.hooks, helmbench.publish.data, helmbench.publish.settings\n"
         "import helmbench.score.board, helmbench.score.breakdown, helmbench.score.calibration\n"
         "import helmbench.score.detection, helmbench.score.drift, helmbench.score.floors, helmbench.score.judges\n"
-        "import helmbench.score.model, helmbench.score.summary, helmbench.store.queries.runs\n"
+        "import helmbench.score.model, helmbench.score.stability, helmbench.score.summary, helmbench.store.queries.runs\n"
         "from helmbench.publish.cache import site_code_digest\n"
         "site_code_digest()\n"
         "print(' '.join(m for m in ('pydantic', 'sqlite_utils', 'pandas', 'jsonschema', 'litellm', 'pluggy')"

@@ -28,8 +28,8 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from helmbench.run.judge.judge import CriterionVerdict, aggregate, combine
 from helmbench.store import Connection
 from helmbench.store import queries
 
@@ -38,6 +38,9 @@ from .consistency import fleiss_kappa
 from .leaderboard import FINISHED_STATUSES, build_leaderboard
 from .model import ERROR, FAIL, PASS, ScoredResult
 from .scored import to_scored
+
+if TYPE_CHECKING:
+    from helmbench.run.judge.judge import CriterionVerdict
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +105,9 @@ def kendall_tau_b(x: list[float], y: list[float]) -> float | None:
 def criterion_verdict(row) -> CriterionVerdict:
     """A stored link (its verdict and score for the result) as the judge step's `CriterionVerdict`: an error,
     or a verdict other than PASS/FAIL, is an ERROR; a missing score is the verdict's 1 or 0."""
+    # imported here: the site's cached data unpickles JudgeSensitivity from this module, and must not load the judge
+    from helmbench.run.judge.judge import CriterionVerdict
+
     if row["error_kind"] or row["verdict"] not in (PASS, FAIL):
         return CriterionVerdict(row["criterion"], ERROR, None, error_kind=row["error_kind"] or "no_verdict",
                                 error_message=row["error_message"] or "")
@@ -114,6 +120,8 @@ def redecide(per: dict[str, list], judges: Sequence[str]) -> tuple[str, float | 
     """A result's (verdict, score) from the verdicts of `judges` only (`per`: judge → its link rows), decided
     by the judge step's own rules: per criterion the judges' `combine` (one judge: its verdict), then the
     case's `aggregate` (no criterion → ERROR)."""
+    from helmbench.run.judge.judge import aggregate, combine
+
     by_criterion: dict[str, list[CriterionVerdict]] = defaultdict(list)
     for judge in judges:
         for row in per.get(judge, []):

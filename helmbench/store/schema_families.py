@@ -12,9 +12,10 @@ part of any cache key: which family a model belongs to changes no answer.
 from __future__ import annotations
 
 import json
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-import sqlite_utils
+if TYPE_CHECKING:  # annotations only: importing sqlite_utils costs ~0.25 s (it loads pandas)
+    import sqlite_utils
 
 
 def apply(db: sqlite_utils.Database) -> None:
