@@ -73,8 +73,8 @@ def test_upstream_sample_runs_completely(env, fake, tmp_path):
 
 def test_transient_faults_are_retried_until_every_case_completes(env, fake, small):
     write_manifest(small["manifest"], synthetic_cases(80))
-    write_models(small["models"], ["test/model-a"], timeout=0.3)
-    fake.slow_seconds = 1.0
+    write_models(small["models"], ["test/model-a"], timeout=1.0)  # a loaded machine can take 0.3 s for an ordinary call
+    fake.slow_seconds = 2.5  # beyond the deadline: a "slow" fault times out
     fake.set_faults({"429": 0.06, "500": 0.06, "502": 0.06, "drop": 0.06, "slow": 0.06})
     report = run_inprocess(small, concurrency=8)
     assert report.status == "completed"
