@@ -315,7 +315,8 @@ def test_tables_of_a_page_share_their_column_widths(browser, site_url, path, tab
 
 def test_the_judges_page_of_an_ensemble_passes_wcag_aa(browser, axe, tmp_path, monkeypatch):
     """The judges page with its tables filled (three judges, one of them stricter: the top group depends on
-    the judge), not only its empty state, in both colour schemes."""
+    the judge), not only its empty state, in both colour schemes; and the methodology page with the judges'
+    run-to-run agreement filled (every judged output re-judged)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from publish_helpers import DATASETTE_URL, REPO, serve
@@ -326,7 +327,7 @@ def test_the_judges_page_of_an_ensemble_passes_wcag_aa(browser, axe, tmp_path, m
     def run():
         # B and judge-3 one family: the page's table of scores without a model's own family is filled too
         return ensemble_db(tmp_path, monkeypatch, {j: (C,) for j in JUDGES[:2]} | {JUDGES[2]: (B, C)},
-                           f"families: {{{B}: test/kin, {JUDGES[2]}: test/kin}}\n")
+                           f"families: {{{B}: test/kin, {JUDGES[2]}: test/kin}}\n", rejudge_sample=1000)
 
     # In a thread of its own: the session's browser (playwright's sync API) keeps an event loop running in
     # this one, and the fake server and the run each start their own.
@@ -338,6 +339,9 @@ def test_the_judges_page_of_an_ensemble_passes_wcag_aa(browser, axe, tmp_path, m
     page = (site / "judges" / "index.html").read_text(encoding="utf-8")
     assert "The top group depends on the judge" in page and page.count("<table") >= 3
     assert 'id="without-kin-table"' in page
+    methodology = (site / "methodology" / "index.html").read_text(encoding="utf-8")
+    assert 'class="hb hb-stability"' in methodology and "Cohen" in methodology
     for url in serve(site):
-        _check(browser, axe, url, PAGE_TYPES["judges"])
-        _check(browser, axe, url, PAGE_TYPES["judges"], "dark")
+        for kind in ("judges", "methodology"):
+            _check(browser, axe, url, PAGE_TYPES[kind])
+            _check(browser, axe, url, PAGE_TYPES[kind], "dark")

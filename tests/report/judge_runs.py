@@ -60,9 +60,11 @@ def marked_judges(failing: dict[str, tuple[str, ...]]):
     return MarkedJudges()
 
 
-def ensemble_db(tmp_path: Path, monkeypatch, failing: dict[str, tuple[str, ...]], extra: str = "") -> Path:
+def ensemble_db(tmp_path: Path, monkeypatch, failing: dict[str, tuple[str, ...]], extra: str = "",
+                **run_options) -> Path:
     """results.db of one run: the three judges of JUDGES judge A, B and C (`marked_judges(failing)`) on the
-    judged cases; `extra` is added to models.yml (e.g. a `families:` line)."""
+    judged cases; `extra` is added to models.yml (e.g. a `families:` line); `run_options` go to the run
+    (e.g. `rejudge_sample`)."""
     from tests.judge.judge_pipeline import run_once
 
     with serving(marked_judges(failing), monkeypatch):
@@ -71,5 +73,5 @@ def ensemble_db(tmp_path: Path, monkeypatch, failing: dict[str, tuple[str, ...]]
                           + extra + "models:\n" + "".join(f"  - {{id: {m}, max_tokens: 300}}\n" for m in (A, B, C)),
                           encoding="utf-8")
         db = tmp_path / "results.db"
-        run_once(judged_manifest(tmp_path), models, db)
+        run_once(judged_manifest(tmp_path), models, db, **run_options)
     return db
