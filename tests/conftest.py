@@ -102,10 +102,13 @@ def xdist_group_of(item) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Groups for xdist, and the `browser` mark on every test that drives Chromium (`-m "not browser"`)."""
+    """Groups for xdist, the `browser` mark on every test that drives Chromium (`-m "not browser"`), and the
+    `slow` tests first (a stable sort): xdist hands out ungrouped tests in collection order, and a long test
+    handed out last keeps one worker busy while the other has nothing left to do."""
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
         group = xdist_group_of(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
