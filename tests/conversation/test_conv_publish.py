@@ -19,6 +19,7 @@ from tests.conversation.conv_fake import ConvFake
 from tests.conversation.conv_trees import MODEL, REPO, conversation_tree
 from tests.fakes.serving import wait_for_datasette
 from tests.publish.publish_helpers import RAW_PAYLOADS, XSS, serve
+from tests.shared import build_once
 
 from helmbench.manifest import compile_tree
 
@@ -40,9 +41,14 @@ class XssConvFake(ConvFake):
         return out
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def built(tmp_path_factory):
-    tree = conversation_tree(tmp_path_factory.mktemp("conv") / "bench")
+    """The conversation benchmark run and published by the commands (read-only; once per session)."""
+    return build_once(tmp_path_factory, "conv-published", _build)
+
+
+def _build(root: Path) -> Path:
+    tree = conversation_tree(root / "bench")
     compile_tree(tree, tree / "build")
     fake = XssConvFake()
     fake.user_reply = lambda body, attempt: "<b>fine</b> whatever"

@@ -13,14 +13,16 @@ from pathlib import Path
 import pytest
 
 from plugin_trees import fresh_registry, page_package, pip_target
+from tests.shared import build_once
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="session")
 def regex_site(tmp_path_factory) -> Path:
-    src = page_package(tmp_path_factory.mktemp("plugin-src") / "helmbench-regex")
-    return pip_target(src, tmp_path_factory.mktemp("plugin") / "site")
+    """The plugin's `pip install --target` folder, installed once per session (read-only)."""
+    return build_once(tmp_path_factory, "plugin-regex",
+                      lambda root: pip_target(page_package(root / "src" / "helmbench-regex"), root / "site"))
 
 
 @pytest.fixture

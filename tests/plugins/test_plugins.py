@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import re
 import sqlite3
 import subprocess
@@ -17,6 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from plugin_trees import REPO, fresh_registry, page_package, pip_target, regex_tree
+from tests.inprocess import helmbench as run_in_process
 
 BUILTIN_TYPES = {"category_match", "list_includes", "tag_threshold", "sqe", "crisis_resources"}
 
@@ -24,6 +26,19 @@ BUILTIN_TYPES = {"category_match", "list_includes", "tag_threshold", "sqe", "cri
 def helmbench(env: dict, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "helmbench", *args], env=env, cwd=cwd, capture_output=True,
                           text=True, timeout=300)
+
+
+def in_process(env: dict, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """`helmbench ARGS` in this process (tests/inprocess.py), with the plugin folders of `env`'s PYTHONPATH
+    on sys.path and the registry reloaded, as `helmbench` above would see them: the plugins are found the same
+    way (their entry points), without a fresh interpreter importing litellm and mkdocs for every command.
+    `test_plugins_command_text_names_package_and_version` keeps the separate process with PYTHONPATH."""
+    paths = [Path(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p) != REPO]
+    undo = fresh_registry(*paths)
+    try:
+        return run_in_process(*args, cwd=cwd, env=env)
+    finally:
+        undo()
 
 
 def cli(*args: str):
@@ -94,9 +109,9 @@ def test_a_tree_using_the_plugin_lints_compiles_runs_scores_and_publishes(plugin
     from tests.fakes.openrouter import FakeOpenRouter
 
     root = regex_tree(tmp_path / "bench")
-    lint = helmbench(plugin_env, "lint", str(root))
+    lint = in_process(plugin_env, "lint", str(root))
     assert lint.returncode == 0 and "0 error(s), 0 warning(s)" in lint.stderr, lint.stdout + lint.stderr
-    comp = helmbench(plugin_env, "compile", str(root), "--out", str(root / "build"))
+    comp = in_process(plugin_env, "compile", str(root), "--out", str(root / "build"))
     assert comp.returncode == 0, comp.stderr
     manifest = root / "build" / "manifest.jsonl"
     evaluations = [json.loads(line)["evaluation"] for line in manifest.read_text().splitlines()[1:]]
@@ -107,7 +122,7 @@ def test_a_tree_using_the_plugin_lints_compiles_runs_scores_and_publishes(plugin
     try:
         env = plugin_env | {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-plugin-test",
                             "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
-        run = helmbench(env, "run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"),
+        run = in_process(env, "run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"),
                         "--db", str(root / "build" / "results.db"), cwd=root)
     finally:
         fake.stop()
@@ -123,14 +138,14 @@ def test_a_tree_using_the_plugin_lints_compiles_runs_scores_and_publishes(plugin
         assert "988" in reason
     assert {v for _, v, _, _ in stored} == {"PASS", "FAIL"}, "the fake's answers should give both verdicts"
 
-    report = helmbench(plugin_env, "report", "--db", str(root / "build" / "results.db"), "--manifest", str(manifest),
+    report = in_process(plugin_env, "report", "--db", str(root / "build" / "results.db"), "--manifest", str(manifest),
                        "--format", "json")
     assert report.returncode == 0, report.stderr
     (row,) = json.loads(report.stdout)["rows"]
     assert row["model"] == "test/model-a" and 0 < row["score"] < 1
 
     site = root / "build" / "site"
-    pub = helmbench(plugin_env, "publish", "--db", str(root / "build" / "results.db"), "--manifest", str(manifest),
+    pub = in_process(plugin_env, "publish", "--db", str(root / "build" / "results.db"), "--manifest", str(manifest),
                     "--site-dir", str(site))
     assert pub.returncode == 0, pub.stderr
     page = (site / "cases" / stored[0][0] / "index.html").read_text(encoding="utf-8")
@@ -271,11 +286,11 @@ def test_a_broken_plugin_is_named_without_a_traceback_and_can_be_skipped(tmp_pat
     site = fake_dist(tmp_path / "site", "helmbench-broken", "helmbench_broken", source)
     env = plugin_env | {"PYTHONPATH": f"{site}:{plugin_env['PYTHONPATH']}"}
     root = regex_tree(tmp_path / "bench")
-    proc = helmbench(env, "lint", str(root))
+    proc = in_process(env, "lint", str(root))
     assert proc.returncode == 1
     assert message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
     assert "HELMBENCH_DISABLE_PLUGINS=broken" in proc.stderr
-    skipped = helmbench(env | {"HELMBENCH_DISABLE_PLUGINS": "broken"}, "lint", str(root))
+    skipped = in_process(env | {"HELMBENCH_DISABLE_PLUGINS": "broken"}, "lint", str(root))
     assert skipped.returncode == 0, skipped.stderr
 
 
@@ -326,17 +341,17 @@ def test_a_plugin_evaluator_returning_garbage_stores_every_paid_answer_and_error
     s1 = root / "scenarios" / "P1" / "B1" / "S1--signpost" / "S1.md"
     s1.write_text(re.sub(r"evaluation:\n(  .*\n)+", "evaluation:\n  type: garbage\n", s1.read_text()), encoding="utf-8")
     db, manifest = root / "build" / "results.db", root / "build" / "manifest.jsonl"
-    comp = helmbench(env, "compile", str(root), "--out", str(root / "build"))
+    comp = in_process(env, "compile", str(root), "--out", str(root / "build"))
     assert comp.returncode == 0, comp.stdout + comp.stderr
     fake = FakeOpenRouter().start()
     try:
         env |= {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-plugin-test",
                 "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
         args = ("run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"), "--db", str(db))
-        run = helmbench(env, *args, cwd=root)
+        run = in_process(env, *args, cwd=root)
         assert "Traceback" not in run.stderr and "bug in helmbench" not in run.stderr, run.stderr
         calls = fake.total
-        again = helmbench(env, *args, cwd=root)
+        again = in_process(env, *args, cwd=root)
         assert "Traceback" not in again.stderr, again.stderr
         assert fake.total == calls > 0, "every answer was stored the first time: nothing is paid twice"
     finally:
@@ -350,9 +365,9 @@ def test_a_plugin_evaluator_returning_garbage_stores_every_paid_answer_and_error
     reasons = " ".join(r for _, _, r in s1_rows)
     for why in ("returned NoneType", "returned str", "score nan", "score 1000000.0", "SystemExit", "'MAYBE'"):
         assert why in reasons, why
-    report = helmbench(env, "report", "--db", str(db), "--manifest", str(manifest), "--format", "json")
+    report = in_process(env, "report", "--db", str(db), "--manifest", str(manifest), "--format", "json")
     assert report.returncode == 0, report.stderr
-    pub = helmbench(env, "publish", "--db", str(db), "--manifest", str(manifest), "--site-dir", str(root / "site"))
+    pub = in_process(env, "publish", "--db", str(db), "--manifest", str(manifest), "--site-dir", str(root / "site"))
     assert pub.returncode == 0, pub.stderr
 
 
@@ -372,8 +387,8 @@ def test_a_new_version_of_the_plugin_re_evaluates_stored_answers_without_a_model
                             "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
 
         def compile_and_run(env):
-            assert helmbench(env, "compile", str(root), "--out", str(root / "build")).returncode == 0
-            proc = helmbench(env, "run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"),
+            assert in_process(env, "compile", str(root), "--out", str(root / "build")).returncode == 0
+            proc = in_process(env, "run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"),
                              "--db", str(db), cwd=root)
             assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -385,7 +400,7 @@ def test_a_new_version_of_the_plugin_re_evaluates_stored_answers_without_a_model
                                                               "found /{evaluation['pattern']}/ as"))
         site2 = pip_target(new, tmp_path / "v2")
         env2 = env | {"PYTHONPATH": f"{site2}:{REPO}"}
-        stale = helmbench(env2, "run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"),
+        stale = in_process(env2, "run", "--manifest", str(manifest), "--models-file", str(root / "models.yml"),
                           "--db", str(db), cwd=root)  # not recompiled yet: refused, and it says why
         assert stale.returncode == 2 and "Traceback" not in stale.stderr, stale.stderr
         assert ("the manifest was compiled with evaluation type 'regex_match' version 0.1.0, but plugin 'regex' "
@@ -435,7 +450,7 @@ def test_a_plugin_failing_in_case_is_named_with_its_package(plugin_env, tmp_path
     root = regex_tree(tmp_path / "bench")
     s1 = root / "scenarios" / "P1" / "B1" / "S1--signpost" / "S1.md"
     s1.write_text(s1.read_text().replace("type: regex_match", "type: boom"), encoding="utf-8")
-    proc = helmbench(env, "compile", str(root), "--out", str(tmp_path / "build"))
+    proc = in_process(env, "compile", str(root), "--out", str(tmp_path / "build"))
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr
     assert ("plugin 'broken' (helmbench-broken 0.0.1) failed in case() of evaluation type 'boom' for scenario "
             "P1-B1-S1 (P1-B1-S1-C1-PT1): KeyError: None") in proc.stderr

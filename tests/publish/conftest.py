@@ -5,23 +5,23 @@ executor (litellm's HTTP path) against the fake OpenRouter, with three models. O
 every answer carries an XSS payload inside its JSON (so it is still evaluated), another gets
 some invalid-JSON and truncated answers (format failures), a third some HTTP 500s with no
 retry (ERROR results). One judged case's justification quotes the payload too (the judge
-stage's own row when it ran, else one recorded as it would). Everything here is session-scoped: the pipeline runs once and the site is
-built once per test session.
+stage's own row when it ran, else one recorded as it would). Everything here is session-scoped and built
+once per test session, whichever xdist worker asks first (tests.shared.build_once): read it, copy it to write.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from tests.fakes.openrouter import FakeOpenRouter, Rule  # noqa: E402
+from tests.shared import build_once
 
 from publish_helpers import (  # noqa: E402
-    DATASETTE_URL, ERROR_MODEL, FORMAT_MODEL, MODELS, REPO, XSS, XSS_MODEL, hostile_tree, serve)
+    DATASETTE_URL, ERROR_MODEL, FORMAT_MODEL, MODELS, REPO, XSS, XSS_MODEL, Pipeline, hostile_tree, serve)
 
 
 class XssFake(FakeOpenRouter):
@@ -41,14 +41,6 @@ class XssFake(FakeOpenRouter):
             else:
                 msg["content"] = f"{XSS} {msg['content'] or ''}"
         return out
-
-
-@dataclass(frozen=True)
-class Pipeline:
-    root: Path
-    manifest: Path
-    db: Path
-    judged_case: str  # the sqe case given a (simulated) judgement
 
 
 def _judged_case_with_payload(db: Path) -> str:
@@ -120,11 +112,21 @@ def _run(tree: Path, root: Path, models: tuple[str, ...]) -> tuple[Path, Path]:
     return manifest, db
 
 
-@pytest.fixture(scope="session")
-def pipeline(tmp_path_factory) -> Pipeline:
-    root = tmp_path_factory.mktemp("publish")
+def _pipeline(root: Path) -> Pipeline:
     manifest, db = _run(REPO / "benchmark", root, MODELS)
     return Pipeline(root=root, manifest=manifest, db=db, judged_case=_judged_case_with_payload(db))
+
+
+@pytest.fixture(scope="session")
+def pipeline(tmp_path_factory) -> Pipeline:
+    """The shipped benchmark run on MODELS (once per session, shared by the workers: read it, copy it to write)."""
+    return build_once(tmp_path_factory, "publish-pipeline", _pipeline)
+
+
+def _hostile_pipeline(root: Path) -> Pipeline:
+    tree = hostile_tree(REPO / "benchmark", root / "benchmark")
+    manifest, db = _run(tree, root, (XSS_MODEL, ERROR_MODEL))
+    return Pipeline(root=root, manifest=manifest, db=db, judged_case="")
 
 
 @pytest.fixture(scope="session")
@@ -132,48 +134,47 @@ def hostile_pipeline(tmp_path_factory) -> Pipeline:
     """The shipped benchmark with an XSS payload in every authored title, name, description and
     version (benchmark, pillars, behaviours, scenarios, components, criteria, models), run on two
     models: one answering with the payload too."""
-    root = tmp_path_factory.mktemp("hostile")
-    tree = hostile_tree(REPO / "benchmark", root / "benchmark")
-    manifest, db = _run(tree, root, (XSS_MODEL, ERROR_MODEL))
-    return Pipeline(root=root, manifest=manifest, db=db, judged_case="")
+    return build_once(tmp_path_factory, "publish-hostile-pipeline", _hostile_pipeline)
+
+
+def _build_site(db: Path, manifest: Path, site_dir: Path) -> Path:
+    """The real mkdocs build of the site of `db` and `manifest`, strict."""
+    from helmbench.publish import PublishSettings, build_site
+
+    settings = PublishSettings(db=db, manifest=manifest, datasette_url=DATASETTE_URL)
+    return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=site_dir, strict=True)
+
+
+def _site_of(tmp_path_factory, name: str, p) -> Path:
+    """The site of pipeline `p` (into its root's site/), built once per session."""
+    return build_once(tmp_path_factory, name, lambda _folder: _build_site(p.db, p.manifest, p.root / "site"))
 
 
 @pytest.fixture(scope="session")
-def hostile_site(hostile_pipeline) -> Path:
-    from helmbench.publish import PublishSettings, build_site
-
-    p = hostile_pipeline
-    settings = PublishSettings(db=p.db, manifest=p.manifest, datasette_url=DATASETTE_URL)
-    return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=p.root / "site", strict=True)
+def hostile_site(hostile_pipeline, tmp_path_factory) -> Path:
+    return _site_of(tmp_path_factory, "publish-hostile-site", hostile_pipeline)
 
 
 @pytest.fixture(scope="session")
 def empty_site(tmp_path_factory) -> Path:
     """The site with no database and no manifest (a fresh checkout)."""
-    from helmbench.publish import PublishSettings, build_site
-
-    root = tmp_path_factory.mktemp("empty")
-    settings = PublishSettings(db=root / "build" / "results.db", manifest=root / "build" / "manifest.jsonl",
-                               datasette_url=DATASETTE_URL)
-    return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=root / "site", strict=True)
+    return build_once(tmp_path_factory, "publish-empty-site", lambda root: _build_site(
+        root / "build" / "results.db", root / "build" / "manifest.jsonl", root / "site"))
 
 
 @pytest.fixture(scope="session")
-def site(pipeline) -> Path:
+def site(pipeline, tmp_path_factory) -> Path:
     """The site built from the pipeline's database (once per session)."""
-    from helmbench.publish import PublishSettings, build_site
-
-    settings = PublishSettings(db=pipeline.db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL)
-    return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=pipeline.root / "site", strict=True)
+    return _site_of(tmp_path_factory, "publish-site", pipeline)
 
 
 @pytest.fixture(scope="module")
-def browser(site, hostile_site, empty_site, stats_site):
-    """One headless Chromium per browser test module.
+def browser():
+    """One headless Chromium per browser test module (a fresh context per test: browser_helpers.recording_page).
 
-    Playwright's sync API keeps an event loop running in this thread while the browser is open,
-    and the pipeline's fake OpenRouter (asyncio) cannot start meanwhile: so the sites are built
-    first, and the browser closes with its module (later test folders start event loops too)."""
+    Playwright's sync API keeps an event loop running in this thread while the browser is open, so
+    the browser closes with its module (later test folders start event loops too); the sites a test
+    asks for meanwhile are built in a thread of their own (tests.shared.build_once)."""
     from browser_helpers import ARGS, chromium
 
     executable = chromium()
@@ -207,11 +208,7 @@ def stats_url(stats_site):
 
 
 @pytest.fixture(scope="session")
-def stats_site(stats_plain):
+def stats_site(stats_plain, tmp_path_factory):
     """The site of tests.score.stats_pipeline (no floors, `stats_plain` in tests/conftest.py): a clearly
     better model, identical twins, a partial run and a provider change, all run against the fake OpenRouter."""
-    from helmbench.publish import PublishSettings, build_site
-
-    p = stats_plain
-    settings = PublishSettings(db=p.db, manifest=p.manifest, datasette_url=DATASETTE_URL)
-    return build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=p.root / "site", strict=True)
+    return _site_of(tmp_path_factory, "publish-stats-site", stats_plain)

@@ -5,6 +5,7 @@ import json
 import re
 import shutil
 import threading
+from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -22,6 +23,18 @@ DATASETTE_URL = "http://127.0.0.1:8001"
 TITLE_XSS = XSS + ' &lt;img src=x onerror="window.__xss=3"&gt; $x_{$'  # and a broken TeX formula for matplotlib
 #: What must never appear in a built page, in any case (a written `<script>` or `<img onerror>`).
 RAW_PAYLOADS = ("<script>window.__xss", "<img src=x onerror")
+
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """What the publishing tests' pipelines made (conftest.py). Here, not in conftest.py, so that it pickles under
+    one importable name (tests.shared.build_once hands it to the other workers)."""
+    root: Path
+    manifest: Path
+    db: Path
+    judged_case: str  # the sqe case given a (simulated) judgement
+
 
 _TITLE_LINE = re.compile(r"^(\s*(?:-\s+)?)(title|name|version):[ \t]*(.+?)\s*$", re.M)
 _DESCRIPTION = re.compile(r"^(\s*)(description|compliance):[ \t]*>-?\n(\s+)", re.M)

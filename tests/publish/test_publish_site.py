@@ -207,15 +207,12 @@ def test_empty_site_says_no_runs_yet(tmp_path):
 
 @pytest.mark.slow
 def test_publish_command_builds_from_a_manifest_without_a_database(tmp_path, pipeline):
-    """The CLI, and the fresh-checkout case: a compiled manifest but no results yet."""
-    import subprocess
-    import sys
+    """The CLI (in-process: tests/inprocess.py), and the fresh-checkout case: a compiled manifest but no results yet."""
+    from tests.inprocess import helmbench
 
     out = tmp_path / "site"
-    proc = subprocess.run(
-        [sys.executable, "-m", "helmbench", "publish", "--db", str(tmp_path / "none.db"), "--manifest",
-         str(pipeline.manifest), "-f", str(REPO / "mkdocs.yml"), "--site-dir", str(out), "--strict"],
-        capture_output=True, text=True, timeout=300)
+    proc = helmbench("publish", "--db", tmp_path / "none.db", "--manifest", pipeline.manifest,
+                     "-f", REPO / "mkdocs.yml", "--site-dir", out, "--strict")
     assert proc.returncode == 0, proc.stderr
     assert "No runs yet" in article(page(out, ""))
     case = article(page(out, "cases/P1-B1-S1-C1-U1-PT1"))

@@ -27,3 +27,21 @@ def test_shutdown_closes_the_pipe_it_read_results_from():
     assert worker.submit("ready").result(timeout=60) is not False
     worker.shutdown(wait=True)
     assert worker.proc.stdout.closed and worker.proc.stdin.closed
+
+
+@pytest.mark.parametrize("cpus, inline", [(1, None), (8, "1")])
+def test_charts_are_drawn_in_process_on_one_cpu_or_when_asked(monkeypatch, cpus, inline):
+    """No worker process where it cannot run beside the build (one CPU) or where HELMBENCH_INLINE_CHARTS asks
+    (a full test run reached this only when a rebuild test found its cache stale, depending on the order)."""
+    import os
+
+    import helmbench.publish.site as site_mod
+
+    monkeypatch.setattr(os, "cpu_count", lambda: cpus)
+    if inline:
+        monkeypatch.setenv("HELMBENCH_INLINE_CHARTS", inline)
+    else:
+        monkeypatch.delenv("HELMBENCH_INLINE_CHARTS", raising=False)
+    executor = site_mod._executor()
+    assert isinstance(executor, site_mod._Inline)
+    assert executor.submit("ready").exception(timeout=60) is None  # run here, at once

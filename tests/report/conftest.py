@@ -9,6 +9,7 @@ import pytest
 
 from tests.fakes.manifests import synthetic_cases, write_manifest  # noqa: E402
 from tests.fakes.openrouter import FakeOpenRouter, Rule  # noqa: E402
+from tests.shared import build_once
 from tests.judge.judge_pipeline import (  # noqa: E402
     MODEL, OTHER, UPSTREAM, compile_to, run_once, upstream_tree, write_models,
 )
@@ -16,7 +17,11 @@ from tests.judge.judge_pipeline import (  # noqa: E402
 
 @pytest.fixture(scope="session")
 def judged_db(tmp_path_factory):
-    root = tmp_path_factory.mktemp("report")
+    """Read-only; built once per session, whichever worker asks first."""
+    return build_once(tmp_path_factory, "report-judged", _judged_db)
+
+
+def _judged_db(root):
     if UPSTREAM.is_dir():
         manifest = compile_to(upstream_tree(root / "tree"), root / "build")
     else:

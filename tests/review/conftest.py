@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.review.review_pipeline import XssFake, build, copy_of  # noqa: E402
+from tests.shared import build_once
 
 
 @pytest.fixture(scope="session")
@@ -22,7 +23,7 @@ def judged(tmp_path_factory, fake_server):
     mp.setenv("OPENROUTER_API_BASE", fake_server.api_base)
     mp.setenv("OPENROUTER_API_KEY", "sk-or-v1-review-tests")
     try:
-        yield build(tmp_path_factory.mktemp("judged"))
+        yield build_once(tmp_path_factory, "review-judged", build)  # read-only: shared by the workers
     finally:
         mp.undo()
 

@@ -49,6 +49,7 @@ def _keys(manifest: Path) -> dict[str, str]:
     return {c["request_hash"]: request_key(MODEL, c["request"]["messages"]) for c in read_manifest(manifest)}
 
 
+@pytest.mark.slow  # separate processes and real signals
 def test_kill_9_loses_at_most_the_last_second_and_never_duplicates(env, fake, small):
     write_manifest(small["manifest"], synthetic_cases(200))
     fake.latency = 0.1
@@ -75,6 +76,7 @@ def test_kill_9_loses_at_most_the_last_second_and_never_duplicates(env, fake, sm
     assert rows(small["db"], "SELECT count(*) FROM results WHERE verdict = 'ERROR'") == [(0,)]
 
 
+@pytest.mark.slow  # separate processes and real signals
 def test_ctrl_c_saves_what_completed_prints_how_to_resume_and_exits_130(env, fake, small):
     write_manifest(small["manifest"], synthetic_cases(200))
     fake.latency = 0.1

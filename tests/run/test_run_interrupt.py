@@ -25,6 +25,7 @@ def _wait_in_flight(fake, n: int, proc, timeout: float = 60) -> None:
     pytest.fail(f"never {n} calls in flight")
 
 
+@pytest.mark.slow  # separate processes and real signals
 def test_ctrl_c_with_8_calls_in_flight_stores_them_and_the_resume_repays_none(env, fake, small):
     write_manifest(small["manifest"], synthetic_cases(200, scenarios=3))
     fake.latency = 1.0
@@ -47,6 +48,7 @@ def test_ctrl_c_with_8_calls_in_flight_stores_them_and_the_resume_repays_none(en
     assert max(fake.by_key.values()) == 1, "the resumed run paid again for a call made before Ctrl-C"
 
 
+@pytest.mark.slow  # separate processes and real signals
 def test_a_second_ctrl_c_stops_at_once(env, fake, small):
     write_manifest(small["manifest"], synthetic_cases(60, scenarios=3))
     fake.latency = 30.0
@@ -63,6 +65,7 @@ def test_a_second_ctrl_c_stops_at_once(env, fake, small):
     assert rows(small["db"], "SELECT status FROM runs") == [("interrupted",)]
 
 
+@pytest.mark.slow  # separate processes and real signals
 def test_the_drain_is_bounded(env, fake, small):
     write_manifest(small["manifest"], synthetic_cases(60, scenarios=3))
     fake.latency = 30.0

@@ -17,6 +17,7 @@ from test_run_cli import start_run
 from tests.fakes.manifests import synthetic_cases, write_manifest
 
 
+@pytest.mark.slow  # separate processes and real signals
 def test_two_concurrent_runs_on_one_database_pay_each_call_once(env, fake, small):
     write_manifest(small["manifest"], synthetic_cases(120))
     fake.latency = 0.2  # a run of several seconds: the second starts while the first holds the lock

@@ -111,3 +111,41 @@ def test_the_writer_thread_commits_within_its_interval_and_reports_errors(tmp_pa
         writer.flush()
     with pytest.raises(sqlite3.IntegrityError):
         writer.close()
+
+
+def test_what_is_queued_while_the_writer_fails_is_counted_released_and_told(tmp_path):
+    """Writes, flush waiters and ledger rows queued while a commit is failing: each write is counted as unsaved,
+    each waiter released, each ledger row's caller told the error (a full run reaches this only when the
+    timing happens to queue something during the failing commit)."""
+    import asyncio
+    import threading
+
+    from helmbench.run.writer import Writer
+    from helmbench.store.ledger import Sent
+
+    entered, release = threading.Event(), threading.Event()
+
+    def failing(db, batch):
+        entered.set()
+        release.wait(10)
+        raise sqlite3.OperationalError("disk I/O error")
+
+    loop = asyncio.new_event_loop()
+    try:
+        writer = Writer(tmp_path / "w.db", interval=0.01, write=failing)
+        writer.add(Write(_response(), None))
+        assert entered.wait(10), "the writer never tried to commit"
+        waiter, told = threading.Event(), loop.create_future()
+        writer.add(Write(_response(request_hash="sha256:r2"), None))
+        writer.add(Write(_response(request_hash="sha256:r3"), None))
+        writer._queue.put(waiter)  # what flush() queues
+        writer._queue.put(Sent({"id": 1}, (loop, told)))  # what sent() queues
+        release.set()
+        assert waiter.wait(10), "a flush waiting behind the failure was never released"
+        with pytest.raises(sqlite3.OperationalError) as raised:
+            writer.close()
+        assert (raised.value.helmbench_written, raised.value.helmbench_unsaved) == (0, 3)
+        loop.run_until_complete(asyncio.sleep(0))  # runs the hand-over the writer scheduled on this loop
+        assert told.done() and isinstance(told.exception(), sqlite3.OperationalError)
+    finally:
+        loop.close()

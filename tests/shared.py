@@ -1,0 +1,76 @@
+"""Build an expensive, read-only test artifact once per test session, whichever xdist worker asks first.
+
+Why: a session fixture is built once per *worker*. Pipelines run against the fake OpenRouter and mkdocs
+builds of the shipped benchmark's site take tens of seconds each; with them built once per worker, every
+worker that needs one pays for it again, or (as `--dist loadgroup` used to arrange) every test that needs
+one has to queue on the same worker. Here the first worker that asks builds it into a folder shared by the
+session's workers (under pytest's session temporary folder, never the repository), holding an exclusive
+file lock; the others wait on that lock and then read what it built. So the tests using it can spread over
+every worker and the artifact is still built once.
+
+Only for artifacts the tests read: a test that writes must work on a copy (`shutil.copytree`, SQLite's
+backup API), as it already had to when the fixture was per worker.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pickle
+import shutil
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+T = TypeVar("T")
+
+
+def session_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The folder shared by this session's workers: the parent of a worker's own temporary folder under
+    xdist (`…/pytest-N/popen-gwK`), else the session's temporary folder itself."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def build_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], T]) -> T:
+    """`build(folder)` run once per session into an empty `folder` named `name`; its (picklable) result is
+    returned to every caller, in every worker. A build that raised is tried again by the next caller (and
+    fails its tests the same way), never half-reused."""
+    root = session_root(tmp_path_factory) / "shared"
+    root.mkdir(exist_ok=True)
+    folder, done = root / name, root / f"{name}.pickle"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also if this worker dies
+        if done.exists():
+            return pickle.loads(done.read_bytes())
+        if folder.exists():
+            shutil.rmtree(folder)  # what a failed build left
+        folder.mkdir()
+        result = _in_a_thread(build, folder)
+        tmp = done.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps(result))
+        tmp.replace(done)
+        return result
+
+
+def _in_a_thread(build: Callable[[Path], T], folder: Path) -> T:
+    """`build(folder)` in a thread of its own: a browser test's Playwright (sync API) keeps its event loop
+    marked as running in the main thread while a browser is open, where a pipeline's `asyncio.run` would be
+    refused; so a browser fixture need not ask for every artifact its module may use before it opens."""
+    out: dict = {}
+
+    def target() -> None:
+        try:
+            out["result"] = build(folder)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            out["error"] = exc
+
+    thread = threading.Thread(target=target, name=f"build-{folder.name}", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in out:
+        raise out["error"]
+    return out["result"]
