@@ -24,7 +24,9 @@ class _Tasks(dict):
         from helmbench.publish import charts
 
         self.update(model=charts.run_model_job, leaderboard=charts.run_leaderboard_job, ready=charts.ready)
-        return self[name]
+        if not dict.__contains__(self, name):  # an unknown task: say so, rather than asking again forever
+            raise KeyError(f"no chart task {name!r}")
+        return dict.__getitem__(self, name)
 
 
 TASKS = _Tasks()

@@ -45,3 +45,11 @@ def test_charts_are_drawn_in_process_on_one_cpu_or_when_asked(monkeypatch, cpus,
     executor = site_mod._executor()
     assert isinstance(executor, site_mod._Inline)
     assert executor.submit("ready").exception(timeout=60) is None  # run here, at once
+
+
+def test_an_unknown_chart_task_is_a_key_error_not_a_recursion():
+    from helmbench.publish.worker import TASKS
+
+    with pytest.raises(KeyError, match="no chart task 'nope'"):
+        TASKS["nope"]
+    assert callable(TASKS["model"])
