@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from helmbench import safewrite
-from helmbench.errors import HelmbenchError, StorageError, explain
+from helmbench.errors import HelmbenchError, StorageError, UsageError, explain
 from helmbench.store.db import check_file, connect, open_db, open_readonly
 from helmbench.store.lock import RunLock
 from helmbench.store.migrations import MIGRATIONS
@@ -559,6 +559,13 @@ def merge(out: Path | str, inputs: Sequence[Path | str]) -> Merged:
     if out.is_symlink():
         raise safewrite.UnsafeWrite(f"refusing to write {out}: it is a symbolic link; nothing was written",
                                     hint="name the database file itself")
+    again = [p for p in inputs if out.exists() and p.exists() and p.samefile(out)]
+    if again:
+        # OUT is merged into already; as an input too it would be opened (and its -wal/-shm made) by the
+        # very merge that then finds them and blames "another process"
+        raise UsageError(f"{again[0]} is OUT and also given as an input: nothing was written",
+                         hint=f"drop it from the inputs: `helmbench merge {out} OTHER.db…` merges into {out} "
+                              "as it is")
     merged = Merged(out=out, inputs=inputs)
     safewrite.make_dir(out.parent)
     with RunLock(out, "helmbench merge"):

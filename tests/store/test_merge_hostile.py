@@ -1,0 +1,51 @@
+"""`helmbench merge` used the way a hurried or hostile user would: OUT given as an input, a missing
+input, a model id carrying terminal escapes, Ctrl-C half-way. Each ends in an `error:`/`hint:` (or a
+clean result) and never in a traceback, a terminal that obeys the database, or a changed OUT."""
+
+from __future__ import annotations
+
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_store_merge import _tiny, dump  # noqa: E402
+
+from helmbench.cli import app  # noqa: E402
+from helmbench.store import merge as merge_module  # noqa: E402
+
+
+def _merge(*args) -> object:
+    return CliRunner().invoke(app, ["merge", *map(str, args)])
+
+
+def test_out_given_again_as_an_input_is_refused_clearly_and_out_is_unchanged(tmp_path):
+    out = _tiny(tmp_path / "team.db")
+    other = _tiny(tmp_path / "other.db", uid="u2")
+    before = dump(out)
+    result = _merge(out, out, other)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("error: ") and "also" in result.stderr and "hint:" in result.stderr
+    assert "another process" not in result.stderr and "Traceback" not in result.output
+    assert dump(out) == before
+    result = _merge(tmp_path / "." / "team.db", other)  # the same file by another spelling is fine as OUT alone
+    assert result.exit_code == 0, result.output
+
+
+def test_ctrl_c_half_way_leaves_out_as_it_was_and_no_scratch_behind(tmp_path, monkeypatch):
+    out = tmp_path / "out.db"
+    merge_module.merge(out, [_tiny(tmp_path / "a.db")])
+    before = dump(out)
+    later = _tiny(tmp_path / "b.db", shard="1/2", uid="u2")
+
+    def interrupted(self):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(merge_module._Merger, "refresh_runs", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        merge_module.merge(out, [later])
+    assert dump(out) == before
+    assert not list(tmp_path.glob(".merge-*"))
