@@ -43,6 +43,9 @@ def merge(
 
     validate.db_to_write(out, "OUT")
     for path in inputs:
+        # not db_to_read's first check: a missing shard is not "no run yet (dry run only)"
+        validate.input_file(path, "IN", what="results database",
+                            hint="pass the results.db each run or shard wrote (e.g. shards/*/results.db)")
         validate.db_to_read(path, "IN")
     result = merge_api(out, inputs)
     console = Console(highlight=False, stderr=False)

@@ -35,6 +35,13 @@ def test_out_given_again_as_an_input_is_refused_clearly_and_out_is_unchanged(tmp
     assert result.exit_code == 0, result.output
 
 
+def test_a_missing_input_is_named_without_talking_of_dry_runs(tmp_path):
+    result = _merge(tmp_path / "out.db", tmp_path / "shard-9" / "results.db")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: IN: results database not found:") and "shard-9" in result.stderr
+    assert "dry run" not in result.stderr and "OPENROUTER_API_KEY" not in result.stderr
+
+
 def test_ctrl_c_half_way_leaves_out_as_it_was_and_no_scratch_behind(tmp_path, monkeypatch):
     out = tmp_path / "out.db"
     merge_module.merge(out, [_tiny(tmp_path / "a.db")])
