@@ -40,6 +40,7 @@ def merge(
 
     from helmbench.api import merge as merge_api
     from helmbench.cli import validate
+    from helmbench.cli.guard import plain
 
     validate.db_to_write(out, "OUT")
     for path in inputs:
@@ -49,18 +50,23 @@ def merge(
         validate.db_to_read(path, "IN")
     result = merge_api(out, inputs)
     console = Console(highlight=False, stderr=False)
+
+    def say(line: str) -> None:
+        # paths and model ids come from the databases merged (anyone's file): escapes shown, not obeyed
+        console.print(Text(plain(line)), soft_wrap=True)
+
     for path in result.migrated:
-        console.print(Text(f"{path}: upgraded to the current schema (in a copy; the file is unchanged)"))
+        say(f"{path}: upgraded to the current schema (in a copy; the file is unchanged)")
     added = ", ".join(f"{n} {table}" for table, n in sorted(result.added.items()) if n)
     replaced = ", ".join(f"{n} {table}" for table, n in sorted(result.replaced.items()) if n)
     if not result.changed:
-        console.print(Text(f"{out}: nothing new in {len(inputs)} database(s)"))
+        say(f"{out}: nothing new in {len(inputs)} database(s)")
     else:
-        console.print(Text(f"{out}: added {added or 'nothing'}" + (f"; superseded {replaced}" if replaced else "")))
+        say(f"{out}: added {added or 'nothing'}" + (f"; superseded {replaced}" if replaced else ""))
     for table, n in sorted(result.twice.items()):
-        console.print(Text(f"{n} {table}: the same request answered differently in two databases (each paid for "
-                           "it); the first answer is kept, each result keeps the verdict it was decided with"))
+        say(f"{n} {table}: the same request answered differently in two databases (each paid for "
+            "it); the first answer is kept, each result keeps the verdict it was decided with")
     for run in result.runs:
         shard = f", shards {run['shard']}" if run.get("shard") else ""
-        console.print(Text(f"run {run['id']}: {run['model']} {run['status']}{shard}: {run['n_pass']} pass, "
-                           f"{run['n_fail']} fail, {run['n_error']} error, {run['n_awaiting_judge']} awaiting the judge"))
+        say(f"run {run['id']}: {run['model']} {run['status']}{shard}: {run['n_pass']} pass, "
+            f"{run['n_fail']} fail, {run['n_error']} error, {run['n_awaiting_judge']} awaiting the judge")

@@ -42,6 +42,20 @@ def test_a_missing_input_is_named_without_talking_of_dry_runs(tmp_path):
     assert "dry run" not in result.stderr and "OPENROUTER_API_KEY" not in result.stderr
 
 
+def test_terminal_escapes_in_a_merged_model_id_are_shown_not_obeyed(tmp_path):
+    db = _tiny(tmp_path / "a.db")
+    hostile = "test/\x1b[31mred\x1b]0;title\x07\x9b2J"
+    conn = sqlite3.connect(db)
+    with conn:
+        for table, col in (("models", "id"), ("runs", "model"), ("responses", "model"), ("calls", "model")):
+            conn.execute(f"UPDATE {table} SET {col} = ?", [hostile])
+    conn.close()
+    result = _merge(tmp_path / "out.db", db)
+    assert result.exit_code == 0, result.output
+    assert not any(c in result.stdout for c in "\x1b\x07\x9b"), repr(result.stdout)
+    assert "\\x1b[31mred" in result.stdout
+
+
 def test_ctrl_c_half_way_leaves_out_as_it_was_and_no_scratch_behind(tmp_path, monkeypatch):
     out = tmp_path / "out.db"
     merge_module.merge(out, [_tiny(tmp_path / "a.db")])
