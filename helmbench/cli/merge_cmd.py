@@ -66,6 +66,10 @@ def merge(
     for table, n in sorted(result.twice.items()):
         say(f"{n} {table}: the same request answered differently in two databases (each paid for "
             "it); the first answer is kept, each result keeps the verdict it was decided with")
+    for path in result.still_running:
+        say(f"{path}: a run in it was still running (or its process stopped without saying so): merged as "
+            "interrupted, with what it had stored; for the finished run, merge its database into a new OUT once "
+            "that run has ended")
     for run in result.runs:
         shard = f", shards {run['shard']}" if run.get("shard") else ""
         say(f"run {run['id']}: {run['model']} {run['status']}{shard}: {run['n_pass']} pass, "

@@ -196,6 +196,7 @@ class Merged:
     runs: list[dict] = field(default_factory=list)
     migrated: list[Path] = field(default_factory=list)
     twice: dict[str, int] = field(default_factory=dict)  # the same request answered differently in two files, the first kept
+    still_running: list[Path] = field(default_factory=list)  # inputs holding a run marked `running` (merged as interrupted)
 
     @property
     def changed(self) -> bool:
@@ -395,6 +396,12 @@ class _Merger:
         mapping: dict[int, int] = {}
         for row in _rows(src, "SELECT * FROM runs ORDER BY id"):
             key = tuple(row[k] for k in table.key)
+            if row["status"] == "running":
+                # a snapshot of a run in progress (or of one whose process died): nothing runs OUT's copy
+                # of it, and `running` would hide it from report and publish; it is as far as it got
+                row["status"] = "interrupted"
+                if Path(name) not in self.merged.still_running:
+                    self.merged.still_running.append(Path(name))
             stored = self._stored(table, key)
             if stored is None:
                 mapping[row["id"]] = self._insert(table, row)

@@ -70,3 +70,21 @@ def test_ctrl_c_half_way_leaves_out_as_it_was_and_no_scratch_behind(tmp_path, mo
         merge_module.merge(out, [later])
     assert dump(out) == before
     assert not list(tmp_path.glob(".merge-*"))
+
+
+def test_an_input_with_a_run_still_running_is_merged_as_interrupted_and_said(tmp_path):
+    running = _tiny(tmp_path / "copied-mid-run.db")
+    conn = sqlite3.connect(running)
+    with conn:
+        conn.execute("UPDATE runs SET status = 'running', finished_at = NULL")
+    conn.close()
+    out = tmp_path / "out.db"
+    result = _merge(out, running)
+    assert result.exit_code == 0, result.output
+    assert "copied-mid-run.db: a run in it was still running" in result.stdout
+    conn = sqlite3.connect(out)
+    try:  # `running` would hide the merged run from report and publish ("no finished runs")
+        assert conn.execute("SELECT status FROM runs").fetchall() == [("interrupted",)]
+    finally:
+        conn.close()
+    assert merge_module.merge(out, [running]).still_running == [running]  # again: the same, nothing new
