@@ -31,7 +31,7 @@ def merge(
 
     Examples:
 
-        helmbench merge build/results.db shard-1/results.db shard-2/results.db shard-3/results.db
+        helmbench merge build/results.db build/shard-*/results.db
 
         helmbench merge team.db laptop.db ci.db
     """
