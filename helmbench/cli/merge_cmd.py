@@ -55,6 +55,8 @@ def merge(
         # paths and model ids come from the databases merged (anyone's file): escapes shown, not obeyed
         console.print(Text(plain(line)), soft_wrap=True)
 
+    for path in result.itself:
+        say(f"{path}: this is OUT itself, skipped (what it holds is in OUT already)")
     for path in result.migrated:
         say(f"{path}: upgraded to the current schema (in a copy; the file is unchanged)")
     added = ", ".join(f"{n} {table}" for table, n in sorted(result.added.items()) if n)

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from helmbench import safewrite
-from helmbench.errors import HelmbenchError, StorageError, UsageError, explain
+from helmbench.errors import HelmbenchError, StorageError, explain
 from helmbench.store.db import check_file, connect, open_db, open_readonly
 from helmbench.store.lock import RunLock
 from helmbench.store.migrations import MIGRATIONS
@@ -196,6 +196,7 @@ class Merged:
     runs: list[dict] = field(default_factory=list)
     migrated: list[Path] = field(default_factory=list)
     twice: dict[str, int] = field(default_factory=dict)  # the same request answered differently in two files, the first kept
+    itself: list[Path] = field(default_factory=list)  # inputs that are OUT itself (skipped: nothing to add)
     still_running: list[Path] = field(default_factory=list)  # inputs holding a run marked `running` (merged as interrupted)
 
     @property
@@ -566,14 +567,11 @@ def merge(out: Path | str, inputs: Sequence[Path | str]) -> Merged:
     if out.is_symlink():
         raise safewrite.UnsafeWrite(f"refusing to write {out}: it is a symbolic link; nothing was written",
                                     hint="name the database file itself")
-    again = [p for p in inputs if out.exists() and p.exists() and p.samefile(out)]
-    if again:
-        # OUT is merged into already; as an input too it would be opened (and its -wal/-shm made) by the
-        # very merge that then finds them and blames "another process"
-        raise UsageError(f"{again[0]} is OUT and also given as an input: nothing was written",
-                         hint=f"drop it from the inputs: `helmbench merge {out} OTHER.db…` merges into {out} "
-                              "as it is")
-    merged = Merged(out=out, inputs=inputs)
+    # OUT given as an input too is merged into itself already (merging is idempotent): skipped, as opening
+    # it read-only beside the merge would leave its -wal/-shm for the merge to blame on "another process"
+    itself = [p for p in inputs if out.exists() and p.exists() and p.samefile(out)]
+    inputs = [p for p in inputs if p not in itself]
+    merged = Merged(out=out, inputs=inputs, itself=itself)
     safewrite.make_dir(out.parent)
     with RunLock(out, "helmbench merge"):
         work = safewrite.fresh_dir(out.parent, ".merge-")
