@@ -118,7 +118,10 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
                           preview=opts.preview, shard=opts.shard)
         refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
         judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan))
-        return RunReport(plan, True, "dry-run", no_key=opts.api_key is None, judge=estimate(plan, db, judge))
+        from helmbench.run.judge.judge_run import with_rejudge
+
+        judged = with_rejudge(estimate(plan, db, judge), plan, db, judge, opts.rejudge_sample, opts.rejudge_seed)
+        return RunReport(plan, True, "dry-run", no_key=opts.api_key is None, judge=judged)
 
     console = console if console is not None else Console(stderr=True, quiet=True)
     lock = RunLock(opts.db, opts.command) if str(opts.db) != ":memory:" else nullcontext()
