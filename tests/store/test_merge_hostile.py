@@ -18,6 +18,14 @@ from helmbench.cli import app  # noqa: E402
 from helmbench.store import merge as merge_module  # noqa: E402
 
 
+def _rename_model(db: Path, model: str) -> None:
+    conn = sqlite3.connect(db)
+    with conn:
+        for table, col in (("models", "id"), ("runs", "model"), ("responses", "model"), ("calls", "model")):
+            conn.execute(f"UPDATE {table} SET {col} = ?", [model])
+    conn.close()
+
+
 def _merge(*args) -> object:
     return CliRunner().invoke(app, ["merge", *map(str, args)])
 
@@ -46,15 +54,24 @@ def test_a_missing_input_is_named_without_talking_of_dry_runs(tmp_path):
 def test_terminal_escapes_in_a_merged_model_id_are_shown_not_obeyed(tmp_path):
     db = _tiny(tmp_path / "a.db")
     hostile = "test/\x1b[31mred\x1b]0;title\x07\x9b2J"
-    conn = sqlite3.connect(db)
-    with conn:
-        for table, col in (("models", "id"), ("runs", "model"), ("responses", "model"), ("calls", "model")):
-            conn.execute(f"UPDATE {table} SET {col} = ?", [hostile])
-    conn.close()
+    _rename_model(db, hostile)
     result = _merge(tmp_path / "out.db", db)
     assert result.exit_code == 0, result.output
     assert not any(c in result.stdout for c in "\x1b\x07\x9b"), repr(result.stdout)
     assert "\\x1b[31mred" in result.stdout
+
+
+def test_report_on_a_merged_hostile_database_shows_escapes_and_markup_literally(tmp_path):
+    db = _tiny(tmp_path / "a.db")
+    hostile = "test/\x1b[31mred[bold]x[/bold]"
+    _rename_model(db, hostile)
+    out = tmp_path / "out.db"
+    assert _merge(out, db).exit_code == 0
+    result = CliRunner().invoke(app, ["report", "--db", str(out)], env={"COLUMNS": "400"})
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.stdout
+    # in the leaderboard and as the header of the per-pillar and per-behaviour tables (where rich read markup)
+    assert result.stdout.count("test/\\x1b[31mred[bold]x[/bold]") >= 3, result.stdout
 
 
 def test_ctrl_c_half_way_leaves_out_as_it_was_and_no_scratch_behind(tmp_path, monkeypatch):
