@@ -87,6 +87,19 @@ def test_the_key_reaches_only_the_run_step_and_every_action_is_pinned(repo):
     assert "matrix.shard" in restore["with"]["key"] and "github.run_id" in restore["with"]["restore-keys"]
 
 
+def test_no_token_is_left_on_disk_and_no_expression_is_spliced_into_a_script(repo):
+    """actions/checkout stores the job's GITHUB_TOKEN in .git/config unless told not to: every later step
+    (pip, helmbench reading the change, the step holding the API key) could read it. And a `${{ }}` inside
+    a `run:` script is pasted into the shell before it runs (an injection when its value comes from a
+    branch name or a pull request): values reach scripts through `env:` only."""
+    wf = _workflow(repo)
+    for name, job in wf["jobs"].items():
+        for step in job["steps"]:
+            if step.get("uses", "").startswith("actions/checkout@"):
+                assert step.get("with", {}).get("persist-credentials") is False, name
+            assert "${{" not in step.get("run", ""), (name, step.get("name"))
+
+
 # --- the workflow's steps, run locally
 
 
