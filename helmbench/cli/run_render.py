@@ -197,7 +197,8 @@ def render_summary(outcome, runs: list[dict], out: Console) -> None:
     evaluations = sum(r.get("n_judgements") or 0 for r in runs)
     judged = sum(r.get("n_judged_cases") or 0 for r in runs)
     errors = sum(r.get("n_judge_errors") or 0 for r in runs)
-    text = (f"Judge {outcome.model}: {outcome.calls} call(s) now (${outcome.cost:.4f}), "
+    rejudge = f" ({outcome.rejudge} of them re-judge calls, --rejudge-sample)" if outcome.rejudge else ""
+    text = (f"Judge {outcome.model}: {outcome.calls} call(s) now{rejudge} (${outcome.cost:.4f}), "
             f"{outcome.reused} reused; {evaluations} criterion evaluation(s) behind {judged} judged case(s)")
     if errors:
         text += f"; {errors} evaluation(s) failed: those cases are ERRORs, re-judged by the next run"

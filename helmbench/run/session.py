@@ -218,7 +218,7 @@ def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: C
 def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> None:
     """Record how each run ended (whatever ended it) with its counts refreshed from what was committed."""
     from helmbench.store.judgements import record_judge_totals
-    from helmbench.store.queries.ledger import JUDGE_KINDS, invocation_ledger
+    from helmbench.store.queries.ledger import JUDGE_KINDS, invocation_ledger, invocation_rejudge_calls
     from helmbench.store.runs import finish_run
 
     status = report.status
@@ -232,6 +232,7 @@ def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> No
         if report.judge is not None:  # every judge call of the invocation (answers' and transcripts')
             report.judge.calls = sum(led.calls(kinds=JUDGE_KINDS) for led in report.ledger.values())
             report.judge.cost = sum(led.cost(kinds=JUDGE_KINDS) or 0.0 for led in report.ledger.values())
+            report.judge.rejudge = invocation_rejudge_calls(db, report.invocation)
     except DatabaseError as exc:
         if status != "failed":  # else the error that failed the run is already on its way up
             raise

@@ -226,7 +226,7 @@ def test_the_command_line_option_reaches_the_run(tmp_path, fake):
 def test_the_dry_run_counts_the_rejudge_calls_the_run_then_makes(tmp_path, fake):
     from rich.console import Console
 
-    from helmbench.cli.run_render import render_dry_run
+    from helmbench.cli.run_render import render_dry_run, render_summary
 
     m, y, db = manifest(tmp_path), models(tmp_path), tmp_path / "results.db"
     run_once(m, y, db)
@@ -239,8 +239,13 @@ def test_the_dry_run_counts_the_rejudge_calls_the_run_then_makes(tmp_path, fake)
     assert f"Re-judge (--rejudge-sample {n}): {n * CRITERIA * len(JUDGES)} call(s) for {n} judged output(s)" \
         in out.getvalue()
     fake.reset_counts()
-    run_once(m, y, db, rejudge_sample=n)
+    done = run_once(m, y, db, rejudge_sample=n)
     assert judge_requests(fake) == dry.judge.rejudge_calls  # the estimate is what the run asks
+    assert done.judge.rejudge == done.judge.calls == dry.judge.rejudge_calls  # the summary tells them apart
+    out = io.StringIO()
+    render_summary(done.judge, done.runs, Console(file=out, width=200))
+    assert f"{n * CRITERIA * len(JUDGES)} call(s) now ({n * CRITERIA * len(JUDGES)} of them re-judge calls" \
+        in out.getvalue()
     too_many = run_once(m, y, db, rejudge_sample=1000, dry_run=True).judge
     assert (too_many.rejudge_outputs, too_many.rejudge_calls) == (CASES * len(MODELS), (CASES * len(MODELS) - n)
                                                                   * CRITERIA * len(JUDGES))

@@ -32,6 +32,7 @@ class JudgeOutcome:
     reused: int  # criterion judgements taken from the store
     cost: float  # billed now (from the ledger, like `calls`)
     skipped: int  # cases left unjudged (money limit or interruption)
+    rejudge: int = 0  # of `calls`, those of the re-judge lane (`--rejudge-sample`; from the ledger too)
 
 
 def run_judge(ctx) -> tuple[str, JudgeOutcome]:
