@@ -21,7 +21,7 @@ from typing import Callable
 from rich.console import Console
 
 from helmbench import __version__
-from helmbench.errors import HelmbenchError
+from helmbench.errors import HelmbenchError, UsageError
 from helmbench.run.budget import Budget
 from helmbench.run.calls import ProviderError
 from helmbench.run.config import RunOptions
@@ -106,6 +106,10 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
         preload_litellm()
     opts = replace(opts, shard=parse_shard(opts.shard))  # "K/N" from a caller that built RunOptions itself
     manifest, entries, scenarios, models = prepare(opts)
+    if opts.rejudge_sample and models.marking_model is None:  # else silently nothing: no judge to ask again
+        raise UsageError(f"--rejudge-sample {opts.rejudge_sample}: {opts.models_file} names no judge "
+                         "(marking_model), so there is no judgement to ask again",
+                         hint="add a marking_model to models.yml, or drop --rejudge-sample")
     if manifest.header.get("unreviewed") and not opts.preview:  # generated text nobody signed off: never ranked
         opts = replace(opts, preview=True)
         log.warning("the manifest holds %d case(s) built from generated text not yet reviewed (compile "

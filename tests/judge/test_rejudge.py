@@ -249,3 +249,14 @@ def test_the_dry_run_counts_the_rejudge_calls_the_run_then_makes(tmp_path, fake)
     too_many = run_once(m, y, db, rejudge_sample=1000, dry_run=True).judge
     assert (too_many.rejudge_outputs, too_many.rejudge_calls) == (CASES * len(MODELS), (CASES * len(MODELS) - n)
                                                                   * CRITERIA * len(JUDGES))
+
+
+def test_a_rejudge_sample_without_a_judge_is_refused_not_silently_ignored(tmp_path):
+    from helmbench.errors import UsageError
+
+    m = manifest(tmp_path)
+    y = tmp_path / "no-judge.yml"
+    y.write_text("models:\n" + "".join(f"  - {{id: {x}, max_tokens: 300}}\n" for x in MODELS), encoding="utf-8")
+    with pytest.raises(UsageError, match="names no judge"):
+        run_once(m, y, tmp_path / "results.db", rejudge_sample=3, dry_run=True)
+    assert not (tmp_path / "results.db").exists()
