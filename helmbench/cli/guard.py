@@ -28,15 +28,15 @@ META_PATHS = "helmbench.paths"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """Control characters (terminal escapes from a path or an authored string) shown, not obeyed."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def render(err: HelmbenchError) -> None:
-    print(f"error: {_plain(err.message)}", file=sys.stderr)
+    print(f"error: {plain(err.message)}", file=sys.stderr)
     if err.hint:
-        print(f"  hint: {_plain(err.hint)}", file=sys.stderr)
+        print(f"  hint: {plain(err.hint)}", file=sys.stderr)
     sys.stderr.flush()
 
 

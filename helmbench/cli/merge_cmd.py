@@ -31,7 +31,7 @@ def merge(
 
     Examples:
 
-        helmbench merge build/results.db shard-1/results.db shard-2/results.db shard-3/results.db
+        helmbench merge build/results.db build/shard-*/results.db
 
         helmbench merge team.db laptop.db ci.db
     """
@@ -40,24 +40,39 @@ def merge(
 
     from helmbench.api import merge as merge_api
     from helmbench.cli import validate
+    from helmbench.cli.guard import plain
 
     validate.db_to_write(out, "OUT")
     for path in inputs:
+        # not db_to_read's first check: a missing shard is not "no run yet (dry run only)"
+        validate.input_file(path, "IN", what="results database",
+                            hint="pass the results.db each run or shard wrote (e.g. shards/*/results.db)")
         validate.db_to_read(path, "IN")
     result = merge_api(out, inputs)
     console = Console(highlight=False, stderr=False)
+
+    def say(line: str) -> None:
+        # paths and model ids come from the databases merged (anyone's file): escapes shown, not obeyed
+        console.print(Text(plain(line)), soft_wrap=True)
+
+    for path in result.itself:
+        say(f"{path}: this is OUT itself, skipped (what it holds is in OUT already)")
     for path in result.migrated:
-        console.print(Text(f"{path}: upgraded to the current schema (in a copy; the file is unchanged)"))
+        say(f"{path}: upgraded to the current schema (in a copy; the file is unchanged)")
     added = ", ".join(f"{n} {table}" for table, n in sorted(result.added.items()) if n)
     replaced = ", ".join(f"{n} {table}" for table, n in sorted(result.replaced.items()) if n)
     if not result.changed:
-        console.print(Text(f"{out}: nothing new in {len(inputs)} database(s)"))
+        say(f"{out}: nothing new in {len(inputs)} database(s)")
     else:
-        console.print(Text(f"{out}: added {added or 'nothing'}" + (f"; superseded {replaced}" if replaced else "")))
+        say(f"{out}: added {added or 'nothing'}" + (f"; superseded {replaced}" if replaced else ""))
     for table, n in sorted(result.twice.items()):
-        console.print(Text(f"{n} {table}: the same request answered differently in two databases (each paid for "
-                           "it); the first answer is kept, each result keeps the verdict it was decided with"))
+        say(f"{n} {table}: the same request answered differently in two databases (each paid for "
+            "it); the first answer is kept, each result keeps the verdict it was decided with")
+    for path in result.still_running:
+        say(f"{path}: a run in it was still running (or its process stopped without saying so): merged as "
+            "interrupted, with what it had stored; for the finished run, merge its database into a new OUT once "
+            "that run has ended")
     for run in result.runs:
         shard = f", shards {run['shard']}" if run.get("shard") else ""
-        console.print(Text(f"run {run['id']}: {run['model']} {run['status']}{shard}: {run['n_pass']} pass, "
-                           f"{run['n_fail']} fail, {run['n_error']} error, {run['n_awaiting_judge']} awaiting the judge"))
+        say(f"run {run['id']}: {run['model']} {run['status']}{shard}: {run['n_pass']} pass, "
+            f"{run['n_fail']} fail, {run['n_error']} error, {run['n_awaiting_judge']} awaiting the judge")

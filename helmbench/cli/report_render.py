@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from helmbench.cli.guard import plain
 from helmbench.lint.render import printable
 from helmbench.score.report import Report
 from helmbench.score.leaderboard import LeaderboardRow
@@ -227,11 +228,19 @@ def left_out_note(report: Report) -> str | None:
             f"(κ ≥ {t.min_kappa:g} with n ≥ {t.min_n}): " + "; ".join(parts))
 
 
+def _t(line: str, **style) -> Text:
+    """A terminal line from the database (model ids, the judge's returned versions, paths): control
+    characters shown as \\xNN, not obeyed (rich's Text strips only a few of them, never ESC)."""
+    return Text(plain(line), **style)
+
+
 def _print_table(out: Console, title: str, head: list[str], body: list[list[str]]) -> None:
     """A titled table of plain text cells (Text: never read as Rich markup)."""
-    t = Table(*head, title=Text(title), title_justify="left")
+    t = Table(title=_t(title), title_justify="left")
+    for h in head:
+        t.add_column(_t(h))  # headers name models too (a str header is read as Rich markup)
     for cells in body:
-        t.add_row(*[Text(c) for c in cells])
+        t.add_row(*[_t(c) for c in cells])
     out.print(t)
 
 
@@ -244,31 +253,31 @@ def notes(report: Report) -> list[str]:
 
 def text(report: Report, out: Console) -> None:
     for note in notes(report):
-        out.print(Text(note, style="yellow"))
+        out.print(_t(note, style="yellow"))
     for section, rows in _sections(report):
-        table = Table(*HEAD, title=Text(f"{_title(report)} · {section}"), title_justify="left")
+        table = Table(*HEAD, title=_t(f"{_title(report)} · {section}"), title_justify="left")
         for row in rows:
-            table.add_row(*[Text(c) for c in _cells(report, row)])
+            table.add_row(*[_t(c) for c in _cells(report, row)])
         out.print(table)
     if report.board.comparisons:
         _print_table(out, "adjacent comparisons (paired; Holm-corrected)", *comparison_rows(report))
     for line in remarks(report):
-        out.print(Text(line))
+        out.print(_t(line))
     if report.judges:
         _print_table(out, "rank sensitivity to the judge (each judge alone)", *judge_rows(report))
         for line in judge_lines(report):
-            out.print(Text(line))
+            out.print(_t(line))
     if lines := stability_lines(report):
-        out.print(Text(STABILITY_TITLE, style="italic"))
+        out.print(_t(STABILITY_TITLE, style="italic"))
         for line in lines:
-            out.print(Text(line))
+            out.print(_t(line))
     for kind in ("pillar", "behaviour"):
         _print_table(out, f"by {kind}: weighted score · pass rate (cases)", *_breakdown(report, kind))
     if rows := calibration_rows(report):
-        t = Table(*CALIBRATION_HEAD, title=Text("judge calibration against clinicians (helmbench agreement)"),
+        t = Table(*CALIBRATION_HEAD, title=_t("judge calibration against clinicians (helmbench agreement)"),
                   title_justify="left")
         for cells in rows:
-            t.add_row(*[Text(c) for c in cells])
+            t.add_row(*[_t(c) for c in cells])
         out.print(t)
     out.print(Text(NOTES, style="dim"))
 

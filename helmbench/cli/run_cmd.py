@@ -189,7 +189,7 @@ def run_(
 
         helmbench run --scenario P1-B1-S1 --samples 3 --concurrency 16
 
-        helmbench run --shard 2/3 --db shard-2/results.db
+        helmbench run --shard 2/3 --db build/shard-2/results.db
 
     --shard K/N runs a deterministic part of the work (one job of a CI matrix): each (case, model)
     belongs to one shard, by a hash of their ids, so the N shards together ask every call of one

@@ -181,6 +181,14 @@ def render_dry_run(est, out: Console) -> None:
     if est.no_judge:
         lines.append(f"; {est.no_judge} stored answer(s) are decided without the judge")
     out.print(Text("".join(lines) + "."))
+    if est.rejudge_wanted:
+        short = est.rejudge_wanted - est.rejudge_outputs
+        out.print(Text(f"Re-judge (--rejudge-sample {est.rejudge_wanted}): {est.rejudge_calls} call(s) for "
+                       f"{est.rejudge_outputs} judged output(s) drawn now"
+                       + ((f"; up to {short} more output(s) once this run has judged its pending answers (their "
+                           "criteria × judges in calls)" if est.calls or est.unanswered else
+                           f"; only {est.rejudge_outputs} output(s) are judged: the sample is all of them")
+                          if short > 0 else "") + "."))
 
 
 def render_summary(outcome, runs: list[dict], out: Console) -> None:
@@ -189,7 +197,8 @@ def render_summary(outcome, runs: list[dict], out: Console) -> None:
     evaluations = sum(r.get("n_judgements") or 0 for r in runs)
     judged = sum(r.get("n_judged_cases") or 0 for r in runs)
     errors = sum(r.get("n_judge_errors") or 0 for r in runs)
-    text = (f"Judge {outcome.model}: {outcome.calls} call(s) now (${outcome.cost:.4f}), "
+    rejudge = f" ({outcome.rejudge} of them re-judge calls, --rejudge-sample)" if outcome.rejudge else ""
+    text = (f"Judge {outcome.model}: {outcome.calls} call(s) now{rejudge} (${outcome.cost:.4f}), "
             f"{outcome.reused} reused; {evaluations} criterion evaluation(s) behind {judged} judged case(s)")
     if errors:
         text += f"; {errors} evaluation(s) failed: those cases are ERRORs, re-judged by the next run"

@@ -21,7 +21,7 @@ from typing import Callable
 from rich.console import Console
 
 from helmbench import __version__
-from helmbench.errors import HelmbenchError
+from helmbench.errors import HelmbenchError, UsageError
 from helmbench.run.budget import Budget
 from helmbench.run.calls import ProviderError
 from helmbench.run.config import RunOptions
@@ -106,6 +106,10 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
         preload_litellm()
     opts = replace(opts, shard=parse_shard(opts.shard))  # "K/N" from a caller that built RunOptions itself
     manifest, entries, scenarios, models = prepare(opts)
+    if opts.rejudge_sample and models.marking_model is None:  # else silently nothing: no judge to ask again
+        raise UsageError(f"--rejudge-sample {opts.rejudge_sample}: {opts.models_file} names no judge "
+                         "(marking_model), so there is no judgement to ask again",
+                         hint="add a marking_model to models.yml, or drop --rejudge-sample")
     if manifest.header.get("unreviewed") and not opts.preview:  # generated text nobody signed off: never ranked
         opts = replace(opts, preview=True)
         log.warning("the manifest holds %d case(s) built from generated text not yet reviewed (compile "
@@ -118,7 +122,10 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
                           preview=opts.preview, shard=opts.shard)
         refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
         judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan))
-        return RunReport(plan, True, "dry-run", no_key=opts.api_key is None, judge=estimate(plan, db, judge))
+        from helmbench.run.judge.judge_run import with_rejudge
+
+        judged = with_rejudge(estimate(plan, db, judge), plan, db, judge, opts.rejudge_sample, opts.rejudge_seed)
+        return RunReport(plan, True, "dry-run", no_key=opts.api_key is None, judge=judged)
 
     console = console if console is not None else Console(stderr=True, quiet=True)
     lock = RunLock(opts.db, opts.command) if str(opts.db) != ":memory:" else nullcontext()
@@ -215,7 +222,7 @@ def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: C
 def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> None:
     """Record how each run ended (whatever ended it) with its counts refreshed from what was committed."""
     from helmbench.store.judgements import record_judge_totals
-    from helmbench.store.queries.ledger import JUDGE_KINDS, invocation_ledger
+    from helmbench.store.queries.ledger import JUDGE_KINDS, invocation_ledger, invocation_rejudge_calls
     from helmbench.store.runs import finish_run
 
     status = report.status
@@ -229,6 +236,7 @@ def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> No
         if report.judge is not None:  # every judge call of the invocation (answers' and transcripts')
             report.judge.calls = sum(led.calls(kinds=JUDGE_KINDS) for led in report.ledger.values())
             report.judge.cost = sum(led.cost(kinds=JUDGE_KINDS) or 0.0 for led in report.ledger.values())
+            report.judge.rejudge = invocation_rejudge_calls(db, report.invocation)
     except DatabaseError as exc:
         if status != "failed":  # else the error that failed the run is already on its way up
             raise

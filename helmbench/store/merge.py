@@ -196,6 +196,8 @@ class Merged:
     runs: list[dict] = field(default_factory=list)
     migrated: list[Path] = field(default_factory=list)
     twice: dict[str, int] = field(default_factory=dict)  # the same request answered differently in two files, the first kept
+    itself: list[Path] = field(default_factory=list)  # inputs that are OUT itself (skipped: nothing to add)
+    still_running: list[Path] = field(default_factory=list)  # inputs holding a run marked `running` (merged as interrupted)
 
     @property
     def changed(self) -> bool:
@@ -395,6 +397,12 @@ class _Merger:
         mapping: dict[int, int] = {}
         for row in _rows(src, "SELECT * FROM runs ORDER BY id"):
             key = tuple(row[k] for k in table.key)
+            if row["status"] == "running":
+                # a snapshot of a run in progress (or of one whose process died): nothing runs OUT's copy
+                # of it, and `running` would hide it from report and publish; it is as far as it got
+                row["status"] = "interrupted"
+                if Path(name) not in self.merged.still_running:
+                    self.merged.still_running.append(Path(name))
             stored = self._stored(table, key)
             if stored is None:
                 mapping[row["id"]] = self._insert(table, row)
@@ -559,7 +567,11 @@ def merge(out: Path | str, inputs: Sequence[Path | str]) -> Merged:
     if out.is_symlink():
         raise safewrite.UnsafeWrite(f"refusing to write {out}: it is a symbolic link; nothing was written",
                                     hint="name the database file itself")
-    merged = Merged(out=out, inputs=inputs)
+    # OUT given as an input too is merged into itself already (merging is idempotent): skipped, as opening
+    # it read-only beside the merge would leave its -wal/-shm for the merge to blame on "another process"
+    itself = [p for p in inputs if out.exists() and p.exists() and p.samefile(out)]
+    inputs = [p for p in inputs if p not in itself]
+    merged = Merged(out=out, inputs=inputs, itself=itself)
     safewrite.make_dir(out.parent)
     with RunLock(out, "helmbench merge"):
         work = safewrite.fresh_dir(out.parent, ".merge-")

@@ -221,3 +221,42 @@ def test_the_command_line_option_reaches_the_run(tmp_path, fake):
     assert judge_requests(fake) == 2 * CRITERIA * len(JUDGES)
     bad = CliRunner().invoke(app, [*args, "--rejudge-sample", "-1"])
     assert bad.exit_code == 2 and "Traceback" not in bad.output
+
+
+def test_the_dry_run_counts_the_rejudge_calls_the_run_then_makes(tmp_path, fake):
+    from rich.console import Console
+
+    from helmbench.cli.run_render import render_dry_run, render_summary
+
+    m, y, db = manifest(tmp_path), models(tmp_path), tmp_path / "results.db"
+    run_once(m, y, db)
+    n = 3
+    dry = run_once(m, y, db, rejudge_sample=n, dry_run=True)
+    assert (dry.judge.rejudge_wanted, dry.judge.rejudge_outputs) == (n, n)
+    assert dry.judge.rejudge_calls == n * CRITERIA * len(JUDGES)
+    out = io.StringIO()
+    render_dry_run(dry.judge, Console(file=out, width=200))
+    assert f"Re-judge (--rejudge-sample {n}): {n * CRITERIA * len(JUDGES)} call(s) for {n} judged output(s)" \
+        in out.getvalue()
+    fake.reset_counts()
+    done = run_once(m, y, db, rejudge_sample=n)
+    assert judge_requests(fake) == dry.judge.rejudge_calls  # the estimate is what the run asks
+    assert done.judge.rejudge == done.judge.calls == dry.judge.rejudge_calls  # the summary tells them apart
+    out = io.StringIO()
+    render_summary(done.judge, done.runs, Console(file=out, width=200))
+    assert f"{n * CRITERIA * len(JUDGES)} call(s) now ({n * CRITERIA * len(JUDGES)} of them re-judge calls" \
+        in out.getvalue()
+    too_many = run_once(m, y, db, rejudge_sample=1000, dry_run=True).judge
+    assert (too_many.rejudge_outputs, too_many.rejudge_calls) == (CASES * len(MODELS), (CASES * len(MODELS) - n)
+                                                                  * CRITERIA * len(JUDGES))
+
+
+def test_a_rejudge_sample_without_a_judge_is_refused_not_silently_ignored(tmp_path):
+    from helmbench.errors import UsageError
+
+    m = manifest(tmp_path)
+    y = tmp_path / "no-judge.yml"
+    y.write_text("models:\n" + "".join(f"  - {{id: {x}, max_tokens: 300}}\n" for x in MODELS), encoding="utf-8")
+    with pytest.raises(UsageError, match="names no judge"):
+        run_once(m, y, tmp_path / "results.db", rejudge_sample=3, dry_run=True)
+    assert not (tmp_path / "results.db").exists()

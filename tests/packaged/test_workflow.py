@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 from collections import Counter
@@ -85,6 +86,48 @@ def test_the_key_reaches_only_the_run_step_and_every_action_is_pinned(repo):
     restore = next(s for s in wf["jobs"]["run"]["steps"] if s.get("uses", "").startswith("actions/cache/restore@"))
     assert "hashFiles('build/manifest.jsonl', 'models.yml')" in restore["with"]["key"]
     assert "matrix.shard" in restore["with"]["key"] and "github.run_id" in restore["with"]["restore-keys"]
+
+
+def test_no_token_is_left_on_disk_and_no_expression_is_spliced_into_a_script(repo):
+    """actions/checkout stores the job's GITHUB_TOKEN in .git/config unless told not to: every later step
+    (pip, helmbench reading the change, the step holding the API key) could read it. And a `${{ }}` inside
+    a `run:` script is pasted into the shell before it runs (an injection when its value comes from a
+    branch name or a pull request): values reach scripts through `env:` only."""
+    wf = _workflow(repo)
+    for name, job in wf["jobs"].items():
+        for step in job["steps"]:
+            if step.get("uses", "").startswith("actions/checkout@"):
+                assert step.get("with", {}).get("persist-credentials") is False, name
+            assert "${{" not in step.get("run", ""), (name, step.get("name"))
+
+
+def test_a_killed_shard_s_committed_rows_reach_the_saved_database_file(repo, tmp_path):
+    """The cache and the artifact keep build/results.db alone: a run killed at the time limit leaves its
+    last committed rows in results.db-wal; the workflow's fold step must put them into the file first."""
+    wf = _workflow(repo)
+    steps = wf["jobs"]["run"]["steps"]
+    fold = next(i for i, s in enumerate(steps) if "wal_checkpoint" in s.get("run", ""))
+    save = next(i for i, s in enumerate(steps) if s.get("uses", "").startswith("actions/cache/save@"))
+    assert fold < save and "always()" in steps[fold]["if"]
+    work = tmp_path / "ws"
+    (work / "build").mkdir(parents=True)
+    killed = ("import os, sqlite3\n"
+              "c = sqlite3.connect('build/results.db', isolation_level=None)\n"
+              "c.execute('PRAGMA journal_mode = WAL'); c.execute('PRAGMA wal_autocheckpoint = 0')\n"
+              "c.execute('CREATE TABLE paid (x)'); c.execute('INSERT INTO paid VALUES (1)')\n"
+              "os._exit(0)  # killed: no close, no checkpoint\n")
+    subprocess.run([sys.executable, "-c", killed], cwd=work, check=True)
+    assert (work / "build" / "results.db-wal").stat().st_size > 0
+    subprocess.run(["bash", "-eo", "pipefail", "-c", steps[fold]["run"]], cwd=work, check=True,
+                   env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"})
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    shutil.copy(work / "build" / "results.db", saved / "results.db")  # what actions/cache and the artifact keep
+    conn = sqlite3.connect(saved / "results.db")
+    try:
+        assert conn.execute("SELECT count(*) FROM paid").fetchone() == (1,)
+    finally:
+        conn.close()
 
 
 # --- the workflow's steps, run locally

@@ -220,6 +220,9 @@ class JudgeEstimate:
     no_judge: int = 0  # cases decided without the judge (API error, malformed output)
     unanswered: int = 0  # sqe cases whose answer is not stored yet
     upto_new: int = 0  # at most this many calls for them (one per criterion)
+    rejudge_wanted: int = 0  # `--rejudge-sample N`: N (0: no re-judge lane)
+    rejudge_outputs: int = 0  # judged outputs drawn for it now (fewer than N while fewer are judged)
+    rejudge_calls: int = 0  # re-judge calls for them not yet stored (exact, as `calls`)
 
     @property
     def total(self) -> int:
@@ -232,11 +235,14 @@ def rejudge_sample(plan: Plan, db, n: int, seed: int) -> frozenset[tuple[str, st
     (seed, model, case hash, sample). Why a hash rather than a random draw: the same manifest, outputs and
     seed give the same sample in any process or order, so a second run asks nothing again; and the sample
     grows by adding outputs, never by reshuffling those already drawn."""
-    from helmbench.store.queries import judged_outputs
+    from helmbench.store.queries import judged_outputs, run_of
 
     if n <= 0 or db is None:
         return frozenset()
-    model_of = {mp.run_id: mp.id for mp in plan.models if mp.run_id is not None}
+    # a dry run opens no run: the one the run would continue (its results are what it would draw from)
+    ids = {mp.id: mp.run_id if mp.run_id is not None else run_of(db.conn, plan.manifest.hash, mp.id, mp.settings_hash)
+           for mp in plan.models}
+    model_of = {run: model for model, run in ids.items() if run is not None}
     judged = {(model_of[run], case_hash, sample)
               for run, case_hash, sample in judged_outputs(db.conn, list(model_of))}
     keys = [work_key(job) for job in iter_jobs(plan, conversations=True) if work_key(job) in judged]

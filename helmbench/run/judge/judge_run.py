@@ -9,7 +9,7 @@ a criterion edit; and the number of judge calls is known exactly before the firs
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from helmbench.run.engine import run_phase
 from helmbench.run.judge.judge_kind import Judgements
@@ -32,6 +32,7 @@ class JudgeOutcome:
     reused: int  # criterion judgements taken from the store
     cost: float  # billed now (from the ledger, like `calls`)
     skipped: int  # cases left unjudged (money limit or interruption)
+    rejudge: int = 0  # of `calls`, those of the re-judge lane (`--rejudge-sample`; from the ledger too)
 
 
 def run_judge(ctx) -> tuple[str, JudgeOutcome]:
@@ -61,18 +62,35 @@ def run_judge(ctx) -> tuple[str, JudgeOutcome]:
 REJUDGE_LANE = 1
 
 
+def rejudge_plan(plan, db, judge, n: int, seed: int):
+    """The re-judge lane's panel, its sample of `n` judged outputs (seed `seed`), their transcripts and the
+    estimate of its calls: what `run --rejudge-sample` asks, and what its dry run counts (one computation)."""
+    lane = judge.lane(REJUDGE_LANE)
+    sample = rejudge_sample(plan, db, n, seed)
+    transcripts: dict = {}
+    return lane, sample, transcripts, estimate(plan, db, lane, {}, transcripts, sample)
+
+
+def with_rejudge(est, plan, db, judge, n: int, seed: int):
+    """The dry run's judge estimate `est` with the re-judge calls `--rejudge-sample n` would make now (the
+    sample is drawn from outputs judged already; the run draws after judging, so a store still being
+    judged can give it more)."""
+    if judge is None or n <= 0:
+        return est
+    _, sample, _, rest = rejudge_plan(plan, db, judge, n, seed)
+    return replace(est, rejudge_wanted=n, rejudge_outputs=len(sample), rejudge_calls=rest.calls)
+
+
 def run_rejudge(ctx) -> tuple[str, int]:
     """Ask the judge(s) again on a seeded sample of `--rejudge-sample` judged outputs, in the re-judge lane:
     the same job kind, engine, budget and ledger account as the first judgement (ledger kind `judge`, the
     lane's settings hash marked `#rejudge1`), with no result decided. Returns (status, calls planned);
     N outputs × their criteria × the judges the first time, none once they are stored."""
     plan, db, opts = ctx.plan, ctx.db, ctx.opts
-    lane = ctx.judge.lane(REJUDGE_LANE)
-    sample = rejudge_sample(plan, db, opts.rejudge_sample, opts.rejudge_seed)
-    transcripts: dict = {}
-    est = estimate(plan, db, lane, {}, transcripts, sample)
-    log.info("re-judging %d of the judged output(s) (seed %d): %d call(s) to make, %d stored", len(sample),
-             opts.rejudge_seed, est.calls, est.cached)
+    lane, sample, transcripts, est = rejudge_plan(plan, db, ctx.judge, opts.rejudge_sample, opts.rejudge_seed)
+    log.info("re-judging %d of the judged output(s) (seed %d%s): %d call(s) to make, %d stored", len(sample),
+             opts.rejudge_seed, f"; {opts.rejudge_sample} asked, fewer are judged"
+             if len(sample) < opts.rejudge_sample else "", est.calls, est.cached)
     writer = Writer(opts.db, write=write_judged)
     kind = Judgements(plan, db, lane, writer, settled={}, concurrency=opts.concurrency, transcripts=transcripts,
                       only=sample, decide=False)

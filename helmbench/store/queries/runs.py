@@ -83,3 +83,11 @@ def model_runs(conn: sqlite3.Connection, model: str, statuses: Sequence[str]) ->
 def all_runs(conn: sqlite3.Connection) -> list[RunInfo]:
     """Every run, whatever its status, by id."""
     return [_run(r) for r in conn.execute(f"SELECT {_RUN_COLUMNS} ORDER BY r.id")]
+
+
+def run_of(conn: sqlite3.Connection, manifest_hash: str, model: str, settings_hash: str) -> int | None:
+    """The id of the run of (manifest, model, settings) if there is one: the run `helmbench run` would
+    continue (store.runs.start_run), for a dry run that opens none."""
+    row = conn.execute("SELECT id FROM runs WHERE manifest_hash = ? AND model = ? AND settings_hash = ?",
+                       [manifest_hash, model, settings_hash]).fetchone()
+    return row[0] if row else None
