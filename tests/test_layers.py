@@ -11,6 +11,7 @@ Where the top-level modules sit (LAYERS below, lowest first):
   opens a database): that one translation serves the CLI's catch-all guard as well as store.
 - `safewrite` (0): the one safe way to write a file (no link followed, atomic, inside a root); every
   stage that writes (compile, generate, publish, the CLI) uses it, so it imports no stage.
+- `terminal` (0): how text reaches a terminal or a log (control characters shown, not obeyed); it imports no stage.
 - `lazy` (0): how a stage's `__init__` exports names loaded on first use (PEP 562); it imports no stage.
 - `codes` (0): the catalogue of diagnostic codes (pure data), read by `diagnostics`.
 - `plugins` (0): the hook specifications and the plugin manager, which every stage may ask for
@@ -42,7 +43,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "helmbench"
 
 #: Layer of each top-level module or package of helmbench (lower may not import higher).
 LAYERS: dict[str, int] = {
-    "errors": 0, "codes": 0, "plugins": 0, "__version__": 0, "safewrite": 0, "lazy": 0,
+    "errors": 0, "codes": 0, "plugins": 0, "__version__": 0, "safewrite": 0, "lazy": 0, "terminal": 0,
     "spec": 1, "diagnostics": 1,
     "lint": 2,
     "manifest": 3,

@@ -41,7 +41,7 @@ def export(
 
         helmbench export --format eee --db shard-merged.db out/
     """
-    from rich.console import Console
+    from helmbench.cli.console import SafeConsole
     from rich.text import Text
 
     from helmbench.api import export as export_api
@@ -52,7 +52,7 @@ def export(
     validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
     validate.output_dir(out, "OUT")
     result = export_api(db, out, manifest=manifest, format=format.value)
-    console = Console(highlight=False)
+    console = SafeConsole(highlight=False)
     for path in result.files:
         console.print(Text(str(path)))
     console.print(Text(f"{result.records} record(s), {result.samples} sample(s) written below {result.out_dir}"))

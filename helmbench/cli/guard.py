@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import sys
 
 import typer
@@ -20,17 +19,15 @@ from typer._click import exceptions as click  # Typer's own copy of Click (it no
 from typer.core import TyperGroup
 
 from helmbench.errors import HelmbenchError, UsageError, explain
+from helmbench.terminal import escaped
 
 #: ctx.meta keys (ctx.meta is shared by a command's context and its group's).
 META_DB = "helmbench.db"
 META_PATHS = "helmbench.paths"
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def plain(text: str) -> str:
     """Control characters (terminal escapes from a path or an authored string) shown, not obeyed."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return escaped(text)
 
 
 def render(err: HelmbenchError) -> None:

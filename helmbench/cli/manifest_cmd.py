@@ -98,7 +98,7 @@ def list_(root: Optional[Path] = ROOT, format: Fmt = typer.Option(Fmt.text, "--f
     if format is Fmt.json:
         print(json.dumps({"scenarios": rows, "cases": sum(r["cases"] for r in rows)}, indent=2, ensure_ascii=False))
         return
-    from rich.console import Console
+    from helmbench.cli.console import SafeConsole
     from rich.table import Table
 
     from helmbench.lint.render import printable  # authored titles must not drive the terminal
@@ -114,7 +114,7 @@ def list_(root: Optional[Path] = ROOT, format: Fmt = typer.Option(Fmt.text, "--f
             f"{r['conditions']}×{r['user_contexts'] or 1}×{r['perturbations']}",
             str(r["cases"]),
         )
-    console = Console()
+    console = SafeConsole()
     console.print(table, markup=False)
     console.print(f"{len(rows)} scenarios, {sum(r['cases'] for r in rows)} cases", markup=False)
 

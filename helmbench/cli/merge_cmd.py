@@ -35,7 +35,7 @@ def merge(
 
         helmbench merge team.db laptop.db ci.db
     """
-    from rich.console import Console
+    from helmbench.cli.console import SafeConsole
     from rich.text import Text
 
     from helmbench.api import merge as merge_api
@@ -49,7 +49,7 @@ def merge(
                             hint="pass the results.db each run or shard wrote (e.g. shards/*/results.db)")
         validate.db_to_read(path, "IN")
     result = merge_api(out, inputs)
-    console = Console(highlight=False, stderr=False)
+    console = SafeConsole(highlight=False, stderr=False)
 
     def say(line: str) -> None:
         # paths and model ids come from the databases merged (anyone's file): escapes shown, not obeyed

@@ -73,9 +73,9 @@ def report(
     data = report_data(db, manifest, run_id=run_id, bootstrap=bootstrap, calibrated_only=calibrated_only,
                        judge_version=judge_version)
     if format is ReportFormat.text:
-        from rich.console import Console
+        from helmbench.cli.console import SafeConsole
 
-        out = Console(highlight=False)
+        out = SafeConsole(highlight=False)
         if not out.is_terminal:
             out.width = 200
         render.text(data, out)

@@ -85,9 +85,9 @@ def _verbose():
 
 def _consoles():
     """stdout for tables, stderr for progress and logs; wide tables when not on a terminal (CI logs)."""
-    from rich.console import Console
+    from helmbench.cli.console import SafeConsole
 
-    out, err = Console(highlight=False), Console(stderr=True, highlight=False)
+    out, err = SafeConsole(highlight=False), SafeConsole(stderr=True, highlight=False)
     for c in (out, err):
         if not c.is_terminal:
             c.width = 160

@@ -14,22 +14,28 @@ from pathlib import Path
 
 from rich.console import Console
 
+from helmbench.terminal import escaped
+
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class Redact(logging.Filter):
+    """A record as it may be written: the key replaced with `***`, control characters (from a model
+    id, a case id or a provider's message: an escape sequence would be obeyed by a terminal or a
+    log viewer) written as `\\xNN`."""
+
     def __init__(self, secrets: list[str]):
         super().__init__()
         self.secrets = [s for s in secrets if s and len(s) >= 4]
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if self.secrets and not getattr(record, "_redacted", False):
+        if not getattr(record, "_redacted", False):
             message = record.getMessage()
             for s in self.secrets:
                 message = message.replace(s, "***")
             # Formatted once: every other handler (and the formatter) reuses the text instead of
             # formatting the record again, and checking it again.
-            record.msg, record.args, record._redacted = message, None, True
+            record.msg, record.args, record._redacted = escaped(message), None, True
         return True
 
 
