@@ -29,6 +29,7 @@ renders no fragment template. The theme's compiled templates are kept between bu
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import re
@@ -210,6 +211,9 @@ class Builder:
 
         assert self.settings is not None
         self.data = self._load()
+        # The site's data lives until the build ends and holds no cycle to collect; frozen, the
+        # collections mkdocs' rendering triggers no longer scan it (unfrozen at the build's end).
+        gc.freeze()
         site_dir = Path(config.site_dir)
         plan = pages.plan(self.data, dest=lambda uri: str(site_dir / uri))
         for page in plan.pages:
@@ -401,6 +405,7 @@ class Builder:
             self.executor = None
 
     def on_post_build(self, config) -> None:
+        gc.unfreeze()
         self._shutdown()
         if self.rendered_new and self.rendered_key is not None:
             self.cache.put(self.rendered_key, self.rendered)
@@ -408,6 +413,7 @@ class Builder:
         self.cache.mark_built()
 
     def on_build_error(self, error) -> None:
+        gc.unfreeze()
         self._shutdown()
 
 
