@@ -264,7 +264,8 @@ def notes(est: Estimate) -> list[str]:
                    "output_per_mtok: …}` (USD per million tokens) to its entry in models.yml.")
     low, high = est.total()
     if not est.calls:
-        out.append("Estimated cost: $0 (every call is already stored).")
+        out.append("Estimated cost of the models' calls: $0 (every answer is already stored); judge calls are not "
+                   "included.")
         return out
     if all(m.price is None for m in est.models if m.calls):
         out.append(f"Estimated cost of {est.calls:,} call(s): unknown (no model has a known price).")

@@ -21,7 +21,8 @@ the first one known. Runs of one key are one run: their ledger rows, answers and
 `runs.shard` the union of the parts (NULL once every part 1..N is there), the status the least
 finished of them (`completed` when the parts make the whole and every case has its result), the
 counts and costs recomputed from the merged rows (billed = the sum of the shards' own ledger rows,
-each row once). Different manifests or settings stay different runs.
+each row once); parts that differ in their settings or models.yml's `families:` are a conflict.
+Different manifests or settings stay different runs.
 
 Safety: inputs are read inside one read transaction each (a consistent snapshot) and never written
 (an input of an older schema is copied and the copy migrated; a newer one is refused); OUT is built
@@ -141,7 +142,7 @@ TABLES: tuple[Table, ...] = (
     Table("manifest_cases", ("manifest_hash", "case_hash"), ("position", "case_id"), local_id=None),
     Table("models", ("id",), (), yields=_keep, local_id=None),
     # runs: merged by `_merge_runs` (one run of several parts), listed here for the table check
-    Table("runs", ("manifest_hash", "model", "settings_hash"), ("settings_json",)),
+    Table("runs", ("manifest_hash", "model", "settings_hash"), ("settings_json", "families_json")),
     Table("responses", ("request_hash", "model", "settings_hash", "sample"),
           ("content", "reasoning", "parsed_json", "finish_reason", "error_kind"), refs={"run_id": "runs"},
           yields=_error_yields),
@@ -407,9 +408,10 @@ class _Merger:
             if stored is None:
                 mapping[row["id"]] = self._insert(table, row)
                 self.origin[("runs", key)] = name
-            elif stored["settings_json"] != row["settings_json"]:
+            elif differ := tuple(c for c in ("settings_json", "families_json") if stored.get(c) != row.get(c)):
+                # families_json: models.yml's `families:`, which decides the run's judge conflicts (migration 12)
                 mapping[row["id"]] = stored["id"]  # so that the rest of the file is still compared
-                self._conflict(table, key, ("settings_json",), name)
+                self._conflict(table, key, differ, name)
                 continue
             else:
                 mapping[row["id"]] = stored["id"]

@@ -233,3 +233,16 @@ def test_one_judge_request_answered_in_two_databases_keeps_the_first_answer_and_
     assert _one(out, "SELECT count(*), sum(cost) FROM calls WHERE kind = 'judge'") == [(2, 0.5)]  # both were billed
     before = dump(out)
     assert merge(out, [a, b]).changed is False and dump(out) == before
+
+
+def test_parts_of_one_run_made_with_different_families_are_a_conflict(tmp_path):
+    # models.yml's `families:` decides which judge is a model's kin: two shards that disagree cannot be one run
+    a, b = _tiny(tmp_path / "a.db", shard="1/2"), _tiny(tmp_path / "b.db", shard="2/2")
+    conn = sqlite3.connect(b)
+    with conn:
+        conn.execute("""UPDATE runs SET families_json = '{"test/a": "test/kin"}'""")
+    conn.close()
+    with pytest.raises(MergeConflict, match=r"runs \(manifest_hash=sha256:m, model=test/a, settings_hash=s1\)"):
+        merge(tmp_path / "out.db", [a, b])
+    merge(tmp_path / "same.db", [a, _tiny(tmp_path / "c.db", shard="2/2")])  # the same (none): one run
+    assert _one(tmp_path / "same.db", "SELECT count(*), shard FROM runs") == [(1, None)]
