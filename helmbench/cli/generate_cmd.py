@@ -43,7 +43,7 @@ def _paths(root: Optional[Path], db: Optional[Path]) -> tuple[Path, Path]:
 
 
 def _written(written, root: Path) -> None:
-    from helmbench.lint.render import printable
+    from helmbench.terminal import printable
 
     new = [w for w in written if w.new]
     for w in written:
@@ -60,7 +60,7 @@ def _written(written, root: Path) -> None:
 
 
 def _report(outcome, root: Path) -> None:
-    from helmbench.lint.render import printable
+    from helmbench.terminal import printable
     from helmbench.run.estimate import money
 
     if outcome.estimate is not None:

@@ -69,7 +69,7 @@ def init(
         cd my-benchmark && helmbench lint --strict && helmbench compile && helmbench run
     """
     from helmbench.errors import UsageError
-    from helmbench.lint.render import printable
+    from helmbench.terminal import printable
 
     if directory.exists() and not directory.is_dir():
         raise UsageError(f"not a folder: {directory}", hint="give a folder for the new benchmark repository")
@@ -94,7 +94,7 @@ def next_command(directory: Path, *, strict: bool) -> str:
     The folder is quoted for the shell, and `cd .` left out."""
     import shlex
 
-    from helmbench.lint.render import printable
+    from helmbench.terminal import printable
 
     steps = f"helmbench lint{' --strict' if strict else ''} && helmbench compile && helmbench run"
     if directory.resolve() == Path.cwd().resolve():

@@ -64,7 +64,8 @@ def lint(
     day = validate.iso_date(as_of, "--as-of") if as_of is not None else None
 
     from helmbench.api import lint as lint_tree
-    from helmbench.lint.render import RENDERERS, notes, printable, summary
+    from helmbench.lint.render import RENDERERS, notes, summary
+    from helmbench.terminal import printable
 
     diags = lint_tree(root, as_of=day)
     rendered = RENDERERS[format.value](diags, _prefix(root, "absolute" if format is Format.github else "relative"))

@@ -46,7 +46,8 @@ def compile_(
     Example: helmbench compile --include-unreviewed benchmark
     """
     from helmbench.cli import validate
-    from helmbench.lint.render import printable, text
+    from helmbench.lint.render import text
+    from helmbench.terminal import printable
     from helmbench.api import compile as compile_tree
     from helmbench.manifest import LintFailed
     from helmbench.spec import discover
@@ -101,7 +102,7 @@ def list_(root: Optional[Path] = ROOT, format: Fmt = typer.Option(Fmt.text, "--f
     from helmbench.cli.console import SafeConsole
     from rich.table import Table
 
-    from helmbench.lint.render import printable  # authored titles must not drive the terminal
+    from helmbench.terminal import printable  # authored titles must not drive the terminal
 
     table = Table(title=printable(" ".join(x for x in (bench.name, bench.version) if x)))
     for col in ("scenario", "pillar / behaviour", "evaluation", "C×U×PT", "cases"):
@@ -149,7 +150,7 @@ def show(
     print(f"# {case['id']}  hash {case['hash']}")
     print(f"severity: perturbation {sev['perturbation']}, user context {sev['user_context']}, base {sev['base']}; "
           f"difficulty {case['difficulty']}; weight {case['weight']}")
-    from helmbench.lint.render import printable  # authored text must not drive the terminal
+    from helmbench.terminal import printable  # authored text must not drive the terminal
 
     for msg in case["request"]["messages"]:
         content = printable(msg["content"], keep="\n\t")

@@ -30,7 +30,7 @@ def plugins(
 
         helmbench plugins --format json
     """
-    from helmbench.lint.render import printable
+    from helmbench.terminal import printable
     from helmbench.plugins import registry
 
     loaded = [p.to_dict() for p in registry.plugins()]

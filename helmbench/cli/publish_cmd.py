@@ -44,7 +44,7 @@ def publish(
     import time
 
     from helmbench.cli import validate
-    from helmbench.lint.render import printable
+    from helmbench.terminal import printable
     from helmbench import api
     from helmbench.publish import log_to_stderr
     from helmbench.spec import discover

@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from helmbench.cli.guard import plain
-from helmbench.lint.render import printable
+from helmbench.terminal import printable
 from helmbench.score.report import Report
 from helmbench.score.leaderboard import LeaderboardRow
 from helmbench.score.pairwise import format_p

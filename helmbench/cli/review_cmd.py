@@ -31,7 +31,7 @@ def _ci(ci) -> str:
 
 def agreement_lines(report) -> list[str]:
     """The text rendering: one line per criterion, then overall; authored codes made printable."""
-    from helmbench.lint.render import printable
+    from helmbench.terminal import printable
 
     t = report.threshold
     lines = [f"judge–clinician agreement (calibrated: κ ≥ {t.min_kappa:g} and n ≥ {t.min_n}); "
@@ -319,7 +319,7 @@ def review_plan(
 
 
 def _shown(text: str) -> str:
-    from helmbench.lint.render import printable
+    from helmbench.terminal import printable
 
     return printable(text)
 

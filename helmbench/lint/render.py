@@ -21,19 +21,9 @@ import json
 import re
 
 from helmbench.diagnostics import Diagnostic
-
-# Control characters, C1 controls, line/paragraph separators and bidirectional overrides: in a
-# file name, folder name or YAML key they would start a new line (forging `::error` or
-# `::add-mask::` workflow commands), drive the terminal with escape sequences, or reorder text.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+from helmbench.terminal import printable
 
 _UNSAFE_IN_JSON = re.compile("[\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(s: str, keep: str = "") -> str:
-    """`s` with every unsafe character not in `keep` shown as a Python-style escape (`\\n`,
-    `\\x1b`, `\\u202e`)."""
-    return _UNSAFE.sub(lambda m: m.group() if m.group() in keep else m.group().encode("unicode_escape").decode("ascii"), s)
 
 
 def summary(diags: list[Diagnostic]) -> tuple[int, int]:

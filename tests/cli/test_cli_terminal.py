@@ -44,6 +44,8 @@ def test_the_two_forms():
     assert escaped("a\x1bb\nc\td\x9b") == "a\\x1bb\nc\td\\x9b"
     assert pictured("a\x1bb\nc\x7f\x9b") == "a␛b\nc␡\ufffd"
     assert len(pictured(CLEAR)) == len(CLEAR)
+    # a bidirectional override would reorder what the reader sees; a line separator forge a CI command
+    assert escaped("a\u202eb\u2028c") == "a\\u202eb\\u2028c" and pictured("a\u202eb") == "a\ufffdb"
 
 
 def test_a_log_line_escapes_control_characters_and_redacts_the_key():
