@@ -25,15 +25,10 @@ from helmbench.terminal import escaped
 META_DB = "helmbench.db"
 META_PATHS = "helmbench.paths"
 
-def plain(text: str) -> str:
-    """Control characters (terminal escapes from a path or an authored string) shown, not obeyed."""
-    return escaped(text)
-
-
 def render(err: HelmbenchError) -> None:
-    print(f"error: {plain(err.message)}", file=sys.stderr)
+    print(f"error: {escaped(err.message)}", file=sys.stderr)
     if err.hint:
-        print(f"  hint: {plain(err.hint)}", file=sys.stderr)
+        print(f"  hint: {escaped(err.hint)}", file=sys.stderr)
     sys.stderr.flush()
 
 

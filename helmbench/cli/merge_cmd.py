@@ -40,7 +40,7 @@ def merge(
 
     from helmbench.api import merge as merge_api
     from helmbench.cli import validate
-    from helmbench.cli.guard import plain
+    from helmbench.terminal import escaped
 
     validate.db_to_write(out, "OUT")
     for path in inputs:
@@ -53,7 +53,7 @@ def merge(
 
     def say(line: str) -> None:
         # paths and model ids come from the databases merged (anyone's file): escapes shown, not obeyed
-        console.print(Text(plain(line)), soft_wrap=True)
+        console.print(Text(escaped(line)), soft_wrap=True)
 
     for path in result.itself:
         say(f"{path}: this is OUT itself, skipped (what it holds is in OUT already)")

@@ -17,8 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from helmbench.cli.guard import plain
-from helmbench.terminal import printable
+from helmbench.terminal import escaped, printable
 from helmbench.score.report import Report
 from helmbench.score.leaderboard import LeaderboardRow
 from helmbench.score.pairwise import format_p
@@ -231,7 +230,7 @@ def left_out_note(report: Report) -> str | None:
 def _t(line: str, **style) -> Text:
     """A terminal line from the database (model ids, the judge's returned versions, paths): control
     characters shown as \\xNN, not obeyed (rich's Text strips only a few of them, never ESC)."""
-    return Text(plain(line), **style)
+    return Text(escaped(line), **style)
 
 
 def _print_table(out: Console, title: str, head: list[str], body: list[list[str]]) -> None:
