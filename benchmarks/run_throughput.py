@@ -214,6 +214,8 @@ def measure_pairs(server: FakeServer, tmp: Path, pairs: int = 3, cases: int = 20
     models = write_models(tmp / "pairs-models.yml", [MODEL], judge=None, temperature=0, max_tokens=300)
     db = tmp / "pairs" / "results.db"
     for n, latency in ((cases, 0.0), (slow_cases, 0.5)):
+        if not n:
+            continue
         manifest = tmp / f"pairs{n}" / "manifest.jsonl"
         write_manifest(manifest, synthetic_cases(n, scenarios=3))
         server.configure(latency=latency)
@@ -244,6 +246,8 @@ def main() -> None:
     p.add_argument("--pairs-only", action="store_true", help="only issue #30's interleaved pairs (5)")
     p.add_argument("--issue-pairs", type=int, default=3, help="interleaved pairs in measurement 5 (default 3)")
     p.add_argument("--issue-cases", type=int, default=2000, help="calls at 0 ms in measurement 5 (default 2000)")
+    p.add_argument("--slow-cases", type=int, default=1000,
+                   help="calls at 500 ms in measurement 5 (default 1000; 0 skips that half)")
     p.add_argument("--worker", choices=["executor", "bare"], help=argparse.SUPPRESS)
     p.add_argument("--manifest"), p.add_argument("--models"), p.add_argument("--db")
     p.add_argument("--concurrency", type=int, default=32)
@@ -251,6 +255,9 @@ def main() -> None:
     if a.worker:
         print(json.dumps((worker_executor if a.worker == "executor" else worker_bare)(a)))
         return
+    from benchmarks.bytecode import compile_package
+
+    compile_package()  # as pip does on install (benchmarks/bytecode.py)
 
     small, large, conc, latency = (200, 2000, 32, 0.5) if a.quick else (1000, 10000, 32, 0.5)
     server = FakeServer()
@@ -261,7 +268,7 @@ def main() -> None:
                 measure_whole(server, tmp, pairs=a.pairs, cases=a.whole_cases)
                 return
             if a.pairs_only:
-                measure_pairs(server, tmp, pairs=a.issue_pairs, cases=a.issue_cases)
+                measure_pairs(server, tmp, pairs=a.issue_pairs, cases=a.issue_cases, slow_cases=a.slow_cases)
                 return
             m_small, models = make_inputs(tmp, small)
             m_large, _ = make_inputs(tmp, large)

@@ -39,6 +39,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # benchmarks.bytecode
 NOW = "2026-01-01T00:00:00+00:00"
 WORDS = ("I'm really glad you told me this, and I want to make sure you're safe right now. It sounds like "
          "you are carrying a lot. If you are thinking about ending your life, please call or text 988, or "
@@ -164,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--keep", type=Path, default=None, help="build into this folder and keep it")
     args = ap.parse_args(argv)
+    from benchmarks.bytecode import compile_package
+
+    compile_package()  # as pip does on install (benchmarks/bytecode.py)
 
     from helmbench.manifest import compile_tree
     from helmbench.publish import PublishSettings

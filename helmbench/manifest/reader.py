@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Iterator
 
 from helmbench.errors import HelmbenchError
-from helmbench.manifest.canonical import canonical, hash_of, sha256_tag
+from helmbench.manifest.canonical import canonical_normalised, hash_of, sha256_tag
 from helmbench.manifest.emit import FORMAT, _ManifestHash
 from helmbench.spec.naming import case_id, natural_key
 
@@ -20,9 +20,17 @@ class ManifestError(HelmbenchError):
     pass
 
 
+def _number(text: str) -> float | int:
+    """A JSON number with a fraction or an exponent, as `normalise` would leave it (a whole float is an int):
+    lines parsed with it are normalised as they are read, so verifying a case does not walk it again."""
+    value = float(text)
+    return int(value) if value.is_integer() else value
+
+
 def _case_hashes(case: dict) -> tuple[str, str]:
-    req_c = canonical(case["request"])
-    whole = '{"evaluation":' + canonical(case["evaluation"]) + ',"request":' + req_c + "}"
+    """(hash, request_hash) of a case parsed by `Manifest._lines` (already normalised: see `_number`)."""
+    req_c = canonical_normalised(case["request"])
+    whole = '{"evaluation":' + canonical_normalised(case["evaluation"]) + ',"request":' + req_c + "}"
     return sha256_tag(whole.encode()), sha256_tag(req_c.encode())
 
 
@@ -105,7 +113,7 @@ class Manifest:
             f.readline()
             for n, raw in enumerate(f, start=2):
                 try:
-                    yield n, json.loads(_text(self.path, n, raw))
+                    yield n, json.loads(_text(self.path, n, raw), parse_float=_number)
                 except json.JSONDecodeError as exc:
                     raise ManifestError(f"{self.path}:{n}: not valid JSON ({exc.msg})",
                                         hint="recompile with `helmbench compile` instead of editing the manifest") from None

@@ -1,5 +1,10 @@
 """Logging for a run: console (rich on a terminal), one file per run, and redaction of the key.
 
+A line per call is debug detail (`--verbose`): every call is in the database's ledger already, and
+formatting, redacting and writing a line per answer cost a measurable share of a fast run's CPU. The
+file and the console get warnings, errors, progress and the summary; `--verbose` adds the debug lines
+to both.
+
 Every handler carries a filter that replaces the API key with `***`, so even an exception
 message that quoted a header could not put the key in a log. Records tagged with a `run_id`
 go only to that run's file (build/logs/run-<id>.log); untagged records go to every file.
@@ -94,12 +99,12 @@ def run_logging(console: Console, *, verbose: bool, live: bool, secrets: list[st
     if logs_dir is not None:
         for run_id in run_ids:
             fh = RunFile(logs_dir / f"run-{run_id}.log")
-            fh.setLevel(logging.DEBUG)
+            fh.setLevel(logging.DEBUG if verbose else logging.INFO)
             fh.setFormatter(logging.Formatter(FORMAT))
             fh.addFilter(OnlyRun(run_id))
             handlers.append(fh)
     old_level = logger.level
-    logger.setLevel(logging.DEBUG)
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)  # a debug record is not even made unless asked
     for h in handlers:
         h.addFilter(redact)
         logger.addHandler(h)

@@ -125,3 +125,26 @@ def test_compiled_records_need_no_further_normalisation(upstream):
         bench, _ = load_benchmark(root)
         for case in all_cases(bench):
             assert canonical_normalised(case) == canonical(case), case["id"]
+
+
+
+def test_a_whole_number_written_as_a_float_verifies_and_reads_as_the_int(golden_manifest, tmp_path):
+    """The reader normalises numbers as it parses (no second walk to verify a case): a whole number inside a
+    hashed part written `1.0` hashes as `1`, as `canonical` says, and reads as the int; `1.5` is another case."""
+    from helmbench.manifest import read_manifest
+    from helmbench.manifest.reader import ManifestError
+
+    header, *lines = golden_manifest.read_text(encoding="utf-8").splitlines()
+    n = next(i for i, line in enumerate(lines) if '"PASS":1' in line)  # a judged case's verdict scores
+    for text, verifies in (('"PASS":1.0', True), ('"PASS":1e0', True), ('"PASS":1.5', False)):
+        path = tmp_path / "manifest.jsonl"
+        edited = lines[n].replace('"PASS":1', text)
+        assert edited != lines[n]
+        path.write_text("\n".join([header, *lines[:n], edited, *lines[n + 1:]]) + "\n", encoding="utf-8")
+        if not verifies:
+            with pytest.raises(ManifestError, match="does not match its hash"):
+                read_manifest(path)
+            continue
+        case = list(read_manifest(path))[n]
+        scores = [v for v in json.dumps(case["evaluation"]).split('"PASS": ')[1:]]
+        assert scores and all(s.startswith("1") and not s.startswith("1.") for s in scores), scores

@@ -44,10 +44,21 @@ def test_the_api_key_is_redacted_from_every_log_line(tmp_path):
 
 
 def test_each_run_has_its_own_log_file(env, fake, small):
+    """With --verbose a line per call, in its run's file only; without, no line per call (the ledger has
+    every call; formatting a line per answer was a measurable share of a fast run's CPU), but the run's
+    own lines still."""
     write_models(small["models"], ["test/model-a", "test/model-b"])
-    report = run_inprocess(small)
+    report = run_inprocess(small, verbose=True)
     logs = small["db"].parent / "logs"
     a, b = (logs / f"run-{mp.run_id}.log" for mp in report.plan.models)
     text_a, text_b = a.read_text(), b.read_text()
     assert "test/model-a P1-B1" in text_a and "test/model-b P1-B1" not in text_a
     assert "test/model-b P1-B1" in text_b and "finished" in text_b
+
+    quiet = {**small, "db": small["db"].parent / "quiet" / "results.db"}  # a new database: calls again
+    report = run_inprocess(quiet)
+    a, b = (quiet["db"].parent / "logs" / f"run-{mp.run_id}.log" for mp in report.plan.models)
+    text_a, text_b = a.read_text(), b.read_text()
+    assert "P1-B1" not in text_a + text_b
+    assert "test/model-a on manifest" in text_a and "test/model-a on manifest" not in text_b
+    assert "finished" in text_a and "finished" in text_b
