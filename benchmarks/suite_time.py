@@ -2,8 +2,9 @@
 
 The suite's target (issue #30) is an absolute figure for one machine: under 150 s wall on a 2-core machine,
 from a fresh clone. So this script times the command itself, in the checkout it is run from, and prints each
-run's wall time, its test counts (pytest's summary line), the load average before each run (other work on the
-machine lengthens the suite: a figure taken under load says so) and the median.
+run's wall time, its test counts (pytest's summary line), the CPU time of everything it ran (divided by the
+cores: the least wall time any parallel schedule of the same work could reach here), the load average before
+each run (other work on the machine lengthens the suite: a figure taken under load says so) and the median.
 
 Usage (from a fresh clone, after `make install`; `make test` installs what is missing first):
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,6 +28,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SUMMARY = re.compile(r"^=* ?(\d+ (?:passed|failed).*?) in [\d.]+s", re.M)
+
+
+CORES = os.cpu_count() or 1
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,13 +48,15 @@ def main(argv: list[str] | None = None) -> int:
     walls = []
     for i in range(1, args.repeat + 1):
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-        start = time.perf_counter()
+        start, cpu0 = time.perf_counter(), _children_cpu()
         proc = subprocess.run(args.command, cwd=REPO, capture_output=True, text=True)
-        wall = time.perf_counter() - start
+        wall, cpu = time.perf_counter() - start, _children_cpu() - cpu0
         out = proc.stdout + proc.stderr
         found = SUMMARY.findall(out)
+        # The CPU of every process the command started and waited for (browsers included): divided by the
+        # cores, the least wall time any schedule of the same work could take on this machine.
         print(f"run {i}: {wall:7.1f} s wall · {found[-1] if found else 'no pytest summary'} · "
-              f"load before {load}", flush=True)
+              f"CPU {cpu:.0f} s = at least {cpu / CORES:.0f} s on {CORES} cores · load before {load}", flush=True)
         if proc.returncode != 0:
             print(f"`{' '.join(args.command)}` exited {proc.returncode}:\n{out[-3000:]}", file=sys.stderr)
             return 1
