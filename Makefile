@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install lint compile clean eee-validator actionlint bytecode
+.PHONY: run test test-fast install lint compile clean eee-validator actionlint bytecode
 
 $(STAMP): pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,11 @@ actionlint: .actionlint/.installed
 ## `python3 benchmarks/suite_time.py` times this target three times and prints the median.
 test: $(STAMP) bytecode $(EEE_STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadgroup
+
+## The inner loop: every test but the `slow` and `browser` ones (their marks: tests/conftest.py, pyproject.toml),
+## about a third of the suite's time. Not a substitute: CI and a submission run `make test`.
+test-fast: $(STAMP) bytecode
+	$(BIN)/python -m pytest -n auto --dist loadgroup -m "not slow and not browser"
 
 clean:
 	rm -rf build

@@ -79,6 +79,7 @@ def test_read_commands_work_on_a_read_only_file_system(ro_folder, tmp_path):
     _ok(invoke(["lint", str(folder / "tree")]))
 
 
+@pytest.mark.slow
 def test_publish_works_on_a_read_only_file_system(ro_folder, tmp_path):
     folder, kind = ro_folder
     site = tmp_path / "site"

@@ -67,6 +67,7 @@ def _build(root: Path) -> Path:
     return tree
 
 
+@pytest.mark.slow
 def test_the_case_page_shows_the_transcript_with_landmarks_and_checkpoint_verdicts(built):
     html = (built / "build/site/cases" / SIM_ID / "index.html").read_text(encoding="utf-8")
     assert html.count('class="hb-turn ') == 8  # 4 user turns (the opening + 3 simulated) and 4 replies

@@ -166,6 +166,7 @@ def test_a_malformed_user_reply_is_retried_and_the_conversation_goes_on(env, fak
     assert rows(tree, "SELECT verdict != 'ERROR' FROM results") == [(1,)]
 
 
+@pytest.mark.slow
 def test_kill_9_mid_conversation_then_a_rerun_sends_exactly_the_missing_turns(env, fake, tree):
     compile_(tree)
     fake.latency = 0.15
@@ -218,6 +219,7 @@ def test_conversations_progress_in_parallel_within_the_concurrency_limit(env, fa
     assert fake.model_peak[MODEL] == 2  # both conversations at once, turn by turn
 
 
+@pytest.mark.slow
 def test_run_single_shows_the_transcript_of_a_conversation_case(env, fake, tree):
     fake.user_reply = lambda body, attempt: "[red]not markup[/red] fine."
     compile_(tree)

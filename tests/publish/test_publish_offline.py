@@ -10,6 +10,8 @@ import re
 from html.parser import HTMLParser
 from urllib.parse import urlsplit
 
+import pytest
+
 FETCHED = {  # tag → attributes a browser fetches without a click
     "script": ("src",), "link": ("href",), "img": ("src", "srcset"), "iframe": ("src",), "source": ("src", "srcset"),
     "video": ("src", "poster"), "audio": ("src",), "embed": ("src",), "object": ("data",), "image": ("href", "xlink:href"),
@@ -50,6 +52,7 @@ class Fetches(HTMLParser):
             self.urls += [("style", u) for u in CSS_URL.findall(data)]
 
 
+@pytest.mark.slow
 def test_no_built_file_fetches_from_another_host(site):
     offenders = []
     n_html = 0

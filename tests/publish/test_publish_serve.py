@@ -141,6 +141,7 @@ def test_publish_writes_a_snapshot_and_metadata_without_serving(pipeline, tmp_pa
     assert "datasette publish" in proc.stdout
 
 
+@pytest.mark.slow
 def test_serve_answers_only_requests_addressed_to_itself(pipeline, tmp_path):
     """DNS rebinding: a page on another name resolving to 127.0.0.1 sends that name as Host; the
     real server (a `helmbench serve` process) answers it 421, and the name allowed with

@@ -176,6 +176,7 @@ def test_methodology_explains_conversations_and_format_failures_by_their_column(
     assert "<code>failure_kind</code>" in body and "starting with" not in body  # no reason-prefix matching left
 
 
+@pytest.mark.slow
 def test_every_internal_link_resolves(site):
     missing = []
     for path in site.rglob("*.html"):
@@ -242,6 +243,7 @@ def test_a_rebuild_is_identical_and_reuses_the_cached_scores_and_charts(site, pi
         assert (again / path.relative_to(site)).read_bytes() == path.read_bytes(), path.relative_to(site)
 
 
+@pytest.mark.slow
 def test_charts_are_drawn_in_process_when_the_worker_dies(pipeline, tmp_path, monkeypatch):
     import helmbench.publish.worker as worker
     from helmbench.publish import PublishSettings, build_site
@@ -270,6 +272,7 @@ def _copy_db(pipeline, db: Path) -> Path:
     return db
 
 
+@pytest.mark.slow
 def test_a_warm_rebuild_reads_no_rows_and_renders_no_fragment_until_an_input_changes(pipeline, tmp_path,
                                                                                        monkeypatch):
     """Unchanged inputs: the data and every page's fragments come from the cache, and the site is the same

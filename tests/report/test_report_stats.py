@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from helmbench.cli import app
@@ -23,6 +24,7 @@ def rows(p) -> dict[str, dict]:
     return {r["model"]: r for r in data["rows"]}, data
 
 
+@pytest.mark.slow
 def test_floors_cap_the_score_end_to_end_and_say_so(stats_floored):
     by_model, data = rows(stats_floored)
     assert {"part": "P1", "minimum": 0.7, "cap": 0.4} in data["floors"]  # benchmark.yml → manifest → DB → board
@@ -38,6 +40,7 @@ def test_floors_cap_the_score_end_to_end_and_say_so(stats_floored):
     assert "capped: P1 below 0.70" in md and "uncapped" in md
 
 
+@pytest.mark.slow
 def test_equal_composites_after_floors_share_rank_and_group(stats_floored):
     by_model, data = rows(stats_floored)
     ranked = [by_model[m] for m in (GOOD, TWIN_A, TWIN_B)]

@@ -44,6 +44,7 @@ def _compile(root: Path, out: Path) -> Path:
         pytest.skip(f"{root} does not compile yet: {exc.message}")
 
 
+@pytest.mark.slow
 def test_shipped_benchmark_gets_a_verdict_for_every_case_and_a_rerun_costs_nothing(env, fake, tmp_path):
     manifest = _compile(REPO / "benchmark", tmp_path / "build")
     paths = {"manifest": manifest, "models": REPO / "benchmark" / "models.yml", "db": tmp_path / "build" / "results.db"}
@@ -71,6 +72,7 @@ def test_upstream_sample_runs_completely(env, fake, tmp_path):
     assert fake.total == 0
 
 
+@pytest.mark.slow
 def test_transient_faults_are_retried_until_every_case_completes(env, fake, small):
     write_manifest(small["manifest"], synthetic_cases(80))
     write_models(small["models"], ["test/model-a"], timeout=1.0)  # a loaded machine can take 0.3 s for an ordinary call

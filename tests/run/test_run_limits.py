@@ -103,6 +103,7 @@ def test_each_model_gets_its_own_concurrency_from_models_yml(env, fake, small):
     assert fake.model_peak[A] == 2 and fake.model_peak[B] == 5
 
 
+@pytest.mark.slow
 def test_a_429_storm_on_one_model_leaves_the_other_models_pace_alone(env, fake, small, capsys):
     write_manifest(small["manifest"], synthetic_cases(90, scenarios=3))
     _models_yml(small, {A: 4, B: 8})

@@ -45,6 +45,7 @@ def test_a_run_retries_a_dripping_call_and_completes(env, fake, small):
                              "GROUP BY attempts") == [(1, 6), (2, 6)]
 
 
+@pytest.mark.slow
 def test_a_model_whose_first_three_calls_time_out_stops_its_lane_while_another_finishes(env, fake, small, capsys,
                                                                                      monkeypatch):
     import sys

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
+
 import helmbench.run.writer as writer_module
 from run_helpers import rows, run_inprocess
 from test_run_cli import _cli as run_cli, _keys
@@ -18,6 +20,7 @@ def _cli(monkeypatch, capsys, small, *extra) -> tuple[int, str, str]:
                    str(small["models"]), "--db", str(small["db"]), *extra)
 
 
+@pytest.mark.slow
 def test_a_full_database_stops_with_a_message_and_keeps_what_was_stored(env, fake, small, monkeypatch, capsys):
     run_inprocess(small)  # 40 cases stored
     stored_before = rows(small["db"], "SELECT request_hash FROM responses WHERE error_kind IS NULL")
