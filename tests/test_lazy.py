@@ -40,7 +40,7 @@ def test_the_site_hooks_and_its_cached_data_classes_import_no_heavy_stage():
         "import helmbench.score.model, helmbench.score.stability, helmbench.score.summary, helmbench.store.queries.runs\n"
         "from helmbench.publish.cache import site_code_digest\n"
         "site_code_digest()\n"
-        "print(' '.join(m for m in ('pydantic', 'sqlite_utils', 'pandas', 'jsonschema', 'litellm', 'pluggy')"
+        "print(' '.join(m for m in ('pydantic', 'sqlite_utils', 'pandas', 'jsonschema', 'litellm', 'pluggy', 'markdown_it')"
         " if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)

@@ -167,6 +167,9 @@ class SiteData:
     note: str | None = None  # report.shown_note: the manifest file has no finished runs; these are another's
     judges: object | None = None  # score.judges.JudgeSensitivity: each judge's own board (an ensemble only)
     stability: tuple = ()  # score.stability.Stability per criterion: the judge's run-to-run agreement
+    #: (type, page URI, title, data) of each evaluator with a page of its own (`evaluator_pages`): kept with the
+    #: data, so a build that finds the data in its cache does not load the plugins to plan its pages.
+    evaluator_pages: tuple = ()
 
     @property
     def has_results(self) -> bool:
@@ -188,6 +191,20 @@ class SiteData:
         if not code:
             return None
         return (self.catalog.get("components", {}).get(code) or {}).get("title")
+
+
+def evaluator_pages(catalog: dict) -> tuple[tuple[str, str, str, dict], ...]:
+    """(type, page URI, title, data) of each evaluator whose data the manifest keeps and that has a page
+    (the crisis-service registry); linked from the methodology, which explains each check. The cache key
+    of the site's data covers which plugins are installed (cache.site_code_digest)."""
+    from helmbench.plugins import registry
+
+    out = []
+    for type_, page_data in sorted((catalog.get("evaluators") or {}).items()):
+        found = registry.evaluators().get(type_)
+        if found is not None and found.page:
+            out.append((type_, f"{type_.replace('_', '-')}.md", found.page[0], page_data))
+    return tuple(out)
 
 
 def slugify(model_id: str) -> str:
@@ -434,6 +451,7 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
         calibration=calibration,
         judges=judges,
         stability=stability,
+        evaluator_pages=evaluator_pages(header.get("catalog") or {}),
         # The file's name, not its path: the site is public, and the sentence is `report`'s.
         note=shown_note(Path(settings.manifest.name), file_hash, board.manifest_hash) if board and models else None,
     )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from urllib.parse import quote, urlencode
 
 from markupsafe import Markup, escape
@@ -178,13 +179,25 @@ def _model_job(data: SiteData, m: ModelData, dest) -> charts.ModelChartJob:
     )
 
 
-def _shared_case_html(case) -> dict:
-    """How a case is evaluated and the response format it asks for, as HTML."""
-    fmt = (Markup('<details><summary>Response format</summary><pre class="hb-text" data-search-exclude tabindex="0" '
-                  'role="region" aria-label="Response format">{}</pre>'
-                  "</details>").format(pretty_json(case.response_format))
-           if case.response_format else Markup("<p>No response format: the model answers in free text.</p>"))
-    return {"evaluation": render("_evaluation.html.j2", {"ev": case.evaluation}), "response_format": fmt}
+class SharedCaseHTML:
+    """How a case is evaluated and the response format it asks for, as HTML: the same for the cases of a
+    scenario, so rendered once for them, and only when a case page is rendered. A build whose case pages
+    come from the cache renders neither, nor loads the plugins whose partials the evaluation uses."""
+
+    def __init__(self, case):
+        self.case = case
+
+    @cached_property
+    def evaluation(self) -> Markup:
+        return render("_evaluation.html.j2", {"ev": self.case.evaluation})
+
+    @cached_property
+    def response_format(self) -> Markup:
+        if not self.case.response_format:
+            return Markup("<p>No response format: the model answers in free text.</p>")
+        return (Markup('<details><summary>Response format</summary><pre class="hb-text" data-search-exclude '
+                       'tabindex="0" role="region" aria-label="Response format">{}</pre></details>')
+                .format(pretty_json(self.case.response_format)))
 
 
 def _simulation() -> dict | None:
@@ -205,19 +218,6 @@ def _board_note(row) -> str:
     return note + (", capped" if row.capped else "")
 
 
-def evaluator_pages(catalog: dict) -> list[tuple[str, str, str, dict]]:
-    """(type, page URI, title, data) of each evaluator whose data the manifest keeps and that has a page
-    (the crisis-service registry); linked from the methodology, which explains each check."""
-    from helmbench.plugins import registry
-
-    out = []
-    for type_, page_data in sorted((catalog.get("evaluators") or {}).items()):
-        found = registry.evaluators().get(type_)
-        if found is not None and found.page:
-            out.append((type_, f"{type_.replace('_', '-')}.md", found.page[0], page_data))
-    return out
-
-
 def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
     """Every generated page of the site for `data`, and the chart jobs (`dest(uri)`: where a chart is written).
 
@@ -228,7 +228,7 @@ def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
     if data.models:
         board = [charts.Bar(m.name, m.row.score, m.row.score_ci, _board_note(m.row)) for m in data.models]
     chart_rows = [(b.label, b.value, b.ci, b.note) for b in board or []]  # the chart's numbers, as a table
-    extra = evaluator_pages(data.catalog)
+    extra = data.evaluator_pages
     # Wide pages hide the table of contents, never the navigation (Models and the authors' guide
     # must stay one click away on a desktop).
     out: list[Page] = [
@@ -254,11 +254,11 @@ def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
         out.append(Page(scenario_uri(code), title, "scenario.html.j2",
                         {"code": code, "meta": meta, "cases": data.scenario_cases(code), "by_model": by_model},
                         content_note=True, hide=("toc",), search=False))
-    shared: dict[str, dict] = {}  # HTML that the cases of a scenario share, rendered once
+    shared: dict[str, SharedCaseHTML] = {}  # HTML that the cases of a scenario share, rendered once if at all
     for case in data.cases.values():
         key = json.dumps([case.evaluation, case.response_format], sort_keys=True)
         if key not in shared:
-            shared[key] = _shared_case_html(case)
+            shared[key] = SharedCaseHTML(case)
         out.append(Page(case_uri(case.id), case.id, "case.html.j2", {"case": case, "shared": shared[key]},
                         content_note=True, search=False))
     jobs: dict[str, charts.ModelChartJob] = {}

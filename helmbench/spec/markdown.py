@@ -9,16 +9,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-
-from markdown_it import MarkdownIt
+from typing import TYPE_CHECKING
 
 from helmbench.spec.naming import tag_name
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 
 @lru_cache(maxsize=1)
 def _md() -> MarkdownIt:
     # Only block structure is read (headings, fences, their lines and text), never inline
     # children; skipping inline parsing makes every parse ~40% faster with identical blocks.
+    # Imported here: the manifest package imports this module, and what only hashes or reads a
+    # manifest (the store, a warm site build) never parses Markdown.
+    from markdown_it import MarkdownIt
+
     return MarkdownIt("commonmark").disable("inline")
 
 

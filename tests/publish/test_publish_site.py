@@ -321,3 +321,29 @@ def test_the_inputs_digest_follows_the_bytes_not_the_times(tmp_path):
     assert inputs_digest([db, absent], "other settings") != before
     absent.write_bytes(b"")
     assert inputs_digest([db, absent], "settings") != before  # an empty log is not a missing one
+
+
+def test_cached_site_data_plans_its_pages_without_loading_the_plugins(pipeline):
+    """Which evaluators have a page of their own is read once, with the site's data, and cached with it, and the
+    HTML the cases of a scenario share is rendered only with a case page: a warm build (the data unpickled from
+    the cache, every page's fragments too) plans its pages without loading the plugin registry (~0.3 s of the
+    20-model warm build, by py-spy over benchmarks/site_build.py's build)."""
+    import pickle
+
+    from helmbench.plugins import registry
+    from helmbench.publish import pages
+    from helmbench.publish.data import load
+    from helmbench.publish.settings import PublishSettings
+
+    data = load(PublishSettings(db=pipeline.db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL))
+    assert [(t, uri) for t, uri, _, _ in data.evaluator_pages] == [("crisis_resources", "crisis-resources.md")]
+    cached = pickle.loads(pickle.dumps(data))
+    registry.reset()
+    try:
+        plan = pages.plan(cached)
+        assert registry._current is None  # nothing asked the plugins
+    finally:
+        registry.reset()
+    assert "crisis-resources.md" in {p.src_uri for p in plan.pages}
+    methodology = next(p for p in plan.pages if p.src_uri == "methodology.md")
+    assert methodology.context["evaluator_pages"] == data.evaluator_pages
