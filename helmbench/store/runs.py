@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 if TYPE_CHECKING:  # annotations only: importing sqlite_utils costs ~0.25 s (it loads pandas)
     import sqlite_utils
 
+from helmbench.store.queries.runs import run_of
 from helmbench.store.schema_families import families_json
 from helmbench.store.schema_shard import combined
 
@@ -42,8 +43,7 @@ def start_run(db: sqlite_utils.Database, *, manifest_hash: str, model: str, sett
     status = "preview" if preview else "running"
     key = PREVIEW_PREFIX + settings_hash if preview else settings_hash
     with db.conn as conn:
-        before = conn.execute("SELECT id FROM runs WHERE manifest_hash = ? AND model = ? AND settings_hash = ?",
-                              [manifest_hash, model, key]).fetchone()
+        before = run_of(conn, manifest_hash, model, key)
         row = conn.execute(
             "INSERT INTO runs (manifest_hash, model, settings_json, settings_hash, samples, started_at, status, n_cases, "
             "helmbench_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
@@ -52,11 +52,12 @@ def start_run(db: sqlite_utils.Database, *, manifest_hash: str, model: str, sett
             "helmbench_version = excluded.helmbench_version RETURNING id",
             [manifest_hash, model, json.dumps(settings, sort_keys=True), key, samples, now(), status, n_cases, version],
         ).fetchone()
-        if any(c[1] == "shard" for c in conn.execute("PRAGMA table_info(runs)")):  # migration 11 applied
+        columns = {c[1] for c in conn.execute("PRAGMA table_info(runs)")}
+        if "shard" in columns:  # migration 11 applied
             was = conn.execute("SELECT shard FROM runs WHERE id = ?", [row[0]]).fetchone()[0]
             conn.execute("UPDATE runs SET shard = ? WHERE id = ?",
                          [combined(was, None if shard is None else str(shard), existing=before is not None), row[0]])
-        if any(c[1] == "families_json" for c in conn.execute("PRAGMA table_info(runs)")):  # migration 12 applied
+        if "families_json" in columns:  # migration 12 applied
             conn.execute("UPDATE runs SET families_json = ? WHERE id = ?", [families_json(families), row[0]])
     return row[0]
 

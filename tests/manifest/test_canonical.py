@@ -145,6 +145,5 @@ def test_a_whole_number_written_as_a_float_verifies_and_reads_as_the_int(golden_
             with pytest.raises(ManifestError, match="does not match its hash"):
                 read_manifest(path)
             continue
-        case = list(read_manifest(path))[n]
-        scores = [v for v in json.dumps(case["evaluation"]).split('"PASS": ')[1:]]
-        assert scores and all(s.startswith("1") and not s.startswith("1.") for s in scores), scores
+        text = json.dumps(list(read_manifest(path))[n]["evaluation"])
+        assert '"PASS": 1' in text and '"PASS": 1.' not in text, text
