@@ -103,9 +103,11 @@ def _verify_one(src: sqlite3.Connection, m: dict, held: set[tuple[str, str]]) ->
     if mh.manifest_hash(catalog_hash) != m["hash"]:
         # a manifest compiled before its hash covered the catalog (the case hashes alone) is taken only where
         # OUT holds it already with the same catalog: nothing then vouches for the catalog but OUT itself
-        legacy = mh.hexdigest() == m["hash"] and (m["hash"], m["catalog_hash"]) in held
-        if not legacy:
+        if mh.hexdigest() != m["hash"]:
             return None, [f"{where}: its cases and catalog do not hash to the manifest hash it claims"]
+        if (m["hash"], m["catalog_hash"]) not in held:
+            return None, [f"{where}: compiled before a manifest's hash covered its catalog, so nothing vouches "
+                          "for its catalog: run it again with this release, or merge into a database holding it"]
     conversations = {code for code, s in cat.get("scenarios", {}).items() if s.get("conversation")}
     problems: list[str] = []
     rows: list[dict] = []
@@ -145,7 +147,7 @@ def verified_manifests(src: sqlite3.Connection, name: str, held: set[tuple[str, 
         shown = problems[:SHOWN] + ([f"… and {len(problems) - SHOWN} more"] if len(problems) > SHOWN else [])
         raise EditedInput(
             f"{name}: refused: {len(problems)} part(s) of its benchmark catalog do not hash to the manifest they "
-            "belong to (the database was edited); nothing was written\n  " + "\n  ".join(shown),
+            "belong to (the database was edited, or its manifest is too old to be checked); nothing was written\n  " + "\n  ".join(shown),
             hint="merge the databases the runs wrote, unedited (what a manifest's cases, severities, difficulties "
                  "and weights are is decided by its hash, not by the rows)")
     return verified

@@ -287,3 +287,16 @@ def test_parts_of_one_run_made_with_different_families_are_a_conflict(tmp_path):
         merge(tmp_path / "out.db", [a, b])
     merge(tmp_path / "same.db", [a, _tiny(tmp_path / "c.db", shard="2/2")])  # the same (none): one run
     assert _one(tmp_path / "same.db", "SELECT count(*), shard FROM runs") == [(1, None)]
+
+
+def test_a_manifest_whose_hash_does_not_cover_its_catalog_is_refused_where_out_does_not_hold_it(tmp_path):
+    # the hash of releases before the catalog counted (the case hashes alone): nothing vouches for its catalog
+    old = edit(_tiny(tmp_path / "old.db"), f"UPDATE manifests SET hash = '{hash_of([])}', header_json = "
+               f"json_set(header_json, '$.manifest_hash', '{hash_of([])}')",
+               f"UPDATE runs SET manifest_hash = '{hash_of([])}'")
+    with pytest.raises(EditedInput, match="compiled before a manifest's hash covered its catalog"):
+        merge(tmp_path / "out.db", [old])
+    wrong = edit(_tiny(tmp_path / "wrong.db"), "UPDATE manifests SET cases = 1")
+    with pytest.raises(EditedInput, match=rf"{wrong}: refused: 1 part"):
+        merge(tmp_path / "out.db", [wrong])
+    assert not (tmp_path / "out.db").exists()
