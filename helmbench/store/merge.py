@@ -14,13 +14,12 @@ What is not a conflict, by the store's own rules: a stored error yields to a suc
 key (responses, turns, judgements, an ERROR result), a judge request answered in two databases keeps
 its first answer (shards split the answers, not the judge requests: two models' identical answers
 make one judge request; each result keeps the verdict it was decided with), a ledger row `sent`
-yields to its completion,
-a model's display name keeps the first one known. Runs of one key are one run: their ledger rows, answers and results together,
-`runs.shard` the union of the parts (NULL once every part 1..N is there), the status the least
-finished of them (`completed` when the parts make the whole and every case has its result), the
-counts and costs recomputed from the merged rows (billed = the sum of the shards' own ledger rows,
-each row once); parts that differ in their settings or models.yml's `families:` are a conflict.
-Different manifests or settings stay different runs.
+yields to its completion, a model's display name keeps the first one known. Runs of one key are one
+run: their ledger rows, answers and results together, `runs.shard` the union of the parts (NULL once
+every part 1..N is there), the status the least finished of them (`completed` when the parts make the
+whole and every case has its result), the counts and costs recomputed from the merged rows (billed =
+the sum of the shards' own ledger rows, each row once); parts that differ in their settings or
+models.yml's `families:` are a conflict. Different manifests or settings stay different runs.
 
 Derived, never trusted (#36): what can be recomputed from content is. An input's manifests are taken only
 as their hashes vouch for them (store/catalog_check.py: the catalog hashes to its `catalog_hash`, it and
@@ -50,16 +49,18 @@ import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from helmbench import safewrite
 from helmbench.errors import HelmbenchError, StorageError, explain
 from helmbench.store.catalog import CATALOG_TABLES, register_rows
-from helmbench.store.catalog_check import verified_manifests
+from helmbench.store.catalog_check import EditedInput, verified_manifests
 from helmbench.store.db import check_file, connect, open_db, open_readonly
 from helmbench.store.lock import RunLock
 from helmbench.store.migrations import MIGRATIONS
+from helmbench.store.review_files import CLOCK_SKEW
 from helmbench.store.schema_shard import union
 
 
@@ -346,8 +347,10 @@ class _Merger:
         ids: dict[str, dict[int, int]] = {}
         present = set(_tables(src))
         for table in TABLES:
-            if table.name not in present or table.name in LINKS or table.name in FROM_MANIFESTS[1:]:
+            if table.name not in present or table.name in LINKS:
                 continue
+            if table.name in FROM_MANIFESTS and table.name != "manifests":
+                continue  # registered with their manifest by `_merge_manifests`
             if table.name == "manifests":
                 self._merge_manifests(src, name)
             elif table.name == "runs":
@@ -576,11 +579,6 @@ DATED = (("runs", "started_at"), ("runs", "finished_at"), ("responses", "created
 
 
 def _refuse_future(src, name: str) -> None:
-    from datetime import datetime, timezone
-
-    from helmbench.store.catalog_check import EditedInput
-    from helmbench.store.review_files import CLOCK_SKEW
-
     limit = (datetime.now(timezone.utc) + CLOCK_SKEW).strftime("%Y-%m-%dT%H:%M:%S")
     found = []
     for table, col in DATED:
