@@ -338,6 +338,7 @@ def test_reviews_in_an_input_are_refused_or_merged_as_review_import_treats_them(
         {"item_hash": x, "reviewer": "ANA ", "judgment": x_options[-1], "created_at": "2099-01-01T00:00:00+00:00"},
         # her name spelled another way is her: one reviewer, not two agreeing with each other
         {"item_hash": y, "reviewer": "ANA ", "judgment": y_options[0], "created_at": past},
+        {"item_hash": y, "reviewer": "Ana", "judgment": y_options[-1], "created_at": past},  # and once more: refused
         {"item_hash": y, "reviewer": "ben\x1b[2J", "judgment": y_options[0], "created_at": past},
         {"item_hash": "sha256:" + "0" * 64, "reviewer": "cleo", "judgment": "PASS", "created_at": past},
     ]
@@ -345,8 +346,9 @@ def test_reviews_in_an_input_are_refused_or_merged_as_review_import_treats_them(
     _add_reviews(src, hostile)
     result = _cli("merge", str(out), str(src))
     assert result.exit_code == 0, result.output
-    assert "3 review(s) refused by the rules `review import` applies" in result.stdout, result.stdout
+    assert "4 review(s) refused by the rules `review import` applies" in result.stdout, result.stdout
     assert "in the future" in result.stdout and "control characters" in result.stdout
+    assert "a second verdict by 'Ana' on the same item" in result.stdout
     assert "matches no judged output" in result.stdout and "\x1b" not in result.stdout
     conn = sqlite3.connect(out)
     try:
@@ -354,7 +356,7 @@ def test_reviews_in_an_input_are_refused_or_merged_as_review_import_treats_them(
     finally:
         conn.close()
     assert merged == [(x, "ana", json.dumps(x_options[0])), (y, "ana", json.dumps(y_options[0]))]
-    # `review import` of the same rows: it refuses the same three (a file is all or nothing) …
+    # `review import` of the same rows: it refuses the same four (a file is all or nothing) …
     rows_file = tmp_path / "same.jsonl"
     rows_file.write_text("".join(json.dumps({**r, "case_id": "P1-B1-S1-C1", "scenario": "P1-B1-S1",
                                              "criterion": "CR1", "criterion_text": "text"}) + "\n"
@@ -365,7 +367,7 @@ def test_reviews_in_an_input_are_refused_or_merged_as_review_import_treats_them(
                        "criterion": "CR1", "criterion_text": "text", "judgment": x_options[0], "created_at": past})
     conn.close()
     imported = _cli("review", "import", str(rows_file), "--db", str(twin))
-    assert imported.exit_code == 1 and "3 bad row(s)" in imported.stderr, imported.output
+    assert imported.exit_code == 1 and "4 bad row(s)" in imported.stderr, imported.output
     # … and writes the one it accepts as merge wrote it
     rows_file.write_text(rows_file.read_text(encoding="utf-8").splitlines()[1] + "\n", encoding="utf-8")
     assert _cli("review", "import", str(rows_file), "--db", str(twin)).exit_code == 0
@@ -377,4 +379,4 @@ def test_reviews_in_an_input_are_refused_or_merged_as_review_import_treats_them(
         conn.close()
     before = dump(out)  # merging again changes nothing, and says the refusals again
     again = _cli("merge", str(out), str(src))
-    assert again.exit_code == 0 and "3 review(s) refused" in again.stdout and dump(out) == before
+    assert again.exit_code == 0 and "4 review(s) refused" in again.stdout and dump(out) == before
