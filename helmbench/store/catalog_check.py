@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from helmbench.errors import HelmbenchError
 from helmbench.manifest.canonical import hash_of
 from helmbench.manifest.emit import _ManifestHash
-from helmbench.manifest.reader import _expected_cases
+from helmbench.manifest.reader import _case_hashes, _expected_cases, _number
 from helmbench.store.catalog import CATALOG_TABLES, SCORING, case_row, catalog_rows
 
 #: How many problems one refusal lists.
@@ -63,16 +63,15 @@ def _short(value) -> str:
 def _derived_case(stored: dict, expected_id: str, expected: dict, conversation: bool) -> tuple[dict, str | None]:
     """The row registering would write for this case (codes and measures from the catalog), and what is
     wrong with the stored one (None: nothing)."""
-    request = {"messages": json.loads(stored["messages_json"]),
-               "response_format": json.loads(stored["response_format_json"] or "null")}
-    evaluation = json.loads(stored["evaluation_json"])
+    request = {"messages": json.loads(stored["messages_json"], parse_float=_number),
+               "response_format": json.loads(stored["response_format_json"] or "null", parse_float=_number)}
+    evaluation = json.loads(stored["evaluation_json"], parse_float=_number)
     case = {**expected, "id": expected_id, "hash": stored["hash"], "request_hash": stored["request_hash"],
             "request": request, "evaluation": evaluation}
     row = case_row(case)
     if stored["id"] != expected_id:
         return row, f"case {_short(stored['id'])} is where its catalog puts {expected_id}"
-    if not conversation and (hash_of(request) != stored["request_hash"]
-                             or hash_of({"evaluation": evaluation, "request": request}) != stored["hash"]):
+    if not conversation and _case_hashes(case) != (stored["hash"], stored["request_hash"]):
         return row, f"case {expected_id}: its request or evaluation does not match its hash"
     if stored["evaluation_type"] != evaluation.get("type"):
         return row, f"case {expected_id}: evaluation_type is not its evaluation's type"

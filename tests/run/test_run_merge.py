@@ -294,8 +294,15 @@ def test_an_input_with_an_edited_catalog_is_refused_naming_it_and_out_stays_byte
     result = _cli("merge", str(out), str(header_edited))
     assert result.exit_code == 1 and "do not hash to the manifest hash it claims" in result.stderr, result.output
     assert out.read_bytes() == before
-    # into a new OUT: nothing is created, and the genuine shards still merge to the unsharded run's numbers
+    # into a new OUT: nothing is created
     assert _cli("merge", str(tmp_path / "new.db"), str(edited), *map(str, runs["shards"])).exit_code == 1
+    assert not (tmp_path / "new.db").exists()
+    # a prompt edited where OUT has no copy to compare it with: its hash says no (outside conversations, whose
+    # scripted turns `cases` does not hold)
+    prompt = edit(_copy(runs["shards"][2], tmp_path / "prompt-edited.db"),
+                  "UPDATE cases SET messages_json = replace(messages_json, 'e', 'E')")
+    result = _cli("merge", str(tmp_path / "new.db"), str(prompt))
+    assert result.exit_code == 1 and "its request or evaluation does not match its hash" in result.stderr, result.output
     assert not (tmp_path / "new.db").exists()
 
 
