@@ -243,8 +243,9 @@ def merge(out: str | Path, inputs: Iterable[str | Path]):
     Identical rows are kept once; the runs of one (manifest, model, settings) become one run (the
     shards of `run(shard="K/N")` make one complete run per model, their ledger rows summed once);
     different manifests keep their runs apart. Returns what was added (`.added`, `.replaced` per
-    table, `.runs`: the merged run rows). Raises `MergeConflict` (a `HelmbenchError`, nothing
-    written) when two inputs hold different content under one key.
+    table, `.runs`: the merged run rows, `.refused`: reviews left out by `review import`'s rules). Raises
+    `MergeConflict` (a `HelmbenchError`, nothing written) when two inputs hold different content under one
+    key, and `EditedInput` when an input's catalog does not hash to its manifest or it is dated in the future.
     """
     from helmbench.store.merge import merge as merge_store
 

@@ -531,11 +531,9 @@ def review_import(
         helmbench review import cleo.jsonl --db build/results.db
     """
     from helmbench.cli import validate
-    from helmbench.score.review_items import every_judged_item
     from helmbench.spec.discover import in_build
     from helmbench.store import open_db
-    from helmbench.store.queries.reviews import reviewed_items
-    from helmbench.store.review_files import read
+    from helmbench.store.review_files import read, review_rules
     from helmbench.store.reviews import import_reviews
 
     (db,) = in_build(db=db)
@@ -544,8 +542,7 @@ def review_import(
     validate.db_to_write(db)
     database = open_db(db)
     try:
-        items = every_judged_item(database)
-        rows = read(file, {h: i.options for h, i in items.items()}, set(items) | reviewed_items(database))
+        rows = read(file, *review_rules(database))  # the rules `helmbench merge` applies to an input's reviews
         added, other = import_reviews(database, rows)
     finally:
         database.conn.close()
