@@ -125,11 +125,14 @@ def test_a_database_of_the_release_before_the_ledger_is_migrated_without_paying_
     report = run(tree, samples=2)
     assert report.status == "completed"
     assert fake.by_model[MODEL] == dry.plan.new_turns and fake.by_model[USER_MODEL] == user_turns
-    # no answer and no scripted turn is paid again; the judge's request is unchanged (a free-text reply is
-    # read whole), so it is not paid again either
-    assert set(fake.by_model) == {MODEL, USER_MODEL}
+    # no answer and no scripted turn is paid again, and no single answer is judged again; the transcripts are,
+    # once: a transcript criterion is now judged with a wrapper of its own (the whole conversation, not "one
+    # assistant response"), so its judge request is new (the authors' guide says so)
+    judged = fake.requests_for(JUDGE)
+    assert judged and all("<conversation>" in str(b["messages"][-1]["content"]) for b in judged)
+    assert set(fake.by_model) == {MODEL, USER_MODEL, JUDGE}
     new = dict(rows(tree, "SELECT kind, count(*) FROM calls WHERE uid NOT LIKE 'm9:%' GROUP BY kind"))
-    assert new == {"turn": fake.by_model[MODEL], "user": fake.by_model[USER_MODEL]}
+    assert new == {"turn": fake.by_model[MODEL], "user": fake.by_model[USER_MODEL], "judge": fake.by_model[JUDGE]}
 
 
 def test_the_simulated_user_reads_only_the_reply_text_of_a_structured_answer(env, fake, conv_tree):
