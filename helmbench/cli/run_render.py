@@ -25,18 +25,25 @@ def dry_run(report: RunReport, out: Console) -> None:
     why = "no OPENROUTER_API_KEY is set" if report.no_key else "--dry-run"
     out.print(Text(f"Dry run ({why}): nothing was sent. {plan.cases} case(s) selected, {plan.samples} sample(s) each."))
     shard_share(plan, out)
-    table = Table("model", "new calls", "already stored", "est. input tokens")
+    table = Table("model", "new calls", "of which conversation turns", "already stored", "est. input tokens")
     for mp in plan.models:
-        table.add_row(Text(mp.id), str(mp.new), str(mp.stored), f"{mp.est_input_tokens:,}")
-    table.add_row(Text("total", style="bold"), str(plan.new_calls), str(sum(m.stored for m in plan.models)),
+        table.add_row(Text(mp.id), str(mp.new_calls), str(mp.conversation_turns), str(mp.stored),
+                      f"{mp.est_input_tokens:,}")
+    users = plan.user_calls
+    if users:
+        user = plan.user_model.id if plan.user_model is not None else "user_model"
+        table.add_row(Text(f"{user} (simulated user)"), str(users), str(users), "", "")
+    table.add_row(Text("total", style="bold"), str(sum(m.new_calls for m in plan.models) + users),
+                  str(plan.new_turns + users), str(sum(m.stored for m in plan.models)),
                   f"{sum(m.est_input_tokens for m in plan.models):,}")
     out.print(table)
-    out.print(Text("Input tokens are estimated as characters ÷ 4; output tokens and cost are estimated below."))
+    out.print(Text("Input tokens of answers are estimated as characters ÷ 4; output tokens and cost of every call "
+                   "are estimated below."))
     if plan.conversations:
-        out.print(Text(f"Conversations: {len(plan.conversations)} case(s) asked turn by turn, with up to "
-                       f"{plan.new_turns:,} model turn(s) not stored yet across the models (not in the table "
-                       "above); each turn re-sends the transcript so far. The cost estimate below counts every "
-                       "turn of each conversation at its opening's length, and leaves out the simulated user."))
+        out.print(Text(f"Conversations: {len(plan.conversations)} case(s) asked turn by turn: {plan.new_turns:,} model "
+                       f"turn(s) and {users:,} simulated-user turn(s) not stored yet (upper bounds: a simulated user "
+                       "may end a conversation early). Each turn re-sends the transcript so far; the cost estimate "
+                       "below counts every turn at its conversation's opening length."))
     if plan.reasked_turns:
         out.print(Text(f"{plan.reasked_turns:,} of those model turn(s) were stored by an earlier release, when the "
                        "simulated user was shown the model's whole structured answer; it now sees only the reply's "
