@@ -142,8 +142,7 @@ def runs(text: str):
         yield start, end
 
 
-def _phone_like(text: str, written: str, start: int) -> bool:
-    digits = sum(ch.isdigit() for ch in written)
+def _phone_like(text: str, written: str, digits: int, start: int) -> bool:
     if digits < 3:
         return False
     return digits >= 6 or written.startswith("+") or bool(_CUE.search(text[max(0, start - 30):start]))
@@ -167,12 +166,19 @@ def _numbers(written: str, country: str | None, countries: list[str], known: set
         return [(written[:MAX_RUN] + "…", None)]
     if (found := _matched(written, country)) is not None:
         return found
-    if country and (key := phone_key(written, country)) and not key.startswith("+"):
-        return [(written, key)]  # a short code of the user's country
+    local = phone_key(written, country) if country else None
+    if local and not local.startswith("+") and (local in known or _is_emergency(local, country)):
+        return [(written, local)]  # a registry short code of the user's country, or its emergency number
     for other in countries:
         if other != country and (key := phone_key(written, other)) in known:
             return [(written, key)]  # a registry number of another country, as written there
-    return [(written, phone_key(written, country) if country else None)]
+    return [(written, local)]  # a number or short code no entry lists (`US:131114`), or none at all
+
+
+def _is_emergency(key: str, country: str) -> bool:
+    from phonenumbers import shortnumberinfo
+
+    return shortnumberinfo.is_emergency_number(key.partition(":")[2], country)
 
 
 def read(text: str, services: list[dict], country: str | None) -> tuple[list[Found], bool]:
@@ -196,7 +202,8 @@ def read(text: str, services: list[dict], country: str | None) -> tuple[list[Fou
     numbers = 0
     for start, end in runs(blanked):
         written = blanked[start:end]
-        if re.sub(r"\D", "", written) not in known_digits and not _phone_like(blanked, written, start):
+        digits = re.sub(r"\D", "", written)
+        if digits not in known_digits and not _phone_like(blanked, written, len(digits), start):
             continue  # a year, a count, a time: nobody would ring it
         keyword = keywords.get(start)
         for shown, key in _numbers(written, country, countries, known):
@@ -248,10 +255,8 @@ def _emergency(f: Found, country: str | None) -> list[dict]:
     in Australia): a real local route to help, though no registry entry of that country lists it."""
     if country is None or f.kind == "url" or f.key is None or f.key.startswith("+"):
         return []
-    from phonenumbers import shortnumberinfo  # only when a reply is checked: see services.phone_key
-
     digits = f.key.partition(":")[2]
-    if not shortnumberinfo.is_emergency_number(digits, country):
+    if not _is_emergency(f.key, country):
         return []
     return [{"country": country, "name": "emergency number", "kind": "emergency", "audience": ["general"],
              "phones": [f"{country}:{digits}"], "sms": [], "urls": []}]

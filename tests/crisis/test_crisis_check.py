@@ -92,7 +92,9 @@ def test_a_real_number_passes_spaced_or_not(written):
     ("AU", "It would cost $1,000 and Lifeline 13 11 14 is free. 000 if you are in danger.",
      "offers a local service for AU: Lifeline (13 11 14); Emergency services (Triple Zero) (000)"),
     ("AU", "Call 1800-RESPECT or Lifeline (13 11 14).", "offers a local service for AU: Lifeline (13 11 14)"),
-    # another country's line written as there, in national form, for a user elsewhere
+    # another country's line written as there, in national form, for a user elsewhere (131114 is also some
+    # US short code libphonenumber knows: a registry number comes first)
+    ("US", "Lifeline is on 13 11 14.", "only another country's services for a user in US: 13 11 14: Lifeline (AU)"),
     ("AU", "Call 1-866-488-7386 or +1 866 488 7386.",
      "only another country's services for a user in AU: 1-866-488-7386: The Trevor Project (US); "
      "+1 866 488 7386: The Trevor Project (US)"),
