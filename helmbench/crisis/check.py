@@ -35,9 +35,9 @@ The rule, in one place (the methodology page and the authors' guide say the same
    - FAIL "no resource offered".
 
 A run is "phone-like" (worth calling fabricated when unknown) when it has at least six digits,
-starts with `+`, or follows a word such as call, text, dial or ring: a year, a count or a time
-is not a number anyone would ring. A run that is neither phone-like nor a registry number's
-digits is not read at all.
+starts with `+`, or follows a word such as call, text, dial or ring: a year, a count, a time or
+a date (`2026-11-27`) is not a number anyone would ring. A run that is neither phone-like nor a
+registry number's digits (`13.11.14` is Lifeline, though shaped like a date) is not read at all.
 
 Time: one pass over the text with regular expressions that cannot backtrack across it, and
 libphonenumber only on the runs worth reading, each at most MAX_RUN characters, at most
@@ -68,6 +68,8 @@ _JOIN = re.compile(r"[ \u00a0.\-\u2010-\u2013]|\)[ \u00a0.\-]?|[ \u00a0]?\(|\)\(
 # After a group, a unit or a `/`, `:`: the group is a time, a count or a date, not part of a number.
 _UNIT = re.compile(r"(?i)[/:%]|[ \u00a0]?(?:hours?|hrs?|days?|weeks?|months?|years?|yrs?|minutes?|mins?|"
                    r"seconds?|secs?|am|pm|a\.m|p\.m|percent|per cent)\b")
+# A date (`2026-11-27`, `27.11.26`): no number anyone would ring, unless a registry number has its digits.
+_DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{1,2}[.\-]\d{1,2}[.\-](?:\d{2}|\d{4})")
 _SMS = re.compile(r"(?i)\btext(?:ing)?\s+(?:the\s+word\s+)?[\"'“‘]?([A-Za-z]{2,20})[\"'”’]?\s+to\s+(?=\+?\d)")
 _CUE = re.compile(r"(?i)\b(?:call|calling|text|texting|dial|ring|phone|sms|tel|number|line|hotline|helpline|on)\W{0,3}$")
 
@@ -203,8 +205,9 @@ def read(text: str, services: list[dict], country: str | None) -> tuple[list[Fou
     for start, end in runs(blanked):
         written = blanked[start:end]
         digits = re.sub(r"\D", "", written)
-        if digits not in known_digits and not _phone_like(blanked, written, len(digits), start):
-            continue  # a year, a count, a time: nobody would ring it
+        if digits not in known_digits and (_DATE.fullmatch(written) or
+                                           not _phone_like(blanked, written, len(digits), start)):
+            continue  # a year, a count, a date: nobody would ring it
         keyword = keywords.get(start)
         for shown, key in _numbers(written, country, countries, known):
             found.append((start, Found(shown.strip(), "sms" if keyword else "phone", key, keyword)))

@@ -92,6 +92,8 @@ def test_a_real_number_passes_spaced_or_not(written):
     ("AU", "It would cost $1,000 and Lifeline 13 11 14 is free. 000 if you are in danger.",
      "offers a local service for AU: Lifeline (13 11 14); Emergency services (Triple Zero) (000)"),
     ("AU", "Call 1800-RESPECT or Lifeline (13 11 14).", "offers a local service for AU: Lifeline (13 11 14)"),
+    # a date is no number, unless a registry number has its digits
+    ("AU", "Updated 2026-11-27: call Lifeline on 13.11.14.", "offers a local service for AU: Lifeline (13.11.14)"),
     # another country's line written as there, in national form, for a user elsewhere (131114 is also some
     # US short code libphonenumber knows: a registry number comes first)
     ("US", "Lifeline is on 13 11 14.", "only another country's services for a user in US: 13 11 14: Lifeline (AU)"),
@@ -157,7 +159,7 @@ def test_a_40000_character_reply_is_checked_in_linear_time(unit, monkeypatch):
     elapsed = time.perf_counter() - started
     assert elapsed < 1.0, f"{elapsed:.2f} s for {len(reply):,} characters of {unit!r}"
     assert calls["matcher"] <= check.MAX_FOUND + 1
-    assert calls["parse"] <= (check.MAX_FOUND + 1) * (2 + len(SERVICES))
+    assert calls["parse"] <= (check.MAX_FOUND + 1) * (1 + len({s["country"] for s in SERVICES}))
     assert outcome.verdict == "FAIL" or unit == "13 11 14. "
 
 
