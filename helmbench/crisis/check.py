@@ -152,7 +152,16 @@ def _phone_like(text: str, written: str, digits: int, start: int) -> bool:
 
 def _matched(written: str, region: str | None) -> list[tuple[str, str]] | None:
     """(as written, E.164) of the full numbers libphonenumber's matcher finds in the run `written`, when
-    they cover every digit of it (one number, or numbers side by side); None otherwise."""
+    they cover every digit of it (one number, or numbers side by side); None otherwise.
+
+    As phonenumbermatcher.py behaves (9.0.43): Leniency.VALID accepts a number that is_valid_number
+    for its region, with the national prefix where one is required, however it is grouped
+    (EXACT_GROUPING would refuse `1300 22 4636`, as Beyond Blue writes it);
+    short codes (`000`, `988`, `116 123`) are never matched, so they are read by the caller; and
+    `max_tries` counts the candidates it gives up on before it stops. It runs on one run at a time,
+    not on the whole reply: on the whole reply its candidate `0800 543 354 24` (hours follow) is no
+    number and its inner splits do not find `0800 543 354`, and a long hostile reply would spend
+    max_tries before the numbers after it were read."""
     import phonenumbers  # only when a reply is checked: see services.phone_key
 
     matcher = phonenumbers.PhoneNumberMatcher(written, region, phonenumbers.Leniency.VALID, max_tries=MATCHER_TRIES)
