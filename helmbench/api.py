@@ -269,7 +269,8 @@ def costs(db: str | Path, manifest=None, *, run_id: int | None = None, model: st
         shown, note = manifest_shown(reader.conn, path) if run_id is None else (None, None)
         rows = run_costs(reader, run_id, model, shown)
         if not rows:
-            raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
+            raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "")
+                             + (f" --model {model}" if model else ""))
         ids = {r["run_id"] for r in rows}
         others = [r for r in run_costs(reader, None, model) if shown and r["run_id"] not in ids]
         outside = None if run_id or model else unattached_ledger(reader)

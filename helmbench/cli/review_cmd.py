@@ -71,7 +71,8 @@ def agreement(
     db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest",
                                             help="Whose criteria (default build/manifest.jsonl, else the latest judged runs)."),
-    format: AgreementFormat = typer.Option(AgreementFormat.text, "--format", "-f", help="text, or json (its shape: agreement.schema.json, `helmbench schema`)."),
+    format: AgreementFormat = typer.Option(AgreementFormat.text, "--format", "-f",
+                                           help="text, or json (its shape: agreement.schema.json, `helmbench schema`)."),
 ) -> None:
     """How far the judge agrees with clinicians' blind reviews, per judged criterion and overall.
 
@@ -419,7 +420,8 @@ def review_status(
     manifest: Optional[Path] = typer.Option(None, "--manifest",
                                             help="Without a plan: whose judged items (default build/manifest.jsonl, "
                                                  "else the latest judged runs)."),
-    format: StatusFormat = typer.Option(StatusFormat.text, "--format", "-f", help="text, or json (its shape: review-status.schema.json, `helmbench schema`)."),
+    format: StatusFormat = typer.Option(StatusFormat.text, "--format", "-f",
+                                        help="text, or json (its shape: review-status.schema.json, `helmbench schema`)."),
 ) -> None:
     """How far the review is: per reviewer what is assigned and done, per criterion the items with ≥ 2 reviews.
 
@@ -480,7 +482,8 @@ def status_lines(status) -> list[str]:
 @review_app.command("export")
 def review_export(
     db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db)."),
-    format: FileFormat = typer.Option(FileFormat.csv, "--format", "-f", help="csv or jsonl."),
+    format: FileFormat = typer.Option(FileFormat.csv, "--format", "-f",
+                                      help="csv or jsonl (rows: verdicts.schema.json, `helmbench schema`)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here (default: standard output)."),
 ) -> None:
     """Write every stored review (stale ones included) as CSV or JSONL, to pool with other machines.

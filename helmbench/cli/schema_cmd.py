@@ -101,7 +101,8 @@ def _text(schema: dict) -> str:
 def schema(
     out: Path = typer.Option(Path("build/schemas"), "--out", "-o", help="Folder to write the schemas to."),
     list_: bool = typer.Option(False, "--list", help="List the schemas (file name and what it describes); write nothing."),
-    print_: Optional[str] = typer.Option(None, "--print", help="Print this one schema (e.g. report.schema.json); write nothing."),
+    print_: Optional[str] = typer.Option(None, "--print",
+                                         help="Print this one schema (e.g. report.schema.json); write nothing."),
 ) -> None:
     """Write JSON Schemas of frontmatter and YAML files (scenario.schema.json, …) for editors, and of
     every output a program reads (report.schema.json, costs.schema.json, review-plan.schema.json, …).

@@ -6,8 +6,8 @@ every bad one reported as `file:line: what is wrong`; only a clean file is writt
 transaction. The reader is bounded (file size, rows, field length) because a shared file is
 untrusted input.
 
-Columns (both formats): format (the rows' version, VERDICTS_FORMAT), item_hash, reviewer, case_id, scenario, criterion, criterion_text,
-judgment, confidence, note, created_at. `judgment` is the option chosen, or the list of options
+Columns (both formats): format (the rows' version, VERDICTS_FORMAT; verdicts.schema.json), item_hash,
+reviewer, case_id, scenario, criterion, criterion_text, judgment, confidence, note, created_at. `judgment` is the option chosen, or the list of options
 for a multi-answer criterion: in JSONL a string or a list, in CSV that value as JSON
 (`"PASS"`, `["A", "B"]`); a bare word in CSV (PASS) is read as that string.
 
@@ -83,7 +83,8 @@ def export_rows(reviews: Iterable[dict]) -> list[dict]:
 def write(rows: list[dict], fmt: str, out: io.TextIOBase) -> None:
     if fmt == "jsonl":
         for r in rows:
-            out.write(json.dumps({"format": VERDICTS_FORMAT, **{k: r.get(k) for k in FIELDS}}, ensure_ascii=False) + "\n")
+            line = {"format": VERDICTS_FORMAT, **{k: r.get(k) for k in FIELDS}}
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
         return
     # RFC 4180; a cell holding CR is then quoted
     w = csv.DictWriter(out, fieldnames=("format", *FIELDS), lineterminator="\r\n")

@@ -202,7 +202,8 @@ def test_helmbenchs_additions_validate_against_eee_extras_schema(exported):
     schema = output_schemas()["eee-extras"]
     check = Draft202012Validator(schema)
     records = [json.loads(p.read_text()) for p in exported["out"].rglob("*.json")]
-    samples = [json.loads(line) for p in exported["out"].rglob("*_samples.jsonl") for line in p.read_text().splitlines()]
+    samples = [json.loads(line) for p in exported["out"].rglob("*_samples.jsonl")
+               for line in p.read_text().splitlines()]
     assert records and samples and any("transcript_judgements" in s["metadata"] for s in samples)
     for doc in [*records, *samples]:
         assert [e.message for e in check.iter_errors(doc)] == []

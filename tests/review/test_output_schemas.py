@@ -251,5 +251,6 @@ def test_built_in_evaluators_results_validate_and_the_schema_refuses_what_the_ru
     assert checked >= 12
     for value in [("PASS", 1.0, "ok"), ("FAIL", 0, "no"), ("ERROR", None, "x"), ("FAIL", 0.5, "r", {"a": 1}, "format"),
                   ("MAYBE", 1.0, "r"), ("PASS", 1.5, "r"), ("ERROR", 0.0, "r"), ("PASS", None, "r"), ("PASS", 1.0, 7),
-                  ("PASS", True, "r"), ("FAIL", 0.0, "r", None, "other"), ("PASS", 1.0), ("PASS", 1.0, "r", None, None, 1)]:
+                  ("PASS", True, "r"), ("FAIL", 0.0, "r", None, "other"), ("PASS", 1.0),
+                  ("PASS", 1.0, "r", None, None, 1)]:
         assert (errors("evaluator-result", list(value)) == []) == (_problem(value) is None), value
