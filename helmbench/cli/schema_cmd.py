@@ -122,15 +122,18 @@ def schema(
     from helmbench import safewrite
     from helmbench.cli import validate
     from helmbench.errors import UsageError
+    from helmbench.terminal import printable
 
     schemas = all_schemas()
-    if list_:
+    if list_:  # a plugin's schema names and descriptions are its own text: shown, never obeyed by the terminal
         for name, one in schemas.items():
-            typer.echo(f"{name}\t{' '.join(str(one.get('description', '')).split())[:100]}")
+            what = " ".join(str(one.get("title") or one.get("description") or "").split())[:100]
+            typer.echo(printable(f"{name}\t{what}", keep="\t"))
         return
     if print_ is not None:
         if print_ not in schemas:
-            raise UsageError(f"--print: no schema named {print_[:80]!r}", hint="see them with: helmbench schema --list")
+            raise UsageError(f"--print: no schema named {printable(print_[:80])!r}",
+                             hint="see them with: helmbench schema --list")
         typer.echo(_text(schemas[print_]), nl=False)
         return
     validate.output_dir(out, "--out")

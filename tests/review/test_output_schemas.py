@@ -94,15 +94,17 @@ def outputs(judged, tmp_path_factory) -> dict:
                          + [json.loads(line) for line in (tmp / "all.jsonl").read_text().splitlines()],
         "csv_rows": list(csv.DictReader(io.StringIO((tmp / "all.csv").read_text(encoding="utf-8"), newline=""))),
         "report": json.loads(_cli("report", *common, "--format", "json", "--bootstrap", "50")),
+        "report --calibrated-only": json.loads(_cli("report", *common, "--format", "json", "--bootstrap", "0",
+                                                    "--calibrated-only")),
         "agreement": json.loads(_cli("agreement", *common, "--format", "json")),
         "review-status": json.loads(_cli("review", "status", *where, "--format", "json")),
         "costs": json.loads(_cli("costs", *common, "--models-file", str(judged["models"]), "--format", "json")),
     }
 
 
-@pytest.mark.parametrize("name", ["report", "agreement", "review-status", "costs"])
+@pytest.mark.parametrize("name", ["report", "report --calibrated-only", "agreement", "review-status", "costs"])
 def test_each_commands_json_validates_against_its_schema(outputs, name):
-    assert errors(name, outputs[name]) == []
+    assert errors(name.split()[0], outputs[name]) == []
 
 
 def test_the_review_plan_packets_and_verdicts_files_validate(outputs):
@@ -124,6 +126,7 @@ def test_the_status_with_a_plan_and_the_costs_estimate_are_filled_in(outputs):
     assert outputs["agreement"]["criteria"] and outputs["agreement"]["overall"]["n_reviewed"] == 12
     assert outputs["costs"]["not_run_yet"] is not None and outputs["costs"]["runs"]
     assert outputs["report"]["rows"] and outputs["report"]["calibration"] is not None
+    assert outputs["report --calibrated-only"]["calibrated_only"]["left_out"]
 
 
 def _rename(data, path: tuple, new: str):
@@ -195,14 +198,16 @@ def test_a_verdicts_file_of_another_format_is_refused_naming_the_line(outputs, t
 
 
 def test_the_report_of_a_judge_ensemble_with_a_judge_of_a_models_family_validates(tmp_path, monkeypatch):
-    """The `judges` section (per-judge boards, κ, without the own family's judge) and `judge_conflicts`."""
+    """The `judges` section (per-judge boards, κ, without the own family's judge), `judge_conflicts` and the
+    re-judge lane's `judge_stability`."""
     from tests.report.judge_runs import JUDGES, B, C, ensemble_db, judged_manifest
 
     db = ensemble_db(tmp_path, monkeypatch, {JUDGES[0]: (B, C), JUDGES[1]: (C,), JUDGES[2]: (C,)},
-                     f"families: {{{B}: test/kin, {JUDGES[2]}: test/kin}}\n")
+                     f"families: {{{B}: test/kin, {JUDGES[2]}: test/kin}}\n", rejudge_sample=6)
     data = json.loads(_cli("report", "--db", str(db), "--manifest", str(judged_manifest(tmp_path)),
                            "--format", "json", "--bootstrap", "50"))
     assert data["judges"]["views"] and data["judges"]["kappa"] and data["judges"]["without_own_family"]
+    assert data["judge_stability"]
     assert any(row["judge_conflicts"] == [JUDGES[2]] for row in data["rows"])
     assert errors("report", data) == []
     renamed = _rename(data, ("judges", "without_own_family", 0, "left_out"), "kin")
