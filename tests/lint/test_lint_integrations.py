@@ -15,7 +15,7 @@ SCHEMA_FILES = {
     "crisis-services",  # the crisis-resource registry, from the crisis_resources evaluator (a plugin)
     # the outputs a program reads (tests/review/test_output_schemas.py validates each command's against them)
     "report", "agreement", "costs", "review-status", "review-plan", "review-packet", "verdicts", "eee-extras",
-    "evaluator-result", "lint",
+    "evaluator-result", "lint", "list", "diff",
 }
 
 

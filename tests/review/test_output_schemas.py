@@ -218,7 +218,7 @@ def test_helmbench_schema_writes_lists_and_prints_the_output_schemas(tmp_path):
     names = set(schemas())
     assert {"report.schema.json", "agreement.schema.json", "costs.schema.json", "review-status.schema.json",
             "review-plan.schema.json", "review-packet.schema.json", "verdicts.schema.json", "eee-extras.schema.json",
-            "evaluator-result.schema.json", "lint.schema.json"} <= {
+            "evaluator-result.schema.json", "lint.schema.json", "list.schema.json", "diff.schema.json"} <= {
         f"{n}.schema.json" for n in names}
     _cli("schema", "--out", str(tmp_path))
     for name in names:
