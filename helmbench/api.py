@@ -209,6 +209,11 @@ def agreement(db: str | Path, manifest=None):
         conn.close()
 
 
+def paid_in(runs: Iterable[dict]) -> float:
+    """What `runs` (rows of `helmbench costs`) were billed together: their model's and judge's priced calls."""
+    return sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in runs)
+
+
 #: The version of `costs(...).to_dict()` (`helmbench costs --format json`): costs.schema.json's `format`.
 COSTS_FORMAT = 1
 
@@ -230,8 +235,7 @@ class Costs:
     @property
     def total(self) -> float:
         """Every priced call shown, paid: the runs' own calls and the calls no run made."""
-        paid = sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in self.runs)
-        return paid + ((self.outside.cost() or 0.0) if self.outside is not None else 0.0)
+        return paid_in(self.runs) + ((self.outside.cost() or 0.0) if self.outside is not None else 0.0)
 
     def to_dict(self) -> dict:
         keys = ("run_id", "model", "status", "started_at", "calls", "errors", "unknown", "unpriced", "prompt_tokens",
@@ -241,8 +245,7 @@ class Costs:
                 "generation": None if out is None else {"calls": out.calls(), "cost": out.cost(),
                                                         "unknown": out.unknown()},
                 "total_paid": self.total,
-                "other_manifests": {"runs": len(self.others),
-                                    "paid": sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in self.others)},
+                "other_manifests": {"runs": len(self.others), "paid": paid_in(self.others)},
                 "not_run_yet": None if self.estimate is None else {"manifest": str(self.manifest),
                                                                    **self.estimate.to_dict()}}
 

@@ -329,7 +329,7 @@ def costs(
         typer.echo(json.dumps(data.to_dict(), ensure_ascii=False, indent=2, allow_nan=False))
     else:
         out = _consoles()[0]
-        render.costs(data.runs, out, data.outside, note=data.note, others=data.others)
+        render.costs(data.runs, out, data.outside, total=data.total, note=data.note, others=data.others)
         if data.estimate is not None:
             out.print(f"\nNot run yet for {manifest} (one sample per case):", markup=False)
             estimate.render(data.estimate, out)

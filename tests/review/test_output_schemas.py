@@ -260,3 +260,13 @@ def test_built_in_evaluators_results_validate_and_the_schema_refuses_what_the_ru
                   ("PASS", True, "r"), ("FAIL", 0.0, "r", None, "other"), ("PASS", 1.0),
                   ("PASS", 1.0, "r", None, None, 1)]:
         assert (errors("evaluator-result", list(value)) == []) == (_problem(value) is None), value
+
+
+def test_costs_json_and_text_say_the_same_total(outputs, judged):
+    """The one total (`api.Costs.total`): the runs' billed calls plus the calls no run made, in both forms."""
+    data = outputs["costs"]
+    runs = sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in data["runs"])
+    assert data["total_paid"] == pytest.approx(runs + (data["generation"]["cost"] or 0)) and data["total_paid"] > 0
+    text = _cli("costs", "--db", str(outputs["tmp"] / "results.db"), "--manifest", str(judged["manifest"]),
+                "--models-file", str(judged["models"]))
+    assert f"total paid: ${data['total_paid']:.4f}" in " ".join(text.split())
