@@ -116,9 +116,9 @@ def output_schemas_markdown() -> list[str]:
              "prints one). Each output carries its version as `format`; a change of shape comes with a new version "
              "and a new schema, and the test suite validates every command's real output against its schema.", ""]
     for stem, schema in output_schemas().items():
-        lines += [f"- `{stem}.schema.json` ({_cell(schema.get('title', stem))}): "
-                  f"{' '.join(str(schema.get('description', '')).split())}"]
-    return lines + [""]
+        lines += [f"### `{stem}.schema.json`", "", f"*{_cell(schema.get('title', stem))}*", "",
+                  " ".join(str(schema.get("description", "")).split()), ""]
+    return lines
 
 
 if __name__ == "__main__":  # pragma: no cover - exercised by the test through reference_markdown
