@@ -107,9 +107,10 @@ def _transcript(result: dict, out: Console) -> None:
     out.print(Text.assemble(("verdict: ", "bold"), (result["verdict"], style), f" — {result.get('reason') or ''}"))
 
 
-def costs(rows: list[dict], out: Console, outside=None, *, note: str | None = None, others=()) -> None:
-    """Per run, from the call ledger; `outside`: the ledger of calls no run made (`generate`); `note`: which
-    manifest's runs these are (`report`'s sentence); `others`: the runs of other manifests, summed on one line."""
+def costs(rows: list[dict], out: Console, outside=None, *, total: float, note: str | None = None, others=()) -> None:
+    """Per run, from the call ledger; `outside`: the ledger of calls no run made (`generate`); `total`: what
+    they were paid together (`api.Costs.total`); `note`: which manifest's runs these are (`report`'s sentence);
+    `others`: the runs of other manifests, summed on one line."""
     if note:
         out.print(Text(note, style="yellow"))
     table = Table("run", "model", "status", "calls paid", "errors", "unpriced", "prompt tokens", "completion tokens",
@@ -120,16 +121,16 @@ def costs(rows: list[dict], out: Console, outside=None, *, note: str | None = No
                       f"{r['completion_tokens'] or 0:,}", _money(r["paid"]), str(r["judge_calls"]),
                       _money(r["judge_paid"]), _money(r["behind_results"]))
     out.print(table)
-    total = sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in rows)
     if outside is not None and outside.calls():
-        total += outside.cost() or 0.0
         out.print(Text(f"generation calls (no run): {outside.calls()}, {_money(outside.cost())}"))
     out.print(Text("billed in run: the calls the run sent (retries and cut calls included); cost behind its "
                    "results: the calls its results use, whichever run paid them (the leaderboard's cost)"))
     out.print(Text(f"total paid: ${total:.4f} (billed cost as reported by OpenRouter; calls it did not price are "
                    "counted as unknown, never estimated)"))
     if others:
-        paid = sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in others)
+        from helmbench.api import paid_in
+
+        paid = paid_in(others)
         out.print(Text(f"runs of other manifests, not shown: {len(others)}, paid ${paid:.4f} "
                        f"(see one with `helmbench costs --run-id {others[-1]['run_id']}`)"))
     cut = [f"run {r['run_id']}: {r['unknown']}" for r in rows if r["unknown"]]

@@ -184,6 +184,20 @@ class Estimate:
         highs = [m.cost_high for m in priced if m.calls]
         return low, (None if any(h is None for h in highs) else sum(h or 0.0 for h in highs))
 
+    def to_dict(self) -> dict:
+        """The estimate as data (`helmbench costs --format json`): per model its new calls, output tokens and
+        cost as a (low, high) range (high None: no upper bound; cost None: no known price), the price used."""
+        low, high = self.total()
+        return {"calls": self.calls, "cost_low": low, "cost_high": high, "unpriced": self.unpriced,
+                "notes": notes(self),
+                "models": [{"model": m.id, "calls": m.calls, "input_tokens": m.input_tokens,
+                            "output_tokens_low": m.output_low, "output_tokens_high": m.output_high,
+                            "from_history": m.from_history, "cost_low": m.cost_low, "cost_high": m.cost_high,
+                            "price": None if m.price is None else {
+                                "input_per_mtok": m.price.input_per_token * 1e6,
+                                "output_per_mtok": m.price.output_per_token * 1e6, "source": m.price.source}}
+                           for m in self.models]}
+
 
 #: The Estimator's key of the simulated user's row (a model under test may have the same id).
 _USER = ("user",)

@@ -6,8 +6,8 @@ every bad one reported as `file:line: what is wrong`; only a clean file is writt
 transaction. The reader is bounded (file size, rows, field length) because a shared file is
 untrusted input.
 
-Columns (both formats): item_hash, reviewer, case_id, scenario, criterion, criterion_text,
-judgment, confidence, note, created_at. `judgment` is the option chosen, or the list of options
+Columns (both formats): format (the rows' version, VERDICTS_FORMAT; verdicts.schema.json), item_hash,
+reviewer, case_id, scenario, criterion, criterion_text, judgment, confidence, note, created_at. `judgment` is the option chosen, or the list of options
 for a multi-answer criterion: in JSONL a string or a list, in CSV that value as JSON
 (`"PASS"`, `["A", "B"]`); a bare word in CSV (PASS) is read as that string.
 
@@ -37,6 +37,9 @@ from helmbench.store.reviews import CONFIDENCES, reviewer_key, reviewer_name
 
 FIELDS = ("item_hash", "reviewer", "case_id", "scenario", "criterion", "criterion_text", "judgment", "confidence",
           "note", "created_at")
+#: The version of a verdicts file's rows (a `format` key on each JSONL line, a `format` column in CSV):
+#: verdicts.schema.json's `format`. Optional on import: files written before it was added have none.
+VERDICTS_FORMAT = 1
 REQUIRED = ("item_hash", "reviewer", "case_id", "criterion", "criterion_text", "judgment", "created_at")
 MAX_BYTES = 64 << 20
 MAX_ROWS = 200_000
@@ -80,14 +83,16 @@ def export_rows(reviews: Iterable[dict]) -> list[dict]:
 def write(rows: list[dict], fmt: str, out: io.TextIOBase) -> None:
     if fmt == "jsonl":
         for r in rows:
-            out.write(json.dumps({k: r.get(k) for k in FIELDS}, ensure_ascii=False) + "\n")
+            line = {"format": VERDICTS_FORMAT, **{k: r.get(k) for k in FIELDS}}
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
         return
-    w = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\r\n")  # RFC 4180; a cell holding CR is then quoted
+    # RFC 4180; a cell holding CR is then quoted
+    w = csv.DictWriter(out, fieldnames=("format", *FIELDS), lineterminator="\r\n")
     w.writeheader()
     for r in rows:
         cells = {**{k: "" if r.get(k) is None else str(r[k]) for k in FIELDS},
                  "judgment": json.dumps(r["judgment"], ensure_ascii=False)}
-        w.writerow({k: csv_cell(v) for k, v in cells.items()})
+        w.writerow({"format": str(VERDICTS_FORMAT), **{k: csv_cell(v) for k, v in cells.items()}})
 
 
 def _csv_records(text: str) -> Iterable[tuple[int, dict | str]]:
@@ -142,9 +147,12 @@ def _jsonl_records(text: str) -> Iterable[tuple[int, dict | str]]:
 
 def _problem(row: dict, options_of: dict[str, list[str]], known: set[str] | None = None) -> str | None:
     """What is wrong with one row, or None."""
-    unknown = sorted(set(row) - set(FIELDS) - {"source"})
+    unknown = sorted(set(row) - set(FIELDS) - {"source", "format"})
     if unknown:
         return f"unknown column(s) {', '.join(unknown)}"
+    if row.get("format") not in (None, VERDICTS_FORMAT, str(VERDICTS_FORMAT)):
+        return (f"`format` {str(row['format'])[:20]!r} is not {VERDICTS_FORMAT}: written by another version of "
+                "HELMBench (upgrade it to read this file)")
     for f in REQUIRED:
         if row.get(f) in (None, ""):
             return f"`{f}` is missing"
