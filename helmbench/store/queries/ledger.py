@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
-from helmbench.store.queries.outputs import calls_behind
+from helmbench.store.queries.outputs import calls_behind, calls_counted
 
 _TOTALS = """
 SELECT kind, model, count(*), coalesce(sum(state = 'answered'), 0), coalesce(sum(state = 'failed'), 0),
@@ -97,8 +97,11 @@ def unattached_ledger(conn) -> Ledger:
     return _ledger(conn, "run_id IS NULL", [])
 
 
-#: The kinds a model under test (or its simulated user) is called for, and the judge's.
+#: The kinds a model under test (or its simulated user) is called for, and the judge's. `OWN_KINDS`: the model's
+#: own calls (its answers and its conversation turns); `USER_KINDS`: the simulated user playing the person.
 MODEL_KINDS = ("answer", "turn", "user")
+OWN_KINDS = ("answer", "turn")
+USER_KINDS = ("user",)
 JUDGE_KINDS = ("judge",)
 
 
@@ -107,37 +110,89 @@ def run_ledger(conn, run_id: int) -> Ledger:
     return _ledger(conn, "run_id = :run", {"run": run_id})
 
 
+#: The runs a run's calls are counted among: those of its manifest (outputs.calls_counted).
+_SAME_MANIFEST = "ru.manifest_hash = (SELECT m.manifest_hash FROM runs m WHERE m.id = :run)"
+
+
+def _is_preview(conn, run_id: int) -> bool:
+    conn = getattr(conn, "conn", conn)
+    row = conn.execute("SELECT status FROM runs WHERE id = ?", [run_id]).fetchone()
+    return bool(row) and row[0] == "preview"
+
+
 def behind_results_ledger(conn, run_id: int) -> Ledger:
-    """The calls behind a run's results (`queries.outputs`): every ledger row, whichever run sent it, whose
-    request is an output or a judgement the results use, failed attempts at it included."""
-    return _ledger(conn, f"id IN (SELECT id FROM ({calls_behind('res.run_id = :run')}))", {"run": run_id})
+    """The calls behind a run's results (`queries.outputs`), each paid call counted once: every ledger row,
+    whichever run sent it, whose request is an output or a judgement the results use, failed attempts at it
+    included, less the rows that another run of the manifest, whose results use them too, counts
+    (`outputs.calls_counted`: the sender, else the lowest-numbered user; `shared_ledger` has them). A preview
+    counts every row its own results use."""
+    if _is_preview(conn, run_id):
+        return _ledger(conn, f"id IN (SELECT id FROM ({calls_behind('res.run_id = :run')}))", {"run": run_id})
+    counted = calls_counted(_SAME_MANIFEST)
+    return _ledger(conn, f"id IN (SELECT id FROM ({counted}) WHERE using_run = :run AND counted_in = :run)",
+                   {"run": run_id})
+
+
+def shared_ledger(conn, run_id: int) -> tuple[Ledger, tuple[int, ...]]:
+    """(the calls behind a run's results that another run of its manifest counts, the runs that count them):
+    what the site and `costs` name as shared. Empty for a preview."""
+    if _is_preview(conn, run_id):
+        return Ledger(), ()
+    counted = calls_counted(_SAME_MANIFEST)
+    rows = f"SELECT id, counted_in FROM ({counted}) WHERE using_run = :run AND counted_in != :run"
+    ledger = _ledger(conn, f"id IN (SELECT id FROM ({rows}))", {"run": run_id})
+    if not ledger.rows:
+        return ledger, ()
+    conn = getattr(conn, "conn", conn)
+    return ledger, tuple(r[0] for r in conn.execute(f"SELECT DISTINCT counted_in FROM ({rows}) ORDER BY 1",
+                                                    {"run": run_id}))
 
 
 class Spend(NamedTuple):
-    """A run's cost and tokens, from the call ledger, in its two meanings. `None`: unknown (no ledger row
-    priced, e.g. a database from before the ledger), never 0 by default.
+    """A run's cost and tokens, from the call ledger, in its two meanings, split three ways: the model's own
+    calls (its answers and conversation turns), the simulated user's and the judge's. `None`: unknown (no
+    ledger row priced, e.g. a database from before the ledger), never 0 by default.
 
-    - `model_cost`, `judge_cost`, tokens: the calls behind the results shown (whichever run paid for
-      them): the leaderboard's cost, the same for a run that reused stored answers as for the one
-      that paid for them.
-    - `billed_model`, `billed_judge`: billed in this run (its own ledger rows, every invocation that
-      continued it): what running it cost.
+    - `model_cost`, `user_cost`, `judge_cost`, tokens: the calls behind the results shown (whichever run paid
+      for them), each paid call counted once (`behind_results_ledger`): the leaderboard's cost, the same for
+      a run that reused stored answers of another manifest's run as for the one that paid for them.
+    - `shared_calls`, `shared_cost`, `shared_with`: the calls its results use that another run of the manifest
+      counts (a judge asked once about two models' identical answers), and which runs count them.
+    - `billed_model`, `billed_user`, `billed_judge`: billed in this run (its own ledger rows, every invocation
+      that continued it): what running it cost.
     """
 
     model_cost: float | None
     judge_cost: float | None
-    prompt_tokens: int  # the model's and the judge's calls behind the results together
+    prompt_tokens: int  # the model's, the simulated user's and the judge's calls behind the results together
     completion_tokens: int
     billed_model: float | None = None
     billed_judge: float | None = None
+    user_cost: float | None = None
+    billed_user: float | None = None
+    shared_calls: int = 0
+    shared_cost: float | None = None
+    shared_with: tuple[int, ...] = ()
+
+    @property
+    def cost(self) -> float | None:
+        """The calls behind the results, model, simulated user and judge together (None: none priced)."""
+        return _total(self.model_cost, self.user_cost, self.judge_cost)
+
+
+def _total(*costs: float | None) -> float | None:
+    known = [c for c in costs if c is not None]
+    return sum(known) if known else None
 
 
 def run_spend(conn, run_id: int) -> Spend:
-    """The report's, the site's and the API's cost of a run (see `Spend`)."""
+    """The report's, the site's, `costs`' and the API's cost of a run (see `Spend`)."""
     behind, own = behind_results_ledger(conn, run_id), run_ledger(conn, run_id)
-    return Spend(behind.cost(kinds=MODEL_KINDS), behind.cost(kinds=JUDGE_KINDS),
-                 *behind.tokens(kinds=MODEL_KINDS + JUDGE_KINDS), own.cost(kinds=MODEL_KINDS),
-                 own.cost(kinds=JUDGE_KINDS))
+    shared, shared_with = shared_ledger(conn, run_id)
+    return Spend(behind.cost(kinds=OWN_KINDS), behind.cost(kinds=JUDGE_KINDS),
+                 *behind.tokens(kinds=MODEL_KINDS + JUDGE_KINDS), own.cost(kinds=OWN_KINDS),
+                 own.cost(kinds=JUDGE_KINDS), behind.cost(kinds=USER_KINDS), own.cost(kinds=USER_KINDS),
+                 shared.calls(), shared.cost(), shared_with)
 
 _COSTS = """
 SELECT runs.id AS run_id, runs.model, runs.status, runs.started_at,
@@ -161,7 +216,10 @@ def run_costs(conn, run_id: int | None = None, model: str | None = None,
               manifest_hash: str | None = None) -> list[dict]:
     """Per run (`helmbench costs`): the calls billed in this run, from the ledger, models' and judge's apart,
     with `unknown` the calls a crash cut (possibly billed); beside them `behind_results`, the cost of the
-    calls behind its results whichever run paid (the leaderboard's cost: `run_spend`).
+    calls behind its results whichever run paid, each paid call counted once (the leaderboard's cost:
+    `run_spend`), split as `behind_model` (the model's own calls), `behind_user` (the simulated user's) and
+    `behind_judge`, with `shared_calls`/`shared_cost`/`shared_with`: calls its results use that another run
+    counts.
     `manifest_hash`: only the runs of that manifest (every run, whatever its status: all were paid)."""
     conn = getattr(conn, "conn", conn)
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone():
@@ -174,6 +232,7 @@ def run_costs(conn, run_id: int | None = None, model: str | None = None,
     rows = [dict(zip(cols, row)) for row in cur.fetchall()]
     for row in rows:
         behind = run_spend(conn, row["run_id"])
-        known = [c for c in (behind.model_cost, behind.judge_cost) if c is not None]
-        row["behind_results"] = sum(known) if known else None
+        row.update(behind_results=behind.cost, behind_model=behind.model_cost, behind_user=behind.user_cost,
+                   behind_judge=behind.judge_cost, shared_calls=behind.shared_calls, shared_cost=behind.shared_cost,
+                   shared_with=list(behind.shared_with))
     return rows
