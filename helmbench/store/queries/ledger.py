@@ -13,12 +13,10 @@ from typing import NamedTuple, Sequence
 
 from helmbench.store.queries.outputs import calls_behind, calls_counted
 
-_TOTALS = """
-SELECT kind, model, count(*), coalesce(sum(state = 'answered'), 0), coalesce(sum(state = 'failed'), 0),
+_SUMS = """kind, model, count(*), coalesce(sum(state = 'answered'), 0), coalesce(sum(state = 'failed'), 0),
        coalesce(sum(state = 'sent'), 0), sum(cost), coalesce(sum(cost IS NULL AND state = 'answered'), 0),
-       coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0)
-FROM calls WHERE {where} GROUP BY kind, model ORDER BY kind, model
-"""
+       coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0)"""
+_TOTALS = "SELECT " + _SUMS + " FROM calls WHERE {where} GROUP BY kind, model ORDER BY kind, model"
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +118,22 @@ def _is_preview(conn, run_id: int) -> bool:
     return bool(row) and row[0] == "preview"
 
 
+def _counted(conn, run_id: int) -> tuple[Ledger, Ledger, tuple[int, ...]]:
+    """(the calls behind a run's results it counts, those another run of its manifest counts, those runs), in
+    one pass over `outputs.calls_counted`."""
+    conn = getattr(conn, "conn", conn)
+    if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone():
+        return Ledger(), Ledger(), ()
+    counted = calls_counted(_SAME_MANIFEST)
+    mine, shared, others = Ledger(), Ledger(), set()
+    for row in conn.execute(f"SELECT counted_in = :run, group_concat(DISTINCT counted_in), {_SUMS} FROM ({counted}) "
+                            "WHERE using_run = :run GROUP BY 1, kind, model ORDER BY kind, model", {"run": run_id}):
+        (mine if row[0] else shared).rows.append(CallTotals(*row[2:]))
+        if not row[0]:
+            others.update(int(r) for r in str(row[1]).split(","))
+    return mine, shared, tuple(sorted(others))
+
+
 def behind_results_ledger(conn, run_id: int) -> Ledger:
     """The calls behind a run's results (`queries.outputs`), each paid call counted once: every ledger row,
     whichever run sent it, whose request is an output or a judgement the results use, failed attempts at it
@@ -128,9 +142,7 @@ def behind_results_ledger(conn, run_id: int) -> Ledger:
     counts every row its own results use."""
     if _is_preview(conn, run_id):
         return _ledger(conn, f"id IN (SELECT id FROM ({calls_behind('res.run_id = :run')}))", {"run": run_id})
-    counted = calls_counted(_SAME_MANIFEST)
-    return _ledger(conn, f"id IN (SELECT id FROM ({counted}) WHERE using_run = :run AND counted_in = :run)",
-                   {"run": run_id})
+    return _counted(conn, run_id)[0]
 
 
 def shared_ledger(conn, run_id: int) -> tuple[Ledger, tuple[int, ...]]:
@@ -138,14 +150,7 @@ def shared_ledger(conn, run_id: int) -> tuple[Ledger, tuple[int, ...]]:
     what the site and `costs` name as shared. Empty for a preview."""
     if _is_preview(conn, run_id):
         return Ledger(), ()
-    counted = calls_counted(_SAME_MANIFEST)
-    rows = f"SELECT id, counted_in FROM ({counted}) WHERE using_run = :run AND counted_in != :run"
-    ledger = _ledger(conn, f"id IN (SELECT id FROM ({rows}))", {"run": run_id})
-    if not ledger.rows:
-        return ledger, ()
-    conn = getattr(conn, "conn", conn)
-    return ledger, tuple(r[0] for r in conn.execute(f"SELECT DISTINCT counted_in FROM ({rows}) ORDER BY 1",
-                                                    {"run": run_id}))
+    return _counted(conn, run_id)[1:]
 
 
 class Spend(NamedTuple):
@@ -187,8 +192,11 @@ def _total(*costs: float | None) -> float | None:
 
 def run_spend(conn, run_id: int) -> Spend:
     """The report's, the site's, `costs`' and the API's cost of a run (see `Spend`)."""
-    behind, own = behind_results_ledger(conn, run_id), run_ledger(conn, run_id)
-    shared, shared_with = shared_ledger(conn, run_id)
+    own = run_ledger(conn, run_id)
+    if _is_preview(conn, run_id):
+        behind, shared, shared_with = behind_results_ledger(conn, run_id), Ledger(), ()
+    else:
+        behind, shared, shared_with = _counted(conn, run_id)
     return Spend(behind.cost(kinds=OWN_KINDS), behind.cost(kinds=JUDGE_KINDS),
                  *behind.tokens(kinds=MODEL_KINDS + JUDGE_KINDS), own.cost(kinds=OWN_KINDS),
                  own.cost(kinds=JUDGE_KINDS), behind.cost(kinds=USER_KINDS), own.cost(kinds=USER_KINDS),
