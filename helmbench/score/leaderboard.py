@@ -116,14 +116,15 @@ def leaderboard_row(conn: Connection, run: RunInfo, n_cases: int, *,
                     results: list[ScoredResult] | None = None, bootstrap: int = 1000, seed: int = 0,
                     statuses: Sequence[str] = FINISHED_STATUSES,
                     summarise_fn: Callable[..., RunSummary] = summarise,
-                    floors: Sequence[Floor] = ()) -> LeaderboardRow:
-    """The (unranked) row of one run; pass `results` if already loaded with `scored_results`.
+                    floors: Sequence[Floor] = (), spend=None) -> LeaderboardRow:
+    """The (unranked) row of one run; pass `results` if already loaded with `scored_results`, and `spend`
+    (`queries.run_spend`) if already read for the manifest (`queries.manifest_spends`).
 
     `floors` cap the composite (`score`) after the weighted score; the uncapped one stays beside.
     """
     rows = scored_results(conn, run.id) if results is None else results
     summary = summarise_fn(rows, bootstrap=bootstrap, seed=seed)
-    spend = queries.run_spend(conn, run.id)
+    spend = spend or queries.run_spend(conn, run.id)
     return LeaderboardRow(
         rank=None, run=run, summary=summary, n_expected=n_cases * run.samples,
         n_format_failures=queries.format_failure_count(conn, run.id), model_cost=spend.model_cost,
@@ -173,8 +174,9 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
         if exclude_scenarios and chosen:
             n_cases -= queries.cases_in_scenarios(conn, chosen, sorted(exclude_scenarios))
             results = {k: [r for r in rs if r.scenario not in exclude_scenarios] for k, rs in results.items()}
+        spends = queries.manifest_spends(conn, chosen) if chosen else {}
         rows = [leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, seed=seed, summarise_fn=summarise_fn,
-                                results=results[run.id], statuses=statuses, floors=floors)
+                                results=results[run.id], statuses=statuses, floors=floors, spend=spends.get(run.id))
                 for run in runs]
         pillars = sorted({p for r in rows for p in r.pillar_scores}, key=natural_key)
         ranked, comparisons = grouped(rank_rows(rows), results, resamples=bootstrap, seed=seed, groups_fn=groups_fn,

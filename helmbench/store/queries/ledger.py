@@ -118,20 +118,28 @@ def _is_preview(conn, run_id: int) -> bool:
     return bool(row) and row[0] == "preview"
 
 
-def _counted(conn, run_id: int) -> tuple[Ledger, Ledger, tuple[int, ...]]:
-    """(the calls behind a run's results it counts, those another run of its manifest counts, those runs), in
-    one pass over `outputs.calls_counted`."""
+def _counted_all(conn, manifest_hash: str) -> dict[int, tuple[Ledger, Ledger, tuple[int, ...]]]:
+    """Per (non-preview) run of the manifest: (the calls behind its results it counts, those another run counts,
+    those runs), in one pass over `outputs.calls_counted` for the whole manifest."""
     conn = getattr(conn, "conn", conn)
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'calls'").fetchone():
-        return Ledger(), Ledger(), ()
-    counted = calls_counted(_SAME_MANIFEST)
-    mine, shared, others = Ledger(), Ledger(), set()
-    for row in conn.execute(f"SELECT counted_in = :run, group_concat(DISTINCT counted_in), {_SUMS} FROM ({counted}) "
-                            "WHERE using_run = :run GROUP BY 1, kind, model ORDER BY kind, model", {"run": run_id}):
-        (mine if row[0] else shared).rows.append(CallTotals(*row[2:]))
-        if not row[0]:
-            others.update(int(r) for r in str(row[1]).split(","))
-    return mine, shared, tuple(sorted(others))
+        return {}
+    counted = calls_counted("ru.manifest_hash = :manifest")
+    out: dict[int, tuple[Ledger, Ledger, set]] = {}
+    for row in conn.execute(f"SELECT using_run, counted_in = using_run, group_concat(DISTINCT counted_in), {_SUMS} "
+                            f"FROM ({counted}) GROUP BY 1, 2, kind, model ORDER BY 1, kind, model",
+                            {"manifest": manifest_hash}):
+        mine, shared, others = out.setdefault(row[0], (Ledger(), Ledger(), set()))
+        (mine if row[1] else shared).rows.append(CallTotals(*row[3:]))
+        if not row[1]:
+            others.update(int(r) for r in str(row[2]).split(","))
+    return {run: (mine, shared, tuple(sorted(others))) for run, (mine, shared, others) in out.items()}
+
+
+def _counted(conn, run_id: int) -> tuple[Ledger, Ledger, tuple[int, ...]]:
+    raw = getattr(conn, "conn", conn)
+    row = raw.execute("SELECT manifest_hash FROM runs WHERE id = ?", [run_id]).fetchone()
+    return _counted_all(conn, row[0]).get(run_id, (Ledger(), Ledger(), ())) if row else (Ledger(), Ledger(), ())
 
 
 def behind_results_ledger(conn, run_id: int) -> Ledger:
@@ -190,13 +198,23 @@ def _total(*costs: float | None) -> float | None:
     return sum(known) if known else None
 
 
-def run_spend(conn, run_id: int) -> Spend:
-    """The report's, the site's, `costs`' and the API's cost of a run (see `Spend`)."""
+def manifest_spends(conn, manifest_hash: str) -> dict[int, Spend]:
+    """`run_spend` of every run of a manifest, the calls behind the results counted in one pass (a leaderboard
+    reads them all: one query instead of one per run)."""
+    raw = getattr(conn, "conn", conn)
+    counted = _counted_all(conn, manifest_hash)
+    return {run_id: run_spend(conn, run_id, counted.get(run_id, (Ledger(), Ledger(), ())))
+            for run_id, in raw.execute("SELECT id FROM runs WHERE manifest_hash = ?", [manifest_hash])}
+
+
+def run_spend(conn, run_id: int, counted: tuple[Ledger, Ledger, tuple[int, ...]] | None = None) -> Spend:
+    """The report's, the site's, `costs`' and the API's cost of a run (see `Spend`); `counted`: its part of
+    `_counted_all`, when already read for its manifest."""
     own = run_ledger(conn, run_id)
     if _is_preview(conn, run_id):
         behind, shared, shared_with = behind_results_ledger(conn, run_id), Ledger(), ()
     else:
-        behind, shared, shared_with = _counted(conn, run_id)
+        behind, shared, shared_with = counted if counted is not None else _counted(conn, run_id)
     return Spend(behind.cost(kinds=OWN_KINDS), behind.cost(kinds=JUDGE_KINDS),
                  *behind.tokens(kinds=MODEL_KINDS + JUDGE_KINDS), own.cost(kinds=OWN_KINDS),
                  own.cost(kinds=JUDGE_KINDS), behind.cost(kinds=USER_KINDS), own.cost(kinds=USER_KINDS),
@@ -238,8 +256,11 @@ def run_costs(conn, run_id: int | None = None, model: str | None = None,
     cur = conn.execute(_COSTS, {"run": run_id, "model": model, "manifest": manifest_hash})
     cols = [d[0] for d in cur.description]
     rows = [dict(zip(cols, row)) for row in cur.fetchall()]
+    manifests = dict(conn.execute("SELECT id, manifest_hash FROM runs"))
+    spends: dict[str, dict[int, Spend]] = {}
     for row in rows:
-        behind = run_spend(conn, row["run_id"])
+        of = manifests[row["run_id"]]
+        behind = (spends[of] if of in spends else spends.setdefault(of, manifest_spends(conn, of)))[row["run_id"]]
         row.update(behind_results=behind.cost, behind_model=behind.model_cost, behind_user=behind.user_cost,
                    behind_judge=behind.judge_cost, shared_calls=behind.shared_calls, shared_cost=behind.shared_cost,
                    shared_with=list(behind.shared_with))
