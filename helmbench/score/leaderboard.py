@@ -75,10 +75,10 @@ from .severity import SEVERITY_BUCKETS, by_severity_bucket, severity_bucket
 from .summary import RunSummary, summarise
 from .weighted import weighted_scores
 
-#: Run statuses whose results count (a `running` or `failed` run is not published). A run row
-#: is reused by every invocation that continues it, so `partial` (the last invocation covered
-#: only some scenarios) still holds the results of the earlier ones; coverage shows the rest.
-FINISHED_STATUSES: tuple[str, ...] = ("completed", "interrupted", "partial", "stopped_cost")
+#: Run statuses whose results count (store.queries.runs, where `merge` reads it too). A run row is reused by
+#: every invocation that continues it, so `partial` (the last invocation covered only some scenarios) still
+#: holds the results of the earlier ones; coverage shows the rest.
+FINISHED_STATUSES = queries.FINISHED_STATUSES
 
 
 def _connection(db: str | Path | Connection) -> tuple[Connection, bool]:
