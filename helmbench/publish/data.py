@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -71,20 +71,6 @@ class Case:
         return self.severity_perturbation + self.severity_user_context
 
 
-def _pickled_by_fields(cls):
-    """Pickle a slots dataclass as its constructor's arguments. Why: the build cache stores the site's
-    data (`site.Builder`), and the default for slots (a `__setstate__` that looks up the fields for
-    every object) spent over half of a warm build's unpickling on 14,000 results and judgements."""
-    names = tuple(f.name for f in fields(cls))
-
-    def __reduce__(self):
-        return cls, tuple([getattr(self, name) for name in names])
-
-    cls.__reduce__ = __reduce__
-    return cls
-
-
-@_pickled_by_fields
 @dataclass(slots=True)
 class Judgement:
     criterion: str
@@ -97,7 +83,6 @@ class Judgement:
     error_message: str | None
 
 
-@_pickled_by_fields
 @dataclass(slots=True)
 class Result:
     """One result row with its response, as a page shows it."""
