@@ -3,7 +3,7 @@
 Why not pickle: a pickle is a program, and the build cache lives under `build/`, which a pull request,
 a CI cache or another user can write; a planted entry would run as whoever publishes. JSON is data.
 What decoding can make is closed: JSON's values, tuples, sets, `Markup`, bytes, paths, and dataclasses
-of the modules in `MODULES` (the site's data: publish, score and the run rows), each built from its
+of the modules in `MODULES` and of `helmbench.score` (the site's data and the run rows), each built from its
 fields as pickle would (no `__post_init__`, no other method). Anything else is refused (`DecodeError`),
 and the cache then rebuilds the entry. Encoding refuses what it cannot give back (`TypeError`).
 
@@ -25,14 +25,15 @@ from markupsafe import Markup
 
 TAG = "\x00"
 
-#: The modules whose dataclasses may be decoded: what SiteData, the score cache and the chart jobs hold.
-MODULES = frozenset({
-    "helmbench.publish.charts", "helmbench.publish.data", "helmbench.publish.settings",
-    "helmbench.score.board", "helmbench.score.breakdown", "helmbench.score.calibration",
-    "helmbench.score.detection", "helmbench.score.drift", "helmbench.score.floors", "helmbench.score.inference",
-    "helmbench.score.judges", "helmbench.score.model", "helmbench.score.pairwise", "helmbench.score.stability",
-    "helmbench.score.summary", "helmbench.store.queries.runs",
-})
+#: The modules whose dataclasses may be decoded: what SiteData, the score cache and the chart jobs hold
+#: (with every module of `helmbench.score`, `SCORE`).
+MODULES = frozenset({"helmbench.publish.charts", "helmbench.publish.data", "helmbench.publish.settings",
+                     "helmbench.store.queries.runs"})
+SCORE = "helmbench.score."
+
+
+def _allowed(module: str) -> bool:
+    return (module in MODULES or module.startswith(SCORE)) and all(p.isidentifier() for p in module.split("."))
 
 
 class DecodeError(ValueError):
@@ -61,7 +62,7 @@ def _plain(o):
         return {TAG: "p", "v": str(o)}
     if is_dataclass(o) and not isinstance(o, type):
         name = f"{t.__module__}:{t.__qualname__}"
-        if t.__module__ not in MODULES:
+        if not _allowed(t.__module__):
             raise TypeError(f"{name} is not a dataclass the site's data may hold (codec.MODULES)")
         return {TAG: name, "v": [_plain(getattr(o, f.name)) for f in fields(o)]}
     if isinstance(o, bool):
@@ -82,7 +83,7 @@ def encode(obj) -> bytes:
 def _dataclass(name: str):
     """(class, names of its fields, whether calling it only sets them) for `module:Class`, or DecodeError."""
     module, _, qualname = name.partition(":")
-    if module not in MODULES or not qualname.isidentifier():
+    if not _allowed(module) or not qualname.isidentifier():
         raise DecodeError(f"not a class the site's data holds: {name!r}")
     cls = getattr(import_module(module), qualname, None)
     if not (isinstance(cls, type) and is_dataclass(cls) and cls.__module__ == module):

@@ -113,6 +113,7 @@ def test_planted_cache_files_run_nothing_and_a_forged_entry_is_rebuilt(pipeline,
 def test_the_codec_gives_back_what_it_was_given():
     from helmbench.publish.codec import decode, encode
     from helmbench.publish.settings import PublishSettings
+    from helmbench.score.consistency import Consistency
     from helmbench.score.floors import Floor
     from helmbench.score.model import ScoredResult
 
@@ -125,6 +126,8 @@ def test_the_codec_gives_back_what_it_was_given():
                               severity_user_context=1, severity_perturbation=2, difficulty=3, weight=1.0,
                               verdict="PASS", score=1.0)],
         "floor": Floor(part="P1", minimum=0.5, cap=0.4),
+        "consistency": Consistency(n_cases=2, n_unanimous=1, unanimous_share=0.5, fleiss_kappa=None, min_samples=2,
+                                   max_samples=3),  # in a summary when a model answered each case more than once
         "settings": PublishSettings(db=Path("a.db"), manifest=Path("m.jsonl"), datasette_url="http://x"),
     }
     back = decode(encode(value))
@@ -142,6 +145,8 @@ def test_the_codec_gives_back_what_it_was_given():
     b'{"\\u0000": "helmbench.publish.data:load", "v": []}',  # an allowed module's function, not a dataclass
     b'{"\\u0000": "helmbench.score.floors:Floor", "v": ["P1"]}',  # too few fields
     b'{"\\u0000": "helmbench.score.floors:Floor.__init__.__globals__", "v": []}',
+    b'{"\\u0000": "helmbench.score..floors:Floor", "v": []}',
+    b'{"\\u0000": "helmbench.scoreboard:Floor", "v": []}',
     b'{"\\u0000": "zz", "v": 1}',
     b'{"\\u0000": "t", "v": [], "extra": 1}',
     b'{"\\u0000": "d", "v": [[[1], 2]]}',  # an unhashable key
