@@ -176,8 +176,8 @@ class BuildCache:
             body = encode(value)
             safewrite.write_bytes(self.folder / f"{key}.json", MAGIC + _signature(key, body) + b"\n" + body, self.root)
             self.used.add(key)
-        except (OSError, safewrite.UnsafeWrite, TypeError, ValueError):
-            pass
+        except (OSError, safewrite.UnsafeWrite, TypeError, ValueError, RecursionError):
+            pass  # a value the codec cannot give back (a bug: the round-trip tests look for it) is not cached
 
     def get_chart(self, key: str, dest: str):
         """(True, value) after writing the cached SVG to `dest`, or (False, None)."""
