@@ -108,7 +108,7 @@ def kendall_tau_b(x: list[float], y: list[float]) -> float | None:
 def criterion_verdict(row) -> CriterionVerdict:
     """A stored link (its verdict and score for the result) as the judge step's `CriterionVerdict`: an error,
     or a verdict other than PASS/FAIL, is an ERROR; a missing score is the verdict's 1 or 0."""
-    # imported here: the site's cached data unpickles JudgeSensitivity from this module, and must not load the judge
+    # imported here: the site's cached data decodes JudgeSensitivity from this module, and must not load the judge
     from helmbench.run.judge.judge import CriterionVerdict
 
     if row["error_kind"] or row["verdict"] not in (PASS, FAIL):
