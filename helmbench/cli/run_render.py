@@ -25,11 +25,11 @@ def dry_run(report: RunReport, out: Console) -> None:
     why = "no OPENROUTER_API_KEY is set" if report.no_key else "--dry-run"
     out.print(Text(f"Dry run ({why}): nothing was sent. {plan.cases} case(s) selected, {plan.samples} sample(s) each."))
     shard_share(plan, out)
-    table = Table("model", "new calls", "already stored", "est. input tokens")
+    table = Table("model", "new calls", "already stored", "est. input tokens", "goes to")
     for mp in plan.models:
-        table.add_row(Text(mp.id), str(mp.new), str(mp.stored), f"{mp.est_input_tokens:,}")
+        table.add_row(Text(mp.id), str(mp.new), str(mp.stored), f"{mp.est_input_tokens:,}", Text(mp.where))
     table.add_row(Text("total", style="bold"), str(plan.new_calls), str(sum(m.stored for m in plan.models)),
-                  f"{sum(m.est_input_tokens for m in plan.models):,}")
+                  f"{sum(m.est_input_tokens for m in plan.models):,}", "")
     out.print(table)
     out.print(Text("Input tokens are estimated as characters ÷ 4; output tokens and cost are estimated below."))
     if plan.conversations:
