@@ -27,6 +27,11 @@ MAX_BODY = 4_000_000  # bytes of a reply read at most
 _WHOLE = re.compile(r"^\{\{\s*(messages|message|session_id|system)\s*\}\}$")
 
 
+def stateful(settings: dict) -> bool:
+    """A deployed service that keeps the conversation itself (its body template holds `{{session_id}}`)."""
+    return bool(settings.get("http")) and "session_id" in Placeholder.findall(repr(settings["http"].get("body")))
+
+
 def fill(template, values: dict):
     """`template` with its placeholders filled: a whole-string placeholder becomes the value itself."""
     if isinstance(template, dict):

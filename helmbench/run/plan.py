@@ -14,6 +14,7 @@ from typing import Iterator
 from helmbench.errors import UsageError
 from helmbench.manifest.conversation import is_conversation, turn_keys
 from helmbench.run.config import settings_hash
+from helmbench.run.http_target import stateful
 from helmbench.run.selection import Shard
 from helmbench.spec.models import ModelEntry
 from helmbench.store.responses import done_keys
@@ -156,6 +157,8 @@ def count_turns(plan: Plan, case: dict, models: list[ModelPlan], db) -> None:
         for sample in range(plan.samples):
             stored = stored_turns(db, keys, mp.id, mp.settings_hash, sample) if db is not None else {}
             missing = sum(_missing(stored, k, "assistant") for k in keys)
+            if missing and missing < len(keys) and stateful(mp.settings) and any(role == "assistant" for _, role in stored):
+                missing = len(keys)  # cut mid-way: a stateful service's conversation starts again (kind.new_session)
             if legacy != keys and missing and db is not None:  # asked again on purpose: see turns.py
                 before = stored_turns(db, legacy, mp.id, mp.settings_hash, sample)
                 mp.reasked_turns += sum(_missing(stored, k, "assistant") and not _missing(before, old, "assistant")

@@ -152,6 +152,8 @@ class SessionRestart(NamedTuple):
 
 
 RESTARTED = "session_restarted"
+RESTART_MESSAGE = ("the stateful service's session was lost when the run stopped mid-conversation: the conversation "
+                   "started again")
 
 
 class VerdictWrite(NamedTuple):
@@ -187,10 +189,9 @@ def write_conversation_batch(db: sqlite_utils.Database, writes: Iterable) -> int
                 conn.execute(UPSERT_TURN, [turn.get(c) for c in TURN_COLUMNS]).fetchall()
             elif isinstance(w, SessionRestart):
                 conn.execute(
-                    f"UPDATE turns SET error_kind = '{RESTARTED}', error_message = 'the stateful service's session "
-                    "was lost when the run stopped mid-conversation: the conversation started again' "
-                    f"WHERE model = ? AND settings_hash = ? AND sample = ? AND error_kind IS NULL "
-                    f"AND turn_key IN ({', '.join('?' * len(w.keys))})", [w.model, w.settings_hash, w.sample, *w.keys])
+                    "UPDATE turns SET error_kind = ?, error_message = ? WHERE model = ? AND settings_hash = ? "
+                    f"AND sample = ? AND error_kind IS NULL AND turn_key IN ({', '.join('?' * len(w.keys))})",
+                    [RESTARTED, RESTART_MESSAGE, w.model, w.settings_hash, w.sample, *w.keys])
             else:
                 res = w.result
                 rid = conn.execute(UPSERT_RESULT + " RETURNING id", [res.get(c) for c in RESULT_COLUMNS]).fetchone()[0]

@@ -127,3 +127,80 @@ def test_four_kinds_of_target_in_one_run_and_one_leaderboard(tree, servers):
     assert DEPLOYMENT in text
     assert "first user message" in text
     assert files_holding(tree) == []
+
+
+KILL_MODELS = """\
+marking_model: test/judge
+user_model:
+  id: test/user-model
+  temperature: 0.9
+models:
+  - id: test/model-a
+    temperature: 0
+  - id: acme/kai-stateful
+    http:
+      url: {url}
+      body: {{session: "{{{{session_id}}}}", input: {{text: "{{{{message}}}}"}}}}
+      reply: data.reply.text
+      headers: {{Authorization: "Bearer ${{BOT_TOKEN}}"}}
+    system_message: false
+"""
+SAMPLES = 3
+
+
+def _stateful_turns(db) -> int:
+    try:
+        return _rows(db, "SELECT count(*) FROM turns WHERE model = 'acme/kai-stateful' AND role = 'assistant' "
+                         "AND error_kind IS NULL")[0][0]
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.slow  # separate processes and a real kill -9
+def test_kill_9_mid_conversation_resumes_asking_nothing_answered_and_restarts_the_stateful_conversation(tree, servers):
+    import time
+
+    from helmbench.manifest import read_manifest
+    from helmbench.run.provider import system_folded
+    from tests.fakes.openrouter import request_key
+
+    bot, openrouter = servers["bot"], servers["openrouter"]
+    bot.latency = 0.4
+    (tree / "models.yml").write_text(KILL_MODELS.format(url=bot.url("/stateful/chat")), encoding="utf-8")
+    assert _helmbench(tree, "compile").returncode == 0
+    db = tree / "build/results.db"
+    proc = subprocess.Popen([sys.executable, "-m", "helmbench", "run", "--samples", str(SAMPLES)], cwd=tree,
+                            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while _stateful_turns(db) < SAMPLES:  # every conversation has its first reply: kill it mid-way
+        assert proc.poll() is None, proc.stderr.read()
+        assert time.monotonic() < deadline, "the conversations never started"
+        time.sleep(0.05)
+    proc.kill()
+    proc.wait(10)
+    assert _stateful_turns(db) < 4 * SAMPLES, "every conversation had ended before the kill"
+    before = len(bot.requests)
+
+    resumed = _helmbench(tree, "run", "--samples", str(SAMPLES))
+    assert resumed.returncode in (0, 1), resumed.stderr
+    err = resumed.stderr
+    assert "a conversation with a stateful service was cut mid-way" in err and "starts again from turn 1" in err, err
+    assert len(bot.requests) > before, err
+
+    # nothing answered was asked again: each single-turn case once of the chatbot and once of the OpenRouter model
+    settings = {"system_message": False}
+    for case in read_manifest(tree / "build/manifest.jsonl"):
+        if "conversation" in case["request"]:
+            continue
+        text = system_folded(settings, case["request"]["messages"])[-1]["content"]
+        asked = [r for r in bot.of("/stateful/") if r["body"]["input"]["text"] == text]
+        assert len(asked) == SAMPLES, (case["id"], len(asked))
+        assert openrouter.by_key[request_key("test/model-a", case["request"]["messages"])] == SAMPLES
+    # every stored transcript is one session: reply k says "turn k" (a continued lost session would say turn 1)
+    replies = _rows(db, "SELECT sample, turn, content FROM turns WHERE model = 'acme/kai-stateful' "
+                        "AND role = 'assistant' ORDER BY sample, turn")
+    assert len(replies) == 4 * SAMPLES and all(f"(turn {turn}," in text for _, turn, text in replies), replies
+    assert not _rows(db, "SELECT id FROM turns WHERE model = 'acme/kai-stateful' AND error_kind IS NOT NULL")
+    sessions = {r["body"]["session"] for r in bot.of("/stateful/")}
+    assert files_holding(tree) == []
+    assert len(sessions) > SAMPLES  # the restarted conversation(s) got a new session

@@ -32,18 +32,13 @@ from helmbench.run.conversation.transcript import Conversation, conversation_of,
 from helmbench.run.evaluate import outcome_for
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
-from helmbench.spec.models import Placeholder
+from helmbench.run.http_target import stateful
 from helmbench.store.ledger import Account
 from helmbench.store.runs import now
 from helmbench.store.turns import SessionRestart, TurnWrite, VerdictWrite, write_conversation_batch
 
 log = logging.getLogger("helmbench.run.conversation")
 USER_ATTEMPTS = 3
-
-
-def stateful(settings: dict) -> bool:
-    """A deployed service that keeps the conversation itself (its body template holds `{{session_id}}`)."""
-    return bool(settings.get("http")) and "session_id" in Placeholder.findall(repr(settings["http"].get("body")))
 
 
 def conversation_writer(db_path) -> Writer:
