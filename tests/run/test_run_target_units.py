@@ -147,3 +147,28 @@ def test_names_of_variables_are_not_secrets(clean_tree):
                                            encoding="utf-8")
     _, diags = lint_tree(clean_tree)
     assert not [d for d in diags if d.code == "HB610" or d.severity == "error"], diags
+
+
+def test_a_database_and_manifest_written_by_the_release_before_targets_ask_nothing_again(tmp_path):
+    """tests/run/fixtures/main_before_targets: the conversation tree (a single answer, a judged answer, a scripted
+    and a simulated conversation) compiled and run by main before issue #38 (its database gzipped). Today's
+    code keys the same answers, turns and judgements under the same hashes: a run sends nothing."""
+    import gzip
+    import shutil
+    from pathlib import Path
+
+    from tests.conversation.conv_runs import fake_openrouter
+    from tests.run.run_helpers import run_inprocess
+
+    here = Path(__file__).parent / "fixtures" / "main_before_targets"
+    db = tmp_path / "build" / "results.db"
+    db.parent.mkdir()
+    db.write_bytes(gzip.decompress((here / "results.db.gz").read_bytes()))
+    for name in ("manifest.jsonl", "models.yml"):
+        shutil.copy(here / name, tmp_path / name)
+    paths = {"manifest": tmp_path / "manifest.jsonl", "models": tmp_path / "models.yml", "db": db}
+    with fake_openrouter() as fake:
+        report = run_inprocess(paths)
+        assert fake.total == 0, dict(fake.by_model)
+    assert report.status == "completed"
+    assert [(r["n_pass"], r["n_fail"], r["n_error"]) for r in report.runs] == [(1, 3, 0)]
