@@ -53,6 +53,7 @@ models:
     api_base: {local.api_base}
     api_key_env: LOCAL_KEY
     system_prompt: "{DEPLOYMENT}"
+    price: {{input_per_mtok: 1000, output_per_mtok: 2000}}   # a local server reports no cost
   - id: acme/kai-stateless        # a deployed chatbot that takes the whole conversation
     http:
       url: {bot.url('/stateless/chat')}

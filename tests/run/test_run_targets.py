@@ -26,7 +26,8 @@ OR_KEY = "sk-or-v1-TEST-targets"
 
 @pytest.fixture
 def servers():
-    openrouter, local, judge = ConvFake().start(), KeyedFake(expect_key=LOCAL_KEY).start(), KeyedFake(expect_key=JUDGE_KEY).start()
+    openrouter, local = ConvFake().start(), KeyedFake(expect_key=LOCAL_KEY, cost=None).start()
+    judge = KeyedFake(expect_key=JUDGE_KEY, cost=None).start()
     for fake in (openrouter, local):
         fake.keep_bodies = True
     bot = Chatbot(expect={"/": f"Bearer {BOT_TOKEN}"}).start()
@@ -109,6 +110,10 @@ def test_four_kinds_of_target_in_one_run_and_one_leaderboard(tree, servers):
                               "AND provider IS NOT NULL GROUP BY model"))
     assert provider["local/llama"].startswith("openai/llama3 at http://127.0.0.1:"), provider
     assert provider["acme/kai-stateful"].startswith("POST http://127.0.0.1:"), provider
+    # cost: the entry's price for a server that reports none; no known price (never $0) for the rest
+    priced = _rows(db, "SELECT prompt_tokens, completion_tokens, cost FROM calls WHERE model = 'local/llama'")
+    assert priced and all(c == pytest.approx((p * 1000 + t * 2000) / 1e6) for p, t, c in priced)
+    assert _rows(db, "SELECT DISTINCT cost FROM calls WHERE model IN ('local/judge', 'acme/kai-stateful')") == [(None,)]
 
     counts = (local.total, judge.total, len(bot.requests), servers["openrouter"].total)
     again = _helmbench(tree, "run")
