@@ -97,6 +97,13 @@ def _no_query(url: str) -> str:
     return url.split("?", 1)[0].split("#", 1)[0]
 
 
+def _server(settings: dict) -> str | None:
+    """The server a call goes to, for the unreachable rule: an entry's own base URL or chatbot URL (without a
+    query), or None for OpenRouter's (OPENROUTER_API_BASE) and for a provider litellm knows by its route."""
+    url = (settings.get("http") or {}).get("url") or settings.get("api_base")
+    return _no_query(url) if url else None
+
+
 def system_folded(settings: dict, messages: list[dict]) -> list[dict]:
     """The messages a target is sent, with its deployment prompt. A case is one user message (its condition's
     system instructions are a tagged block inside it, for every target alike); the deployment prompt is the
@@ -225,8 +232,8 @@ class Provider:
         self.secrets = {api_key} | {os.environ.get(e.api_key_env) or "" for e in entries if e.api_key_env}
         self.secrets |= {os.environ.get(name) or "" for e in entries if e.http
                          for v in e.http.headers.values() for name in env_refs(v)}
-        self.answered = False  # some call got an answer: the base URL works
-        self.unreachable = 0  # consecutive connect failures / 404s while nothing has answered
+        self.answered: set[str | None] = set()  # servers (None: OpenRouter's) that answered some call: they work
+        self.unreachable: dict[str | None, int] = {}  # server → connect failures / 404s while it never answered
         self.model_answered: set[str] = set()  # models that answered some call in time
         self.timeouts: dict[str, int] = {}  # model → calls cut by the deadline before it ever answered
         self.stalled: dict[str, str] = {}  # model → why it is no longer called (see the module's doc)
@@ -248,17 +255,24 @@ class Provider:
             return value
         return self.api_key if route_of(model_id, settings).startswith("openrouter/") else None
 
-    def _check_reachable(self, err: ProviderError) -> ProviderError:
-        """`err`, or a fatal 'unreachable' error once the first calls all failed to reach the provider."""
-        if self.answered:
+    def _check_reachable(self, err: ProviderError, base: str | None = None) -> ProviderError:
+        """`err`, or a fatal 'unreachable' error once the first calls all failed to reach a server. Counted per
+        server (`base`: an entry's own base URL or chatbot URL; None: OpenRouter's), so a local server that is
+        down is named as such and a working OpenRouter does not hide it."""
+        if base in self.answered:
             return err
         if err.kind not in ("connection", "not_found"):
             if err.status is not None and err.kind != "server_error":
-                self.answered = True  # it answered, with an error about this call
+                self.answered.add(base)  # it answered, with an error about this call
             return err
-        self.unreachable += 1
-        if self.unreachable < UNREACHABLE_AFTER:
+        self.unreachable[base] = self.unreachable.get(base, 0) + 1
+        if self.unreachable[base] < UNREACHABLE_AFTER:
             return err
+        if base is not None:
+            what = "404 Not Found to the first calls" if err.kind == "not_found" else f"nothing ({err.message[:200]})"
+            return ProviderError("unreachable", f"the server at {base} answered {what}: check it is running and "
+                                 "the entry's `api_base` or `http.url` in models.yml. The run was stopped.",
+                                 status=err.status, fatal=True)
         base = self.api_base or DEFAULT_BASE
         if err.kind == "connection":
             text = (f"cannot reach the provider at {base} ({err.message[:200]}). Check the network, or "
@@ -287,8 +301,8 @@ class Provider:
         except ProviderError:
             raise
         except Exception as exc:  # litellm's exception zoo → one classified error
-            raise self._check_reachable(_error(exc, self.secrets)) from None
-        self.answered = True
+            raise self._check_reachable(_error(exc, self.secrets), _server(settings)) from None
+        self.answered.add(_server(settings))
         self.model_answered.add(model_id)
         done = _completion(resp, int((time.monotonic() - start) * 1000))
         if not kw["model"].startswith("openrouter/"):  # the route it took; OpenRouter names its upstream itself
@@ -324,8 +338,8 @@ class Provider:
             raise ProviderError("timeout", f"no complete answer within the {deadline:g} s deadline", transient=True) from None
         except ProviderError as err:
             err.message = scrub(err.message, self.secrets)
-            raise self._check_reachable(err) from None
-        self.answered = True
+            raise self._check_reachable(err, _server(settings)) from None
+        self.answered.add(_server(settings))
         self.model_answered.add(model_id)
         return Completion(content=text, finish_reason="stop", prompt_tokens=None, completion_tokens=None, cost=None,
                           provider=where_to(model_id, settings), model_version=None, generation_id=None,

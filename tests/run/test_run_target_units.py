@@ -172,3 +172,28 @@ def test_a_database_and_manifest_written_by_the_release_before_targets_ask_nothi
         assert fake.total == 0, dict(fake.by_model)
     assert report.status == "completed"
     assert [(r["n_pass"], r["n_fail"], r["n_error"]) for r in report.runs] == [(1, 3, 0)]
+
+
+def test_a_chatbot_that_is_down_stops_the_run_naming_its_url_not_openrouter():
+    import asyncio
+    import socket
+
+    from helmbench.run.calls import ProviderError
+    from helmbench.run.provider import Provider
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    entry = ModelEntry.model_validate({"id": "acme/bot", "http": {
+        "url": f"http://127.0.0.1:{port}/chat?tenant=x", "body": {"h": "{{messages}}"}, "reply": "text"}})
+    provider = Provider("", entries=[entry])
+    assert provider.litellm is None  # only chatbots: litellm is never imported
+    errors = []
+    for _ in range(3):
+        try:
+            asyncio.run(provider.complete("acme/bot", entry.settings(), {"messages": [{"role": "user", "content": "hi"}]}))
+        except ProviderError as err:
+            errors.append(err)
+    assert [e.kind for e in errors] == ["connection", "connection", "unreachable"] and errors[-1].fatal
+    assert f"http://127.0.0.1:{port}/chat " in errors[-1].message and "OPENROUTER" not in errors[-1].message
+    assert "tenant" not in errors[-1].message
