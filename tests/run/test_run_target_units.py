@@ -197,3 +197,26 @@ def test_a_chatbot_that_is_down_stops_the_run_naming_its_url_not_openrouter():
     assert [e.kind for e in errors] == ["connection", "connection", "unreachable"] and errors[-1].fatal
     assert f"http://127.0.0.1:{port}/chat " in errors[-1].message and "OPENROUTER" not in errors[-1].message
     assert "tenant" not in errors[-1].message
+
+
+def test_structured_output_scenarios_are_refused_for_a_chatbot_before_anything_is_sent(tmp_path):
+    from helmbench.errors import UsageError
+    from helmbench.manifest import compile_tree
+    from tests.conversation.conv_runs import fake_openrouter, run_tree
+    from tests.conversation.conv_trees import conversation_tree
+
+    tree = conversation_tree(tmp_path / "bench")
+    with (tree / "models.yml").open("a", encoding="utf-8") as f:
+        f.write("  - id: acme/bot\n    http:\n      url: http://127.0.0.1:9/chat\n"
+                "      body: {history: \"{{messages}}\"}\n      reply: text\n")
+    compile_tree(tree, tree / "build")
+    with fake_openrouter() as fake:
+        with pytest.raises(UsageError) as refused:
+            run_tree(tree, tmp_path)
+        assert fake.total == 0
+    assert "acme/bot is a deployed chatbot" in refused.value.message and "P1-B1-S1" in refused.value.message
+    assert "--scenario" in refused.value.hint
+    with fake_openrouter() as fake:  # the judged scenario alone is planned for the chatbot too
+        report = run_tree(tree, tmp_path, scenarios=("P1-B1-S2",), dry_run=True)
+        assert fake.total == 0
+    assert report.status == "dry-run" and {mp.id: mp.new for mp in report.plan.models}["acme/bot"] > 0
