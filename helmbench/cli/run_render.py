@@ -181,6 +181,8 @@ def render_dry_run(est, out: Console) -> None:
     if est.no_judge:
         lines.append(f"; {est.no_judge} stored answer(s) are decided without the judge")
     out.print(Text("".join(lines) + "."))
+    if est.where:
+        out.print(Text(f"Judge calls go to: {est.where}."))
     if est.rejudge_wanted:
         short = est.rejudge_wanted - est.rejudge_outputs
         out.print(Text(f"Re-judge (--rejudge-sample {est.rejudge_wanted}): {est.rejudge_calls} call(s) for "

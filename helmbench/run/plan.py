@@ -43,11 +43,9 @@ class ModelPlan:
     @property
     def where(self) -> str:
         """Where its calls go (the dry run says it): a litellm route and base URL, or a chatbot's URL."""
-        import os
+        from helmbench.run.provider import openrouter_base, where_to
 
-        from helmbench.run.provider import where_to
-
-        return where_to(self.id, self.settings, os.environ.get("OPENROUTER_API_BASE") or "https://openrouter.ai/api/v1")
+        return where_to(self.id, self.settings, openrouter_base())
 
     @property
     def est_input_tokens(self) -> int:

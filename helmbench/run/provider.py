@@ -84,6 +84,11 @@ def route_of(model_id: str, settings: dict) -> str:
     return settings.get("route") or "openrouter/" + model_id
 
 
+def openrouter_base() -> str:
+    """OpenRouter's base URL for this invocation (OPENROUTER_API_BASE, else OpenRouter's own)."""
+    return os.environ.get("OPENROUTER_API_BASE") or DEFAULT_BASE
+
+
 def where_to(model_id: str, settings: dict, api_base: str | None = None) -> str:
     """Where a call to this target goes, in words (the dry run, the ledger's provider column): never a key."""
     if settings.get("http"):

@@ -410,6 +410,17 @@ class ModelsFile(Strict):
             return [{"id": e} if isinstance(e, str) else e for e in v]
         return {"id": v} if isinstance(v, str) else v
 
+    @model_validator(mode="after")
+    def _chatbots_are_models(self):
+        """A deployed chatbot answers in free text: it can be a model under test, not the judge (whose answers
+        are structured), the simulated user or the generator."""
+        for name in ("marking_model", "user_model", "generator_model"):
+            value = getattr(self, name)
+            if any(e.http is not None for e in (value if isinstance(value, list) else [value]) if e is not None):
+                raise ValueError(f"`{name}` cannot be an `http` chatbot: only a model under test (`models:`) can; "
+                                 "give it a litellm `route` instead")
+        return self
+
     @property
     def every_entry(self) -> list[ModelEntry]:
         """Every entry: the models, the judges, the simulated user and the generator (where keys come from)."""

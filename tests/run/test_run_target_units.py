@@ -220,3 +220,10 @@ def test_structured_output_scenarios_are_refused_for_a_chatbot_before_anything_i
         report = run_tree(tree, tmp_path, scenarios=("P1-B1-S2",), dry_run=True)
         assert fake.total == 0
     assert report.status == "dry-run" and {mp.id: mp.new for mp in report.plan.models}["acme/bot"] > 0
+
+
+def test_a_chatbot_cannot_be_the_judge():
+    bot = {"id": "acme/bot", "http": {"url": "http://h/x", "body": {"q": "{{messages}}"}, "reply": "a"}}
+    with pytest.raises(ValidationError, match="`marking_model` cannot be an `http` chatbot"):
+        ModelsFile.model_validate({"marking_model": bot})
+    assert ModelsFile.model_validate({"models": [bot]}).models[0].http.stateful is False

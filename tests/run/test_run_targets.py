@@ -68,6 +68,7 @@ def test_four_kinds_of_target_in_one_run_and_one_leaderboard(tree, servers):
     assert dry.returncode == 0, dry.stderr
     out = dry.stdout + dry.stderr
     assert "openai/llama3 at http://127.0.0.1:" in out and "POST http://127.0.0.1:" in out, out
+    assert f"Judge calls go to: openai/judge-model at {servers['judge'].api_base}." in " ".join(out.split()), out
     first = _helmbench(tree, "run")
     assert first.returncode in (0, 1), first.stderr
     assert "Traceback" not in first.stderr
