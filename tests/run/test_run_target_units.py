@@ -227,3 +227,17 @@ def test_a_chatbot_cannot_be_the_judge():
     with pytest.raises(ValidationError, match="`marking_model` cannot be an `http` chatbot"):
         ModelsFile.model_validate({"marking_model": bot})
     assert ModelsFile.model_validate({"models": [bot]}).models[0].http.stateful is False
+
+
+def test_the_estimate_prices_a_target_by_its_route_or_its_price_entry():
+    from helmbench.run.estimate import price_for
+
+    costs = {"openai/gpt-4.1": {"input_cost_per_token": 2e-6, "output_cost_per_token": 8e-6},
+             "openrouter/local/llama": {"input_cost_per_token": 1.0, "output_cost_per_token": 1.0}}
+    direct = ModelEntry.model_validate({"id": "openai/gpt-4.1-direct", "route": "openai/gpt-4.1"})
+    assert (price_for(direct, costs).input_per_token, price_for(direct, costs).source) == (2e-6, "litellm")
+    assert price_for(ModelEntry.model_validate({"id": "local/llama", "route": "ollama/llama3"}), costs) is None
+    bot = {"id": "acme/bot", "http": {"url": "http://h/x", "body": {"q": "{{messages}}"}, "reply": "a"}}
+    assert price_for(ModelEntry.model_validate(bot), costs) is None
+    priced = ModelEntry.model_validate({**bot, "price": {"input_per_mtok": 1, "output_per_mtok": 2}})
+    assert price_for(priced, costs).source == "models.yml"
