@@ -60,15 +60,16 @@ def _rows(db, sql):
         conn.close()
 
 
+@pytest.mark.slow  # four servers, three runs and a site build
 def test_four_kinds_of_target_in_one_run_and_one_leaderboard(tree, servers):
     lint = _helmbench(tree, "lint")
     assert lint.returncode == 0, lint.stdout + lint.stderr
     assert _helmbench(tree, "compile").returncode == 0
     dry = _helmbench(tree, "run", "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    out = dry.stdout + dry.stderr
-    assert "openai/llama3 at http://127.0.0.1:" in out and "POST http://127.0.0.1:" in out, out
-    assert f"Judge calls go to: openai/judge-model at {servers['judge'].api_base}." in " ".join(out.split()), out
+    out = " ".join((dry.stdout + dry.stderr).replace("│", " ").split())
+    assert f"openai/llama3 at {servers['local'].api_base}" in out and "POST http://127.0.0.1:" in out, out
+    assert f"Judge calls go to: openai/judge-model at {servers['judge'].api_base}." in out, out
     first = _helmbench(tree, "run")
     assert first.returncode in (0, 1), first.stderr
     assert "Traceback" not in first.stderr
