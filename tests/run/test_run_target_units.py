@@ -241,3 +241,17 @@ def test_the_estimate_prices_a_target_by_its_route_or_its_price_entry():
     assert price_for(ModelEntry.model_validate(bot), costs) is None
     priced = ModelEntry.model_validate({**bot, "price": {"input_per_mtok": 1, "output_per_mtok": 2}})
     assert price_for(priced, costs).source == "models.yml"
+
+
+def test_openrouter_key_is_needed_only_by_an_entry_that_goes_to_openrouter_with_it(monkeypatch):
+    from helmbench.run.selection import needs_openrouter_key, secret_values
+
+    local = ModelEntry.model_validate({"id": "local/llama", "route": "ollama/llama3", "api_key_env": "LOCAL_KEY"})
+    bot = ModelEntry.model_validate({"id": "acme/bot", "http": {"url": "http://h/x", "body": {"q": "{{messages}}"},
+                                                               "reply": "a", "headers": {"X-Key": "k ${BOT_TOKEN}"}}})
+    assert not needs_openrouter_key([local, bot])
+    assert needs_openrouter_key([local, bot, ModelEntry.model_validate({"id": "openai/gpt-4.1"})])
+    assert not needs_openrouter_key([ModelEntry.model_validate({"id": "openai/gpt-4.1", "api_key_env": "MY_OR_KEY"})])
+    monkeypatch.setenv("LOCAL_KEY", "sk-local-value-1")
+    monkeypatch.setenv("BOT_TOKEN", "bot-value-2")
+    assert sorted(secret_values([local, bot])) == ["bot-value-2", "sk-local-value-1"]
