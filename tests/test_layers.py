@@ -228,6 +228,68 @@ def _litellm_reachable(graph, root: Path) -> list[Violation]:
     return found
 
 
+def import_cycles(root: Path = PACKAGE) -> list[list[str]]:
+    """Every cycle of imports between modules (each a strongly connected set, sorted), lazy imports and modules
+    named by string included. A package's `__init__` is left out: it re-exports its modules' names (lazily,
+    `helmbench/lazy.py`), so `from helmbench.store import queries` inside store is an arrow to the module that
+    holds the name, not a dependency on the whole package."""
+    graph = import_graph(root)
+    facades = {m for m, (path, _) in graph.items() if path.name == "__init__.py"}
+    edges = {m: sorted({t for _, t in imports if t in graph and t not in facades and t != m})
+             for m, (_, imports) in graph.items() if m not in facades}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(start: str) -> None:  # Tarjan's algorithm, iterative (no recursion limit on a deep chain)
+        work = [(start, iter(edges[start]))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        while work:
+            node, targets = work[-1]
+            for target in targets:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    work.append((target, iter(edges[target])))
+                    break
+                if target in stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    members = []
+                    while True:
+                        member = stack.pop()
+                        members.append(member)
+                        if member == node:
+                            break
+                    if len(members) > 1:
+                        found.append(sorted(members))
+
+    for module in sorted(edges):
+        if module not in index:
+            visit(module)
+    return sorted(found)
+
+
+def test_no_module_imports_itself_through_others():
+    """An import cycle makes each module's meaning depend on import order and hides which one is the lower
+    concept; the stage order above says nothing inside a stage, so this does."""
+    cycles = import_cycles()
+    assert not cycles, "import cycles (lazy imports count):\n" + "\n".join(" ↔ ".join(c) for c in cycles)
+
+
+def test_a_planted_cycle_is_reported_lazy_import_included(tmp_path):
+    root = _copy(tmp_path)
+    _write(root, "score/zz_a.py", "from .zz_b import B\nA = 1\n")
+    _write(root, "score/zz_b.py", "B = 2\n\ndef later():\n    from .zz_a import A\n    return A\n")
+    assert ["helmbench.score.zz_a", "helmbench.score.zz_b"] in import_cycles(root)
+
+
 def test_the_package_keeps_its_layers():
     violations = check()
     assert not violations, "import rules broken:\n" + "\n".join(map(str, violations))

@@ -25,15 +25,22 @@ from markupsafe import Markup
 
 TAG = "\x00"
 
-#: The modules whose dataclasses may be decoded: what SiteData, the score cache and the chart jobs hold
-#: (with every module of `helmbench.score`, `SCORE`).
-MODULES = frozenset({"helmbench.publish.charts", "helmbench.publish.data", "helmbench.publish.settings",
-                     "helmbench.store.queries.runs"})
+#: The modules whose dataclasses may be decoded: what the score cache and the chart jobs hold (with every module
+#: of `helmbench.score`, `SCORE`), and the modules that `allow` themselves (publish/data.py: SiteData, which
+#: imports this module, so naming it here would be an import cycle).
+MODULES = frozenset({"helmbench.publish.charts", "helmbench.publish.settings", "helmbench.store.queries.runs"})
 SCORE = "helmbench.score."
+_ALLOWED: set[str] = set()
+
+
+def allow(module: str) -> None:
+    """Let `module`'s dataclasses be decoded: a module that caches its own dataclasses says so when imported."""
+    _ALLOWED.add(module)
 
 
 def _allowed(module: str) -> bool:
-    return (module in MODULES or module.startswith(SCORE)) and all(p.isidentifier() for p in module.split("."))
+    return (module in MODULES or module in _ALLOWED or module.startswith(SCORE)) and \
+        all(p.isidentifier() for p in module.split("."))
 
 
 class DecodeError(ValueError):

@@ -20,7 +20,8 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from helmbench.score import ScoredResult, run_score, summarise
-from helmbench.score.breakdown import GroupStats, natural_key
+from helmbench.score.breakdown import GroupStats
+from helmbench.spec.naming import natural_key
 from helmbench.score.leaderboard import (
     Leaderboard,
     LeaderboardRow,
@@ -39,7 +40,10 @@ from helmbench.store.turns import conversation_details
 from helmbench.score.pairwise import tie_groups
 
 from .cache import digest
+from .codec import allow
 from .settings import PublishSettings
+
+allow(__name__)  # SiteData and the dataclasses it holds are cached as data (codec.py)
 
 log = logging.getLogger("mkdocs.plugins.helmbench")
 

@@ -26,7 +26,8 @@ from urllib.parse import quote, urlencode
 
 from markupsafe import Markup, escape
 
-from helmbench.score.breakdown import group_stats, natural_key
+from helmbench.score.breakdown import group_stats
+from helmbench.spec.naming import natural_key
 from helmbench.score import simulation
 from helmbench.score.inference import ALPHA, MIN_INTERVAL_CASES, min_differing
 from helmbench.score.stability import MIN_PAIRS

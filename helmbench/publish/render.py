@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from jinja2 import ChoiceLoader, Environment, FunctionLoader, PackageLoader, PrefixLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from helmbench.score.breakdown import natural_key
+from helmbench.spec.naming import natural_key
 from helmbench.score.pairwise import format_p
 
 from .transcript import transcript_html

@@ -184,7 +184,7 @@ class Leaderboard:
     rows: list[LeaderboardRow]
     comparisons: list[Comparison] = field(default_factory=list)  # adjacent ranked pairs, in rank order
     floors: tuple[Floor, ...] = ()  # the manifest's safety floors, applied to every row's score
-    judge_drift: tuple[str, ...] = ()  # a judge's version or provider changed within a criterion of a scenario (score/judges.py)
+    judge_drift: tuple[str, ...] = ()  # a judge's version or provider changed within a criterion of a scenario (score/drift.py)
 
     @property
     def empty(self) -> bool:

@@ -11,11 +11,12 @@ condition (one behaviour) that is 1 − actual/maximum; for a pillar it is the p
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import TypeVar
+
+from helmbench.spec.naming import natural_key
 
 from .coverage import coverage
 from .model import ScoredResult
@@ -60,14 +61,6 @@ def group_stats(results: Iterable[ScoredResult]) -> GroupStats:
         pass_rate_ci=cov.pass_rate_ci(),
         score=combine(costs),
     )
-
-
-def natural_key(key) -> tuple:
-    """Sort "P1-B10" after "P1-B2" (and ints numerically)."""
-    if isinstance(key, int):
-        return (key,)
-    parts = re.split(r"(\d+)", str(key))
-    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
 
 
 def _groups(results: Iterable[ScoredResult], key: Callable[[ScoredResult], K]) -> dict[K, list[ScoredResult]]:

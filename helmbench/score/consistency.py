@@ -22,7 +22,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .breakdown import natural_key
+from helmbench.spec.naming import natural_key
 from .model import ScoredResult
 
 

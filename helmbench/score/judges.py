@@ -248,23 +248,3 @@ def version_filter(conn: Connection, run_ids: Sequence[int], version: str) -> Ve
                          "the ledger records no judge version for these results (a database from before the "
                          "call ledger, or no judged results)")
     return VersionFilter(version, versions)
-
-
-def judge_drift(conn: Connection, run_ids: Sequence[int]) -> tuple[str, ...]:
-    """One note per (judge, scenario, criterion) whose judgements behind the runs came from more than one returned
-    model version or serving provider (the ledger's per-call record): the judge changed under one
-    criterion, as drift.py says of models under test. Empty when every judge stayed one."""
-    seen: dict[tuple[str, str, str], tuple[dict[str, int], dict[str, int]]] = {}
-    for judge, scenario, criterion, version, provider, n in queries.judge_served(conn, run_ids):
-        versions, providers = seen.setdefault((judge, scenario, criterion), ({}, {}))
-        if version:
-            versions[version] = versions.get(version, 0) + n
-        if provider:
-            providers[provider] = providers.get(provider, 0) + n
-    notes = []
-    for (judge, scenario, criterion), (versions, providers) in seen.items():
-        for what, counts in (("model versions", versions), ("providers", providers)):
-            if len(counts) > 1:
-                shown = ", ".join(f"{k} ×{v}" for k, v in sorted(counts.items()))
-                notes.append(f"judge {judge} on {criterion_key(scenario, criterion)}: {what} changed ({shown})")
-    return tuple(notes)

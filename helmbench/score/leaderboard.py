@@ -63,9 +63,9 @@ from helmbench.store.queries import RunInfo
 from helmbench.spec.families import conflicts
 
 from .board import Leaderboard, LeaderboardRow
-from .breakdown import natural_key
+from helmbench.spec.naming import natural_key
 from .detection import detection
-from .drift import drift_notes, previous_run, served
+from .drift import drift_notes, judge_drift, previous_run, served
 from .floors import Floor, apply_floors
 from .model import ScoredResult
 from .pairwise import TieGroups, tie_groups
@@ -161,7 +161,6 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
     `exclude_scenarios`: scenarios left out of every number and of the expected case count
     (`report --calibrated-only` leaves out the judged scenarios whose judge is uncalibrated).
     """
-    from .judges import judge_drift  # judges.py builds per-judge boards with this module
 
     conn, owned = _connection(db)
     try:

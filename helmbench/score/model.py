@@ -27,7 +27,7 @@ def criterion_key(scenario: str | None, code: str | None) -> str:
 
 def criterion_order(key: tuple[str | None, str | None]):
     """(scenario, criterion code) in natural order: P1-B1-S2 before P1-B1-S10, CR2 before CR10."""
-    from .breakdown import natural_key
+    from helmbench.spec.naming import natural_key
 
     return natural_key(key[0] or ""), natural_key(key[1] or "")
 

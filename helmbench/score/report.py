@@ -44,8 +44,6 @@ class Report:
         return self.board.pillars
 
     def behaviours(self) -> list[str]:
-        from helmbench.score.breakdown import natural_key
-
         return sorted({b for r in self.rows for b in r.summary.by_behaviour}, key=natural_key)
 
 

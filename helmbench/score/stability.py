@@ -2,7 +2,7 @@
 
 Why: a judge at temperature 0 is still not deterministic (batching, serving changes), and every judged
 number rests on it. `helmbench run --rejudge-sample N` asks the judge again, in a cache lane of its own
-(store.judgements' `lane_settings_hash`), on a seeded sample of N judged outputs; this module compares,
+(store.lanes' `lane_settings_hash`), on a seeded sample of N judged outputs; this module compares,
 per criterion (scenario and code: every scenario's `CR1` apart), the first verdict (the one the results
 use) with the re-judged one:
 

@@ -19,9 +19,12 @@ CRITERION_RE = re.compile(r"^CR\d+[A-Z]*$", re.ASCII)
 _DIGITS = re.compile(r"(\d+)", re.ASCII)
 
 
-def natural_key(text: str) -> tuple:
-    """Sort key so that P2 < P10 and S1 < S1A < S2, identical on every machine."""
-    return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(text))
+def natural_key(text: str | int) -> tuple:
+    """Sort key so that P2 < P10 and S1 < S1A < S2 (an int sorts as itself), identical on every machine: the one
+    natural order of codes, from the tree's files to the site's tables."""
+    if isinstance(text, int):
+        return (text,)
+    return tuple(int(p) if p.isdigit() else p for p in _DIGITS.split(str(text)))
 
 
 _APOSTROPHES = re.compile(r"['\u2019\u2018`]")

@@ -29,17 +29,6 @@ JUDGEMENT_COLUMNS = (
 )
 _KEY = ("judge_request_hash", "judge_model", "judge_settings_hash")
 
-#: The re-judge lane (`run --rejudge-sample`): a judgement asked again is keyed by the first lane's settings
-#: hash with this mark and the replicate number (`sha256:…#rejudge1`). Why in the key: the rejudge must
-#: never reuse the first verdict, nor the first lane a rejudge (the cache is keyed by what was asked, and
-#: the request and its settings are the same); why visible: the ledger's `settings_hash` and the
-#: judgements row then say which lane a call was, and the pair (first, rejudge) is one exact join.
-REJUDGE_MARK = "#rejudge"
-
-
-def lane_settings_hash(settings_hash: str, replicate: int) -> str:
-    """The judgement key's settings hash in lane `replicate` (0: the first lane, the one results use)."""
-    return settings_hash if replicate == 0 else f"{settings_hash}{REJUDGE_MARK}{replicate}"
 UPSERT_JUDGEMENT = upsert_replacing_errors("judgements", JUDGEMENT_COLUMNS, _KEY)
 SELECT_JUDGEMENT = "SELECT * FROM judgements WHERE judge_request_hash = ? AND judge_model = ? AND judge_settings_hash = ?"
 UPSERT_RESULT_ID = UPSERT_RESULT + " RETURNING id"

@@ -30,7 +30,8 @@ from helmbench.run.judge.judge_prompt import judge_request, judge_request_hash
 from helmbench.manifest.conversation import is_conversation
 from helmbench.run.conversation.transcript import Conversation, ending, stored_transcript
 from helmbench.run.plan import Job, Plan, iter_jobs
-from helmbench.store.judgements import find_judgement, lane_settings_hash
+from helmbench.store.judgements import find_judgement
+from helmbench.store.lanes import lane_settings_hash
 from helmbench.store.responses import stored_response
 
 
@@ -73,7 +74,7 @@ class Panel:
 
     def lane(self, replicate: int) -> "Panel":
         """The same judges in re-judge lane `replicate` (`run --rejudge-sample`): the same requests with the
-        same settings are sent, and their judgements are keyed apart (`store.judgements.lane_settings_hash`),
+        same settings are sent, and their judgements are keyed apart (`store.lanes.lane_settings_hash`),
         so a rejudge is a new call and never touches the first lane's verdicts."""
         return Panel(tuple(replace(m, settings_hash=lane_settings_hash(m.settings_hash, replicate))
                            for m in self.members))

@@ -118,7 +118,7 @@ def rejudge_pairs(conn: sqlite3.Connection, run_ids: Sequence[int], replicate: i
     """(judge, scenario, criterion code, first verdict, re-judge verdict) per judgement behind the runs' results that was
     asked again in re-judge lane `replicate` (the same request, judge and settings; store.judgements'
     `lane_settings_hash`); a verdict is None when that judgement is an ERROR. [] before the judge stage."""
-    from helmbench.store.judgements import REJUDGE_MARK
+    from helmbench.store.lanes import REJUDGE_MARK
 
     if not run_ids:
         return []

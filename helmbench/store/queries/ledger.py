@@ -82,8 +82,8 @@ def invocation_ledger(conn, invocation: str, run_id: int | None = None) -> Ledge
 
 def invocation_rejudge_calls(conn, invocation: str) -> int:
     """Of the judge calls one invocation sent, those of a re-judge lane (`run --rejudge-sample`; its settings
-    hash carries store.judgements.REJUDGE_MARK): the same ledger rows, told apart for the run's summary."""
-    from helmbench.store.judgements import REJUDGE_MARK
+    hash carries store.lanes.REJUDGE_MARK): the same ledger rows, told apart for the run's summary."""
+    from helmbench.store.lanes import REJUDGE_MARK
 
     conn = getattr(conn, "conn", conn)
     return conn.execute("SELECT count(*) FROM calls WHERE invocation = ? AND kind = 'judge' AND instr(settings_hash, ?)",
