@@ -355,7 +355,7 @@ def review_packet(
     """
     from helmbench.cli import validate
     from helmbench.errors import UsageError
-    from helmbench.score.review_items import judged_items
+    from helmbench.score.review_items import current_keys, judged_items
     from helmbench.score.review_plan import packet_items
     from helmbench.spec.discover import in_build
     from helmbench.store import open_readonly
@@ -390,7 +390,7 @@ def review_packet(
         while slug in used:
             slug += "-2"
         used.add(slug)
-        todo, gone = packet_items(followed, name, items, done.get(name, set()))
+        todo, gone = packet_items(followed, name, items, current_keys(done.get(name, set()), items))
         path = out_dir / f"{slug}.review.json"
         write_json(path, {"format": PACKET_FORMAT, "version": 1, "reviewer": name,
                           "manifest_hash": followed.manifest_hash, "seed": followed.seed,

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass, field
 
 from helmbench.store.queries.reviews import all_reviews, judged_manifests, judged_rows, latest_judged_manifest
-from helmbench.store.reviews import item_hash
+from helmbench.store.reviews import item_hash, legacy_item_hash, reviewer_key
 
 
 @dataclass
@@ -26,6 +26,7 @@ class JudgedItem:
     judges: dict[str, tuple[object, str]] = field(default_factory=dict)  # judge model → (option(s), PASS/FAIL)
     models: set[str] = field(default_factory=set)  # models whose output this is (never shown to a reviewer)
     judged_at: str | None = None
+    legacy: str | None = None  # the key before the title was hashed (`store.reviews.legacy_item_hash`), single replies only
 
     @property
     def options(self) -> list[str]:
@@ -68,7 +69,8 @@ def judged_items(db, manifest_hash: str | None = None) -> tuple[str | None, dict
         item = items.get(h)
         if item is None:
             item = items[h] = JudgedItem(h, row["case_id"], row["scenario"], messages, row["content"], criterion,
-                                         judged_at=row["judged_at"])
+                                         judged_at=row["judged_at"],
+                                         legacy=legacy_item_hash(messages, row["content"], criterion))
         stored = json.loads(row["judgment_json"]) if row["judgment_json"] else {}
         judgment = stored.get(response_field(criterion)) if isinstance(stored, dict) else None
         item.judges.setdefault(row["judge_model"], (judgment, row["verdict"]))
@@ -97,13 +99,39 @@ class Reviews:
     stale: list[dict]  # reviews of items that no longer exist as reviewed (the criterion changed)
 
 
+def migrated(items: dict[str, JudgedItem]) -> dict[str, str]:
+    """A key reviews were stored under before the title was hashed → the item's key now.
+
+    Reviews are migrated on read, not rewritten: a stored review under an item's legacy key
+    (same reply, criterion code, text, options and response type) counts for that item, here,
+    in a packet's "already done" and on the review page. Nothing new is stored under a legacy
+    key: the page and packets write the current key, and an import of a legacy key is accepted
+    only where that review is already stored (`review import`'s known keys)."""
+    return {i.legacy: h for h, i in items.items() if i.legacy and i.legacy != h}
+
+
+def current_keys(hashes: set[str], items: dict[str, JudgedItem]) -> set[str]:
+    """`hashes` (of stored reviews) with each legacy key read as the item's current one."""
+    old = migrated(items)
+    return {old.get(h, h) for h in hashes}
+
+
 def split_reviews(db, items: dict[str, JudgedItem]) -> Reviews:
     current: dict[str, list[dict]] = {}
     stale: list[dict] = []
+    old = migrated(items)
     for review in all_reviews(db):
         review = {**review, "judgment": json.loads(review["judgment_json"])}
+        if review["item_hash"] in old:
+            review["item_hash"] = old[review["item_hash"]]
         if review["item_hash"] in items:
             current.setdefault(review["item_hash"], []).append(review)
         else:
             stale.append(review)
+    if old:  # a reviewer with a legacy review and a new one of the same item: the newer is theirs
+        for h, rs in current.items():
+            newest: dict[str, dict] = {}
+            for r in rs:  # oldest first
+                newest[reviewer_key(r["reviewer"])] = r
+            current[h] = list(newest.values())
     return Reviews(current, stale)
