@@ -283,15 +283,7 @@ def load_calibration(db, manifest_hash: str | None = None, threshold: Threshold 
 
     manifest_hash, items = judged_items(db, manifest_hash)
     threshold = threshold or Threshold.from_mapping(declared_calibration(db, manifest_hash))
-    report = calibrate(items, split_reviews(db, items), threshold, manifest_hash)
-    if manifest_hash:  # transcript criteria: judged, never reviewable yet, so listed as uncalibrated
-        extra = with_transcript_criteria({}, db, manifest_hash, report)
-        known = {(c.scenario, c.criterion) for c in report.criteria}
-        report.criteria.extend(c for cs in extra.values() for c in cs if (c.scenario, c.criterion) not in known)
-        from helmbench.score.breakdown import natural_key
-
-        report.criteria.sort(key=lambda c: (natural_key(c.scenario or ""), natural_key(c.criterion or "")))
-    return report
+    return calibrate(items, split_reviews(db, items), threshold, manifest_hash)
 
 
 def uncalibrated_scenarios(report: CalibrationReport) -> dict[str, list[Calibration]]:
@@ -300,18 +292,4 @@ def uncalibrated_scenarios(report: CalibrationReport) -> dict[str, list[Calibrat
     for c in report.criteria:
         if c.n_items and not c.calibrated:
             out.setdefault(c.scenario, []).append(c)
-    return out
-
-
-def with_transcript_criteria(left_out: dict[str, list[Calibration]], db, manifest_hash: str,
-                             report: CalibrationReport | None) -> dict[str, list[Calibration]]:
-    """`left_out` plus the conversations judged on their transcript: no review reaches those
-    verdicts, so their judge is uncalibrated whatever the reviews of single replies say."""
-    from helmbench.store.queries.reviews import transcript_judged_criteria
-
-    threshold = report.threshold if report else Threshold()
-    out = {s: list(cs) for s, cs in left_out.items()}
-    for scenario, code in transcript_judged_criteria(db, manifest_hash):
-        if not any(c.criterion == code for c in out.get(scenario, [])):
-            out.setdefault(scenario, []).append(Calibration(scenario, code, threshold))
     return out

@@ -4,14 +4,14 @@ Why a plan: Krippendorff's α between clinicians needs items seen by two or more
 judge–clinician κ needs a consensus per item. Left to chance (everyone reviews what they like),
 overlap is thin and uneven; planned, every sampled item gets exactly k reviewers (benchmark.yml
 `calibration: {reviewers_per_item: k}`, default 2) and each reviewer a fair share of every
-stratum (scenario × judge verdict), so nobody reviews only passes of one scenario.
+stratum (criterion: scenario and code, × judge or check verdict), so nobody reviews only passes of one scenario.
 
 Why no table: the plan is a pure function of the judged items, the sample size, the reviewers
 and the seed, so it is recorded as a file (`store.review_packets`) and can be recomputed and
 compared at any time: the same seed and reviewers give the same plan, and the same packets.
 
 The sample is stratified by scenario and by the judge's verdict: items are dealt round-robin
-from each (scenario, verdict) stratum, so even a small sample holds passes and failures of
+from each (scenario, criterion, verdict) stratum, so even a small sample holds passes and failures of
 every judged scenario (a sample of passes only could not measure the judge on failures, the
 class that matters). Each reviewer sees their items in their own random order, so the strata
 leave no pattern and no two reviewers share the same order effects.
@@ -32,15 +32,17 @@ DEFAULT_PER_ITEM = 2
 
 
 
-def stratum(item: JudgedItem) -> tuple[str, str]:
-    """What a sample and an assignment balance over: the scenario and the judge's verdict."""
-    return item.scenario, judge_verdict(item) or "?"
+def stratum(item: JudgedItem) -> tuple[str, str, str]:
+    """What a sample and an assignment balance over: the criterion (scenario and code: a transcript's or a
+    check's criterion is its own, so conversations and checks get their own strata) and the judge's (or the
+    check's) verdict."""
+    return item.scenario, item.criterion["code"], judge_verdict(item) or "?"
 
 
 def stratified_sample(items: dict[str, JudgedItem], size: int | None = None, seed: int = 0) -> list[str]:
     """Item hashes of the sample (all items when `size` is None), strata dealt in turn."""
     rng = random.Random(f"sample:{seed}")
-    strata: dict[tuple[str, str], list[str]] = {}
+    strata: dict[tuple[str, str, str], list[str]] = {}
     for h in sorted(items):
         strata.setdefault(stratum(items[h]), []).append(h)
     for key in sorted(strata):
@@ -88,11 +90,11 @@ def assign(items: dict[str, JudgedItem], sample: list[str], reviewers: list[str]
         raise ValueError(f"{per_item} reviewers per item needs at least {per_item} reviewers, got {len(reviewers)}")
     rng = random.Random(f"assign:{seed}")
     drawn = {r: i for i, r in enumerate(rng.sample(sorted(reviewers), len(reviewers)))}
-    in_stratum: dict[tuple[str, str], Counter] = {}
+    in_stratum: dict[tuple[str, str, str], Counter] = {}
     load: Counter = Counter()
     shared: Counter = Counter()
     out: dict[str, list[str]] = {r: [] for r in reviewers}
-    groups: dict[tuple[str, str], list[str]] = {}
+    groups: dict[tuple[str, str, str], list[str]] = {}
     for h in sample:
         groups.setdefault(stratum(items[h]), []).append(h)
     for h in [h for key in sorted(groups, key=lambda s: (-len(groups[s]), s)) for h in groups[key]]:
@@ -172,11 +174,14 @@ def blind_item(item: JudgedItem) -> dict:
     (which options pass is the rubric's business, not the reviewer's).
     """
     c = item.criterion
-    return {"item_hash": item.hash, "case_id": item.case_id, "scenario": item.scenario,
-            "criterion": {"code": c["code"], "title": c.get("title"), "text": c["text"], "options": list(c["options"]),
-                          "response_type": c.get("response_type") or "single"},
-            "messages": [{"role": m.get("role"), "content": m.get("content")} for m in item.messages],  # as hashed
-            "output": item.output}
+    out = {"item_hash": item.hash, "case_id": item.case_id, "scenario": item.scenario,
+           "criterion": {"code": c["code"], "title": c.get("title"), "text": c["text"], "options": list(c["options"]),
+                         "response_type": c.get("response_type") or "single"},
+           "messages": [{"role": m.get("role"), "content": m.get("content")} for m in item.messages],  # as hashed
+           "output": item.output}
+    if item.transcript is not None:
+        out["transcript"] = [dict(t) for t in item.transcript]
+    return out
 
 
 def packet_items(plan: Plan, reviewer: str, items: dict[str, JudgedItem], done: set[str]) -> tuple[list[dict], int]:

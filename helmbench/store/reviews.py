@@ -30,7 +30,7 @@ def item_hash(messages: list[dict], output: str, criterion: dict, transcript: li
     """The key of one judged item: everything a reviewer is shown of it, and so exactly what the judge (or the
     check) decided, minus the judge's own instructions.
 
-    The criterion's title is inside (issue 36: a packet's title edited to "options are reversed"
+    The criterion's title is inside (a packet whose title was edited to "options are reversed"
     must not open, nor its verdict import, under the genuine item), and so is a conversation's
     transcript (`transcript`: its turns in order, each with who wrote it, and the turn checkpoints
     shown beside them), absent for a single reply so the key of a reply stays what the reply

@@ -1,4 +1,4 @@
-"""Issue 36 §3: what a reviewer is shown is what is hashed. An edited criterion title is refused when the
+"""What a reviewer is shown is what is hashed. An edited criterion title is refused when the
 packet is opened, and a verdict given under a re-hashed edit is refused on import; reviews stored under the
 key from before the title was hashed are migrated on read (counted for their item, never asked again)."""
 

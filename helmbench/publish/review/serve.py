@@ -67,7 +67,7 @@ def prepare_packet(packet_path: Path, verdicts: Path | None = None) -> Prepared:
 
     packet = read_packet(packet_path)
     items = {i["item_hash"]: JudgedItem(i["item_hash"], i["case_id"], i["scenario"], i["messages"], i["output"],
-                                        i["criterion"]) for i in packet["items"]}
+                                        i["criterion"], transcript=i["transcript"]) for i in packet["items"]}
     verdicts = verdicts or verdicts_path(packet_path)
     if verdicts.is_symlink():  # planted beside the packet (an archive can hold links): never read or written through
         from helmbench.safewrite import UnsafeWrite

@@ -17,7 +17,7 @@ def _dicts(cur: sqlite3.Cursor) -> list[dict]:
 
 
 _JUDGED = """
-SELECT c.id AS case_id, c.hash AS case_hash, c.scenario, c.messages_json, c.evaluation_json,
+SELECT c.id AS case_id, c.hash AS case_hash, c.scenario, c.messages_json, c.evaluation_json, c.response_format_json,
        r.content, ru.model, j.judge_model, j.criterion, j.judgment_json, rj.verdict, j.created_at AS judged_at
 FROM runs ru
 JOIN results res ON res.run_id = ru.id
@@ -37,46 +37,77 @@ def judged_rows(db, manifest_hash: str) -> list[dict]:
     them, the model's output, the judge's option(s) and the PASS/FAIL it gave under the case's
     current pass values.
     """
-    try:
-        return _dicts(_conn(db).execute(_JUDGED, [manifest_hash]))
-    except sqlite3.OperationalError as exc:  # a database from before the judge stage (read-only: not migrated)
-        if "no such" in str(exc):
-            return []
-        raise
+    return _rows_or_none(db, _JUDGED, [manifest_hash])
 
 
 _TRANSCRIPT_JUDGED = """
-SELECT DISTINCT c.scenario, c.evaluation_json FROM manifest_cases mc JOIN cases c ON c.hash = mc.case_hash
-WHERE mc.manifest_hash = ? AND EXISTS (
-  SELECT 1 FROM results res JOIN result_turns rt ON rt.result_id = res.id WHERE res.case_hash = c.hash)
+SELECT c.id AS case_id, c.hash AS case_hash, c.scenario, c.messages_json, c.evaluation_json, c.response_format_json,
+       res.id AS result_id, ru.model, j.judge_model, j.criterion, j.judgment_json,
+       coalesce(rj.verdict, cv.verdict) AS verdict, j.created_at AS judged_at
+FROM runs ru
+JOIN results res ON res.run_id = ru.id
+JOIN result_judgements rj ON rj.result_id = res.id
+JOIN judgements j ON j.id = rj.judgement_id AND j.output = 'transcript'
+JOIN cases c ON c.hash = res.case_hash
+LEFT JOIN checkpoint_verdicts cv ON cv.result_id = res.id AND cv.checkpoint = j.criterion
+WHERE ru.manifest_hash = ? AND j.error_kind IS NULL AND coalesce(rj.verdict, cv.verdict) IN ('PASS', 'FAIL')
+ORDER BY c.id, j.criterion, ru.model, j.judge_model
+"""
+
+_CHECKED_TRANSCRIPTS = """
+SELECT DISTINCT c.id AS case_id, c.hash AS case_hash, c.scenario, c.messages_json, c.evaluation_json,
+       c.response_format_json, res.id AS result_id, ru.model, res.created_at AS judged_at
+FROM runs ru
+JOIN results res ON res.run_id = ru.id
+JOIN cases c ON c.hash = res.case_hash
+WHERE ru.manifest_hash = ? AND res.verdict IN ('PASS', 'FAIL') AND c.evaluation_json LIKE '%"checks":%'
+  AND EXISTS (SELECT 1 FROM result_turns rt WHERE rt.result_id = res.id)
+ORDER BY c.id, ru.model
 """
 
 
-def transcript_judged_criteria(db, manifest_hash: str) -> list[tuple[str, str]]:
-    """(scenario, criterion code) of the manifest's conversations judged on their transcript.
+def transcript_judged_rows(db, manifest_hash: str) -> list[dict]:
+    """Every usable judgement of a conversation's transcript behind a result of the manifest's runs: one row
+    per (result, criterion, judge), as `judged_rows` gives for single answers, with the result's id for its
+    turns (`result_transcripts`) instead of a reply. The verdict is the link's, or (links moved by migration
+    10 hold none) the criterion's checkpoint row."""
+    return _rows_or_none(db, _TRANSCRIPT_JUDGED, [manifest_hash])
 
-    Why apart from `judged_rows`: a transcript verdict is not an item a clinician can review (the
-    review queue shows single replies), so such a criterion can never be calibrated.
-    """
-    import json
 
+def checked_transcript_rows(db, manifest_hash: str) -> list[dict]:
+    """The decided conversation results of the manifest whose case has checked criteria (`evaluation.checks`):
+    a check's verdict is recomputed from the transcript, so these rows carry no verdict."""
+    return _rows_or_none(db, _CHECKED_TRANSCRIPTS, [manifest_hash])
+
+
+def result_transcripts(db, result_ids: set[int]) -> dict[int, list[dict]]:
+    """{result id: its turns in order (the user before the assistant within a turn)}: turn, role, source, content."""
+    out: dict[int, list[dict]] = {}
+    ids = sorted(result_ids)
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        for row in _rows_or_none(db, f"""SELECT rt.result_id, t.turn, t.role, t.source, t.content
+            FROM result_turns rt JOIN turns t ON t.id = rt.turn_id WHERE rt.result_id IN ({",".join("?" * len(chunk))})
+            ORDER BY rt.result_id, t.turn, t.role = 'assistant'""", chunk):
+            out.setdefault(row.pop("result_id"), []).append(row)
+    return out
+
+
+def _rows_or_none(db, sql: str, params: list) -> list[dict]:
     try:
-        found = _conn(db).execute(_TRANSCRIPT_JUDGED, [manifest_hash]).fetchall()
-    except sqlite3.OperationalError as exc:  # a database from before conversations (read-only: not migrated)
+        return _dicts(_conn(db).execute(sql, params))
+    except sqlite3.OperationalError as exc:  # a database from before conversations or the judge stage (read-only)
         if "no such" in str(exc):
             return []
         raise
-    return sorted({(scenario, c["code"]) for scenario, evaluation in found
-                   for c in json.loads(evaluation).get("criteria") or []})
 
 
 def latest_judged_manifest(db) -> str | None:
-    """The manifest of the most recently started run that has judgements of single answers (the default for
-    review: a transcript's judgements are not items a clinician reviews, see `transcript_judged_criteria`)."""
+    """The manifest of the most recently started run that has judgements (of single answers or transcripts:
+    both are items a clinician reviews), the default for review."""
     row = _conn(db).execute(
         """SELECT ru.manifest_hash FROM runs ru WHERE EXISTS (
-             SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id
-             AND res.response_id IS NOT NULL)
+             SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id)
            ORDER BY ru.started_at DESC, ru.id DESC LIMIT 1""").fetchone()
     return row[0] if row else None
 
@@ -108,12 +139,11 @@ def reviewed_by(db, reviewer: str) -> set[str]:
 
 
 def judged_manifests(db) -> list[str]:
-    """Every manifest whose runs have judgements of single answers, most recent first: whose items a review
-    may be of."""
+    """Every manifest whose runs have judgements (of single answers or transcripts), most recent first: whose
+    items a review may be of."""
     return [r[0] for r in _conn(db).execute(
         """SELECT ru.manifest_hash FROM runs ru WHERE EXISTS (
-             SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id
-             AND res.response_id IS NOT NULL)
+             SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id)
            GROUP BY ru.manifest_hash ORDER BY max(ru.started_at) DESC""")]
 
 
