@@ -46,6 +46,8 @@ def agreement_lines(report) -> list[str]:
         spec = f"{_fmt(c.specificity.value)}{_ci(c.specificity.interval)} ({c.specificity.k}/{c.specificity.n})"
         alpha = f"{_fmt(c.alpha)} ({c.n_alpha})"
         status = "calibrated" if c.calibrated else "uncalibrated"
+        if c.checked:
+            status += "; κ against the check"
         if c.judges > 1:
             status += f"; {c.judges} judges, α between them {_fmt(c.judge_alpha)}"
         rows.append([printable(c.key), str(c.n), kappa, sens, spec, alpha, str(c.n_split), str(c.n_stale), status])

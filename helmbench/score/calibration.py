@@ -5,7 +5,10 @@ What is compared, per judged item (one criterion on one model output, see review
   option decided under the criterion's current pass values); an even split has no consensus
   and the item is left out (counted as `n_split`);
 - the judge's PASS/FAIL; with several marking models, their majority, ties → FAIL
-  (`helmbench.run.judge.majority`, the rule the run itself uses).
+  (`helmbench.run.judge.majority`, the rule the run itself uses); for a checked criterion's item
+  (`evaluation.checks`), the check's verdict in its place (`checked`: κ is against the check, so
+  how often a check and clinicians disagree is measured like a judge's; a check is not counted
+  among the judges).
 
 Measures (per criterion, and overall over every item):
 - n: items with both a consensus and a judge verdict;
@@ -32,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
-from helmbench.score.review_items import JudgedItem, Reviews
+from helmbench.score.review_items import CHECKER, JudgedItem, Reviews
 from helmbench.score.detection import Rate
 
 PASS, FAIL = "PASS", "FAIL"
@@ -148,6 +151,7 @@ class Calibration:
     judges: int = 1
     judge_alpha: float | None = None  # between judges, when there are several
     last_review: str | None = None
+    checked: bool = False  # a checked criterion: κ is against its check's verdicts, not a judge's
 
     @property
     def n(self) -> int:
@@ -213,7 +217,7 @@ def _calibrate(scenario: str | None, criterion: str | None, items: list[JudgedIt
     latest = _now()
     judges: set[str] = set()
     for item in items:
-        judges.update(item.judges)
+        judges.update(j for j in item.judges if j != CHECKER)  # a check is no judge: not counted among them
         judge_units.append([v for _, v in item.judges.values() if v in (PASS, FAIL)])
         mine = reviews.current.get(item.hash, [])
         if not mine:
@@ -235,6 +239,7 @@ def _calibrate(scenario: str | None, criterion: str | None, items: list[JudgedIt
     cal.specificity = Rate(sum(1 for j, c in pairs if c == PASS and j == PASS), sum(1 for _, c in pairs if c == PASS))
     cal.alpha, cal.n_alpha = krippendorff_alpha(clinician_units), len(clinician_units)
     cal.judges = max(1, len(judges))
+    cal.checked = criterion is not None and bool(items) and all(i.checked for i in items)
     cal.judge_alpha = krippendorff_alpha(judge_units) if len(judges) > 1 else None
     cal.last_review = max(dates, key=_when) if dates else None
     return cal

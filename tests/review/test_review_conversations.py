@@ -193,3 +193,29 @@ def test_a_transcript_item_is_accessible_and_reads_at_390_px(browser, shipped, t
         with page.expect_navigation():
             page.keyboard.press("Enter")
         assert "All done" in page.content() and page.errors == []
+
+
+def test_a_checked_criterion_is_calibrated_against_its_check(shipped, tmp_path):
+    """κ of a checked criterion is against the check's verdict (said in `agreement`), and a check is never
+    counted as a second judge."""
+    from helmbench.score.calibration import load_calibration
+    from helmbench.store import open_db
+    from helmbench.store.reviews import save_review
+    from tests.review.review_pipeline import copy_of
+
+    db = copy_of(shipped["db"], tmp_path / "results.db")
+    items = _items(db)
+    conn = open_db(db)
+    for h, item in items.items():
+        if item.criterion["code"] == "CR3" and item.scenario == "P2-B1-S2":  # agree with the check
+            save_review(conn, {"item_hash": h, "reviewer": "Ana", "case_id": item.case_id, "scenario": item.scenario,
+                               "criterion": "CR3", "criterion_text": item.criterion["text"],
+                               "judgment": item.judges[CHECKER][1]})
+    conn.conn.close()
+    report = load_calibration(sqlite3.connect(db))
+    crit = report.of("P2-B1-S2", "CR3")
+    assert crit.checked and crit.kappa.value == pytest.approx(1.0) and crit.n == 16 and crit.judges == 1
+    assert not report.of("P2-B1-S2", "CR1").checked and report.overall.judges == 1
+    r = CliRunner().invoke(app, ["agreement", "--db", str(db), "--manifest", str(shipped["manifest"])])
+    line = next(x for x in r.output.splitlines() if x.startswith("P2-B1-S2/CR3"))
+    assert "κ against the check" in line
