@@ -379,6 +379,7 @@ def review_packet(
     conn = open_readonly(db)
     try:
         _, items = judged_items(conn, followed.manifest_hash)
+        followed = followed.migrated(items)
         done: dict[str, set[str]] = {}  # plan name → items they have a verdict on, however the name was spelt
         for row in all_reviews(conn):
             named = followed.named(row["reviewer"])

@@ -143,6 +143,17 @@ class Plan:
                 "reviewers_per_item": self.per_item, "sample": self.size, "reviewers": self.reviewers,
                 "assigned": self.assigned}
 
+    def migrated(self, items: dict[str, JudgedItem]) -> "Plan":
+        """The plan with each item planned under its key from before the title was hashed read as the
+        item's key now (`review_items.migrated`), so a plan written before that change is still followed."""
+        from helmbench.score.review_items import migrated
+
+        old = migrated(items)
+        if not old:
+            return self
+        return Plan(self.manifest_hash, self.seed, self.per_item, self.size, list(self.reviewers),
+                    {r: [old.get(h, h) for h in hs] for r, hs in self.assigned.items()})
+
     @classmethod
     def from_dict(cls, data: dict) -> "Plan":
         return cls(data["manifest_hash"], data["seed"], data["reviewers_per_item"], data["sample"],
@@ -304,4 +315,4 @@ def load_status(db, plan: Plan | None, manifest_hash: str | None = None) -> Revi
     from helmbench.score.review_items import judged_items, split_reviews
 
     manifest_hash, items = judged_items(db, plan.manifest_hash if plan is not None else manifest_hash)
-    return review_status(items, split_reviews(db, items), plan, manifest_hash)
+    return review_status(items, split_reviews(db, items), plan.migrated(items) if plan else None, manifest_hash)

@@ -107,3 +107,21 @@ def test_reviews_stored_under_the_legacy_key_are_migrated_on_read(judged_db, tmp
     assert runner.invoke(app, ["review", "packet", "--db", str(db), "-r", "Ben", "--out-dir", str(tmp_path)]).exit_code == 0
     sent = {i["item_hash"] for i in json.loads((tmp_path / "ben.review.json").read_text())["items"]}
     assert h not in sent and len(sent) == len(items) - 1
+
+
+def test_a_plan_written_before_the_title_was_hashed_is_still_followed(judged_db, tmp_path):
+    db = judged_db["db"]
+    runner = CliRunner()
+    assert runner.invoke(app, ["review", "plan", "--db", str(db), "-r", "Ana", "-r", "Ben", "--sample", "6"]).exit_code == 0
+    conn = open_db(db)
+    items = judged_items(conn)[1]
+    conn.conn.close()
+    path = db.parent / "review-plan.json"
+    plan = json.loads(path.read_text())
+    plan["assigned"] = {r: [items[h].legacy for h in hs] for r, hs in plan["assigned"].items()}  # as written before
+    path.write_text(json.dumps(plan))
+    status = json.loads(runner.invoke(app, ["review", "status", "--db", str(db), "--format", "json"]).output)
+    assert status["missing"] == 0 and [(r["reviewer"], r["assigned"]) for r in status["reviewers"]] == [("Ana", 6), ("Ben", 6)]
+    r = runner.invoke(app, ["review", "packet", "--db", str(db), "-r", "Ana", "--out-dir", str(tmp_path)])
+    assert r.exit_code == 0 and "no longer judged" not in r.output, r.output
+    assert len(read_packet(tmp_path / "ana.review.json")["items"]) == 6

@@ -44,6 +44,7 @@ def prepare(db_path: Path, manifest_hash: str | None = None, *, size: int | None
     if plan is not None and plan.manifest_hash != manifest_hash:
         plan = None  # a plan of another manifest: its items are not these (the caller says so)
     if plan is not None:
+        plan = plan.migrated(items)
         sample = [h for h in stratified_sample(items, None, plan.seed) if h in plan.sample]
         seed = plan.seed
     else:
