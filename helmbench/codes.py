@@ -185,6 +185,12 @@ _TABLE = [
          "in its frontmatter); its type must give its own verdict and read a reply's text (such as "
          "`crisis_resources`). A judged type (`sqe`) or one that only reads a structured field cannot stand there.",
          "---\ntitle: Real crisis lines\nevaluation: {type: category_match, expected: CRISIS}\n---"),
+    Code("HB511", "error", "several criteria in one file",
+         "A criteria file holds one criterion, its frontmatter at the top. `# CR1`, `# CR2` sections with a "
+         "frontmatter each (the form `conditions.md` uses) are not read as several criteria: the whole file would "
+         "be one PASS/FAIL criterion whose frontmatter reaches the judge as text. Write one file per criterion: "
+         "`CR1.md`, `CR2.md`, … beside the scenario file.",
+         "criteria.md:\n# CR1\n---\ntitle: No diagnosis\n---\n…\n# CR2\n---\n…"),
     # HB6xx: benchmark.yml, scoring.yaml, models.yml
     Code("HB601", "warning", "no benchmark.yml",
          "Pillars and behaviours are derived from folder codes and README titles; with no "

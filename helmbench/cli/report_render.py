@@ -281,8 +281,12 @@ def text(report: Report, out: Console) -> None:
     out.print(Text(NOTES, style="dim"))
 
 
+#: The version of `report --format json`'s shape: report.schema.json's `format` (bump both together).
+REPORT_FORMAT = 1
+
+
 def as_json(report: Report) -> str:
-    data = report.board.to_dict()
+    data = {"format": REPORT_FORMAT, **report.board.to_dict()}
     for row, plain in zip(report.rows, data["rows"]):
         plain["evaluations"] = _evals(report, row)
         plain["by_pillar"] = row.summary.to_dict()["by_pillar"]

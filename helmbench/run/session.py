@@ -119,7 +119,7 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
         db = open_existing(opts.db)
         _adopt_legacy(db, entries)
         plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
-                          preview=opts.preview, shard=opts.shard)
+                          preview=opts.preview, shard=opts.shard, user_model=models.user_model)
         refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
         judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan))
         from helmbench.run.judge.judge_run import with_rejudge
@@ -138,9 +138,10 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
                          logs_dir=Path(opts.logs_dir), run_ids=[mp.run_id for mp in plan.models]):
             try:
                 for mp in plan.models:
-                    log.info("run %d: %s on manifest %s%s: %d new call(s), %d stored", mp.run_id, mp.id,
-                             manifest.hash[:19], f", shard {opts.shard}" if opts.shard else "", mp.new, mp.stored,
-                             extra={"run_id": mp.run_id})
+                    log.info("run %d: %s on manifest %s%s: %d new call(s) (%d answer(s), %d conversation turn(s); "
+                             "the simulated user's up to %d more), %d stored", mp.run_id, mp.id, manifest.hash[:19],
+                             f", shard {opts.shard}" if opts.shard else "", mp.new_calls, mp.new,
+                             mp.conversation_turns, mp.user_turns, mp.stored, extra={"run_id": mp.run_id})
 
                 def progress(total: int, phase: str) -> PhaseCounter:  # a live bar draws the events instead
                     phase = f"{phase} (shard {opts.shard})" if opts.shard else phase
@@ -171,7 +172,7 @@ def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids, mod
 
     _adopt_legacy(db, entries)
     plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
-                      preview=opts.preview, shard=opts.shard)
+                      preview=opts.preview, shard=opts.shard, user_model=models.user_model)
     refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
     if not is_registered(db, manifest.hash):
         register_manifest(db, manifest.header, iter(manifest))

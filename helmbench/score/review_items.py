@@ -17,9 +17,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from helmbench.store.queries.reviews import (all_reviews, checked_transcript_rows, judged_manifests, judged_rows,
-                                             latest_judged_manifest, result_transcripts, transcript_judged_rows)
-from helmbench.store.reviews import item_hash, legacy_item_hash, reviewer_key
+from helmbench.store.queries.reviews import all_reviews, judged_item_rows, latest_judged_manifest
+from helmbench.store.reviews import reviewer_key
 
 
 @dataclass
@@ -60,128 +59,49 @@ class JudgedItem:
         return decide(self.criterion, judgment)[0]
 
 
-#: Who wrote a turn, as the reviewer is told (`turns.source`).
-BY = {"opening": "user", "script": "user (scripted)", "user_model": "user (simulated)", "model": "assistant"}
-CHECK_OPTIONS = ["PASS", "FAIL"]
 CHECKER = "check"  # the "judge" of a checked criterion's item, in `JudgedItem.judges`
 
 
-def _check_criterion(check: dict) -> dict:
-    """A checked criterion as an item's criterion: its rule in plain words, PASS or FAIL."""
-    kind = str((check.get("evaluation") or {}).get("type") or "check")
-    text = check.get("text") or f"Checked by the {kind} check, not judged: does the output meet the criterion's rule?"
-    return {"code": check["code"], "title": check.get("title"), "text": text, "options": list(CHECK_OPTIONS),
-            "pass_values": ["PASS"], "response_type": "single", "scores": {"PASS": 1, "FAIL": 0}, "check": kind}
-
-
-class _Cases:
-    """Each case's criteria, checks and checkpoints, parsed once."""
-
-    def __init__(self):
-        self.seen: dict[str, tuple[dict, dict]] = {}
-
-    def of(self, row) -> tuple[dict, dict]:
-        """(evaluation, criteria by code: judged ones as written, checked ones as `_check_criterion`)."""
-        got = self.seen.get(row["case_hash"])
-        if got is None:
-            evaluation = json.loads(row["evaluation_json"])
-            criteria = {c["code"]: c for c in evaluation.get("criteria") or []}
-            criteria.update({c["code"]: _check_criterion(c) for c in evaluation.get("checks") or []})
-            got = self.seen[row["case_hash"]] = (evaluation, criteria)
-        return got
-
-
-def _transcript(turns: list[dict], evaluation: dict) -> tuple[list[dict], str]:
-    """(the turns after the opening as shown, the last reply): who wrote each, checkpoints beside their turn."""
-    checkpoint = {cp["turn"]: cp.get("title") or f"turn {cp['turn']}" for cp in evaluation.get("checkpoints") or []}
-    shown = [{"turn": t["turn"], "role": t["role"], "by": BY.get(t["source"], t["source"]), "content": t["content"] or "",
-              "checkpoint": checkpoint.get(t["turn"]) if t["role"] == "assistant" else None}
-             for t in turns if t["source"] != "opening"]
-    last = next((t["content"] for t in reversed(shown) if t["role"] == "assistant"), "")
-    return shown, last or ""
-
-
-def _add(items: dict[str, JudgedItem], row, criterion: dict, output: str, transcript: list[dict] | None,
-         judge: str, verdict: tuple[object, str]) -> None:
-    messages = json.loads(row["messages_json"])
-    h = item_hash(messages, output, criterion, transcript)
-    item = items.get(h)
-    if item is None:
-        legacy = legacy_item_hash(messages, output, criterion) if transcript is None and not criterion.get("check") \
-            else None
-        item = items[h] = JudgedItem(h, row["case_id"], row["scenario"], messages, output, criterion,
-                                     judged_at=row["judged_at"], legacy=legacy, transcript=transcript)
-    item.judges.setdefault(judge, verdict)
-    item.models.add(row["model"])
-    if row["judged_at"] and (item.judged_at is None or row["judged_at"] > item.judged_at):
-        item.judged_at = row["judged_at"]
-
-
-def _checked(items: dict[str, JudgedItem], row, evaluation: dict, criteria: dict, output: str,
-             transcript: list[dict] | None, replies: list[str]) -> None:
-    """The items of the case's checked criteria on one output, each with the check's verdict recomputed."""
-    from helmbench.run.judge.judge import check_verdicts  # here: importing the judge costs ~0.1 s
-
-    case = {"evaluation": evaluation, "request": {"response_format": json.loads(row["response_format_json"] or "null")}}
-    for v in check_verdicts(case, *replies):
-        if v.verdict in ("PASS", "FAIL") and v.criterion in criteria:
-            _add(items, row, criteria[v.criterion], output, transcript, CHECKER, (v.verdict, v.verdict))
-
-
 def judged_items(db, manifest_hash: str | None = None) -> tuple[str | None, dict[str, JudgedItem]]:
-    """(manifest hash, items by hash) for the manifest (default: the latest one with judgements)."""
+    """(manifest hash, items by hash) for the manifest (default: the latest one with judgements).
+
+    The items and their keys are the store's (`judged_item_rows`); what is added here is each
+    verdict: the judge's option and PASS/FAIL, or a check's, recomputed from the output."""
+    from helmbench.run.judge.judge import check_verdicts  # here: importing the judge costs ~0.1 s, unneeded to unpickle
     from helmbench.run.judge.judge_prompt import response_field
 
     manifest_hash = manifest_hash or latest_judged_manifest(db)
     if manifest_hash is None:
         return None, {}
     items: dict[str, JudgedItem] = {}
-    cases = _Cases()
-
-    def judgment_of(row, criterion):
-        stored = json.loads(row["judgment_json"]) if row["judgment_json"] else {}
-        return stored.get(response_field(criterion)) if isinstance(stored, dict) else None
-
-    checked: set[tuple[str, str]] = set()
-    for row in judged_rows(db, manifest_hash):
-        evaluation, criteria = cases.of(row)
-        criterion = criteria.get(row["criterion"])
-        if criterion is None or criterion.get("check"):
-            continue
-        _add(items, row, criterion, row["content"], None, row["judge_model"],
-             (judgment_of(row, criterion), row["verdict"]))
-        if evaluation.get("checks") and (row["case_hash"], row["content"]) not in checked:
-            checked.add((row["case_hash"], row["content"]))
-            _checked(items, row, evaluation, criteria, row["content"], None, [row["content"]])
-    judged = transcript_judged_rows(db, manifest_hash)
-    with_checks = checked_transcript_rows(db, manifest_hash)
-    turns = result_transcripts(db, {r["result_id"] for r in [*judged, *with_checks]})
-    for row in judged:
-        evaluation, criteria = cases.of(row)
-        criterion = criteria.get(row["criterion"])
-        if criterion is None or criterion.get("check") or row["result_id"] not in turns:
-            continue
-        transcript, last = _transcript(turns[row["result_id"]], evaluation)
-        _add(items, row, criterion, last, transcript, row["judge_model"], (judgment_of(row, criterion), row["verdict"]))
-    for row in with_checks:
-        evaluation, criteria = cases.of(row)
-        if row["result_id"] not in turns:
-            continue
-        transcript, last = _transcript(turns[row["result_id"]], evaluation)
-        replies = [t["content"] for t in transcript if t["role"] == "assistant"]
-        _checked(items, row, evaluation, criteria, last, transcript, replies)
+    checked: dict[tuple, dict[str, str]] = {}  # (case, output) → each check's verdict on it
+    for it in judged_item_rows(db, manifest_hash):
+        row, criterion = it.row, it.criterion
+        if it.judge is None:
+            replies = [it.output] if it.transcript is None else \
+                [t["content"] for t in it.transcript if t["role"] == "assistant"]
+            at = (row["case_hash"], row.get("result_id"), it.output)
+            if at not in checked:
+                case = {"evaluation": json.loads(row["evaluation_json"]),
+                        "request": {"response_format": json.loads(row["response_format_json"] or "null")}}
+                checked[at] = {v.criterion: v.verdict for v in check_verdicts(case, *replies)}
+            verdict = checked[at].get(criterion["code"])
+            if verdict not in ("PASS", "FAIL"):
+                continue
+            judge, given = CHECKER, (verdict, verdict)
+        else:
+            stored = json.loads(row["judgment_json"]) if row["judgment_json"] else {}
+            judgment = stored.get(response_field(criterion)) if isinstance(stored, dict) else None
+            judge, given = it.judge, (judgment, row["verdict"])
+        item = items.get(it.key)
+        if item is None:
+            item = items[it.key] = JudgedItem(it.key, row["case_id"], row["scenario"], it.messages, it.output, criterion,
+                                              judged_at=row["judged_at"], legacy=it.legacy, transcript=it.transcript)
+        item.judges.setdefault(judge, given)
+        item.models.add(row["model"])
+        if row["judged_at"] and (item.judged_at is None or row["judged_at"] > item.judged_at):
+            item.judged_at = row["judged_at"]
     return manifest_hash, items
-
-
-def every_judged_item(db) -> dict[str, JudgedItem]:
-    """The judged items of every manifest with judgements (the latest manifest's first): what a
-    review may be of, stale ones (an earlier wording of a criterion) included, so a review
-    exported from this database can always be imported again."""
-    items: dict[str, JudgedItem] = {}
-    for manifest_hash in judged_manifests(db):
-        for h, item in judged_items(db, manifest_hash)[1].items():
-            items.setdefault(h, item)
-    return items
 
 
 @dataclass

@@ -118,13 +118,23 @@ def import_reviews(db, reviews: Iterable[dict]) -> tuple[int, int]:
     A review already here for the same item and reviewer is replaced only by a newer one, so
     importing the same file twice, or an older export, changes nothing.
     """
+    reviews = list(reviews)
+    with connection_of(db):
+        added, _ = write_imported(db, reviews)
+    return added, len(reviews) - added
+
+
+def write_imported(db, reviews: Iterable[dict]) -> tuple[int, int]:
+    """Reviews checked by `store.review_files.accepted` written in the caller's transaction, as `review import`
+    and `helmbench merge` write them (names joined to their stored spelling, a stored verdict replaced only
+    by a newer one); returns (added, replaced)."""
     conn = connection_of(db)
     before = conn.execute("SELECT count(*) FROM reviews").fetchone()[0]
+    changes = conn.total_changes
     rows = [_encoded(r) for r in _one_spelling(db, list(reviews))]
-    with conn:
-        conn.executemany(_UPSERT + _NEWER, [[_cell(r.get(c)) for c in REVIEW_COLUMNS] for r in rows])
-    after = conn.execute("SELECT count(*) FROM reviews").fetchone()[0]
-    return after - before, len(rows) - (after - before)
+    conn.executemany(_UPSERT + _NEWER, [[_cell(r.get(c)) for c in REVIEW_COLUMNS] for r in rows])
+    added = conn.execute("SELECT count(*) FROM reviews").fetchone()[0] - before
+    return added, conn.total_changes - changes - added
 
 
 def _encoded(review: dict) -> dict:

@@ -22,6 +22,7 @@ from helmbench.publish.review.serve import prepare, running
 from helmbench.score.review_items import CHECKER, judged_items
 from tests.publish.browser_helpers import launched, recording_page
 from tests.review.shipped_conversations import JUDGE, MODELS, LifelineFake, build
+from tests.review.test_output_schemas import errors
 from tests.review.test_review_packets_browser import _packet_server
 from tests.shared import build_once
 
@@ -108,6 +109,7 @@ def test_transcripts_and_checks_reviewed_through_packets_by_keyboard(browser, sh
         home.mkdir()
         packet = home / f"{name.lower()}.review.json"
         shutil.copy(tmp_path / "outbox" / packet.name, packet)
+        assert errors("review-packet", json.loads(packet.read_text(encoding="utf-8"))) == []
         sent = json.loads(packet.read_text(encoding="utf-8"))["items"]
         assert any("transcript" in i for i in sent) and any(i["criterion"]["code"] == "CR3" for i in sent)
         with _packet_server(packet) as (url, _), recording_page(browser, url) as page:
@@ -133,6 +135,7 @@ def test_transcripts_and_checks_reviewed_through_packets_by_keyboard(browser, sh
 
     r = runner.invoke(app, ["agreement", "--db", str(db), "--manifest", str(shipped["manifest"]), "--format", "json"])
     assert r.exit_code == 0, r.output
+    assert errors("agreement", json.loads(r.output)) == []
     report = {c["key"]: c for c in json.loads(r.output)["criteria"]}
     status = json.loads(runner.invoke(app, ["review", "status", "--db", str(db), "--format", "json"]).output)
     done = {c["key"]: c for c in status["criteria"]}

@@ -7,8 +7,9 @@ Each function takes a connection (read-only or not) or a `sqlite_utils.Database`
 from __future__ import annotations
 
 import sqlite3
+from typing import Iterator, NamedTuple
 
-from helmbench.store.reviews import REVIEW_COLUMNS, connection_of as _conn, reviewer_key
+from helmbench.store.reviews import REVIEW_COLUMNS, connection_of as _conn, item_hash, reviewer_key
 
 
 def _dicts(cur: sqlite3.Cursor) -> list[dict]:
@@ -38,6 +39,121 @@ def judged_rows(db, manifest_hash: str) -> list[dict]:
     current pass values.
     """
     return _rows_or_none(db, _JUDGED, [manifest_hash])
+
+
+#: Who wrote a turn, as the reviewer is told (`turns.source`).
+BY = {"opening": "user", "script": "user (scripted)", "user_model": "user (simulated)", "model": "assistant"}
+CHECK_OPTIONS = ["PASS", "FAIL"]
+
+
+class ItemRow(NamedTuple):
+    """One judged (or checked) output under one criterion, as `judged_item_rows` yields it.
+
+    `judge`: the judge model of `row`, or None for a checked criterion (whose verdict the score stage
+    recomputes from the output); `transcript`: a conversation's turns after the opening as shown
+    (turn, role, by, content, checkpoint), None for a single reply; `legacy`: the key reviews of a
+    single reply under a judged criterion were stored under before the title was hashed."""
+
+    key: str
+    row: dict
+    criterion: dict
+    messages: list
+    output: str
+    transcript: list | None
+    judge: str | None
+    legacy: str | None
+
+
+def check_criterion(check: dict) -> dict:
+    """A checked criterion (`evaluation.checks`) as an item's criterion: its rule in plain words, PASS or FAIL."""
+    kind = str((check.get("evaluation") or {}).get("type") or "check")
+    text = check.get("text") or f"Checked by the {kind} check, not judged: does the output meet the criterion's rule?"
+    return {"code": check["code"], "title": check.get("title"), "text": text, "options": list(CHECK_OPTIONS),
+            "pass_values": ["PASS"], "response_type": "single", "scores": {"PASS": 1, "FAIL": 0}, "check": kind}
+
+
+def shown_transcript(turns: list[dict], evaluation: dict) -> tuple[list[dict], str]:
+    """(a conversation's turns after the opening as the reviewer sees them, its last reply): who wrote each,
+    the scenario's turn checkpoints beside the assistant's reply at their turn."""
+    checkpoint = {cp["turn"]: cp.get("title") or f"turn {cp['turn']}" for cp in evaluation.get("checkpoints") or []}
+    shown = [{"turn": t["turn"], "role": t["role"], "by": BY.get(t["source"], t["source"]), "content": t["content"] or "",
+              "checkpoint": checkpoint.get(t["turn"]) if t["role"] == "assistant" else None}
+             for t in turns if t["source"] != "opening"]
+    last = next((t["content"] for t in reversed(shown) if t["role"] == "assistant"), "")
+    return shown, last or ""
+
+
+def judged_item_rows(db, manifest_hash: str) -> Iterator[ItemRow]:
+    """Every judged output of the manifest's runs under each criterion that decided it: the one place a judged
+    output's item key is computed (score's judged items, the keys `review import` and `merge` accept).
+
+    A single reply under each judged criterion (one row per judge) and under each checked one (once); a
+    conversation's transcript under each criterion judged on it (one row per judge) and each checked one
+    (once). A row whose case holds no such criterion, or whose stored JSON does not parse, is no item."""
+    import json
+
+    from helmbench.store.reviews import legacy_item_hash
+
+    cases: dict[str, tuple[dict, dict]] = {}
+
+    def parsed(row) -> tuple[dict, dict]:
+        got = cases.get(row["case_hash"])
+        if got is None:
+            evaluation = json.loads(row["evaluation_json"])
+            criteria = {c["code"]: c for c in evaluation.get("criteria") or []}
+            criteria.update({c["code"]: check_criterion(c) for c in evaluation.get("checks") or []})
+            got = cases[row["case_hash"]] = (evaluation, criteria)
+        return got
+
+    def item(row, criterion, output, transcript, judge) -> ItemRow:
+        messages = json.loads(row["messages_json"])
+        legacy = legacy_item_hash(messages, output, criterion) if transcript is None and judge else None
+        return ItemRow(item_hash(messages, output, criterion, transcript), row, criterion, messages, output,
+                       transcript, judge, legacy)
+
+    def checks(row, evaluation, criteria, output, transcript) -> Iterator[ItemRow]:
+        for c in evaluation.get("checks") or []:
+            yield item(row, criteria[c["code"]], output, transcript, None)
+
+    seen: set[tuple[str, str]] = set()
+    for row in judged_rows(db, manifest_hash):
+        try:
+            evaluation, criteria = parsed(row)
+            criterion = criteria.get(row["criterion"])
+            if criterion is None or criterion.get("check"):
+                continue
+            yield item(row, criterion, row["content"], None, row["judge_model"])
+            if (row["case_hash"], row["content"]) not in seen:
+                seen.add((row["case_hash"], row["content"]))
+                yield from checks(row, evaluation, criteria, row["content"], None)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue
+    judged = transcript_judged_rows(db, manifest_hash)
+    with_checks = checked_transcript_rows(db, manifest_hash)
+    turns = result_transcripts(db, {r["result_id"] for r in [*judged, *with_checks]})
+    for row in [*judged, *with_checks]:
+        try:
+            evaluation, criteria = parsed(row)
+            if row["result_id"] not in turns:
+                continue
+            transcript, last = shown_transcript(turns[row["result_id"]], evaluation)
+            if "judge_model" not in row:
+                yield from checks(row, evaluation, criteria, last, transcript)
+                continue
+            criterion = criteria.get(row["criterion"])
+            if criterion is not None and not criterion.get("check"):
+                yield item(row, criterion, last, transcript, row["judge_model"])
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue
+
+
+def judged_item_options(db) -> dict[str, list[str]]:
+    """Item hash → its criterion's options, over every manifest with judged outputs (the latest first)."""
+    options: dict[str, list[str]] = {}
+    for manifest_hash in judged_manifests(db):
+        for it in judged_item_rows(db, manifest_hash):
+            options.setdefault(it.key, list(it.criterion["options"]))
+    return options
 
 
 _TRANSCRIPT_JUDGED = """
