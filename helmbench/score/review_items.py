@@ -118,8 +118,8 @@ def migrated(items: dict[str, JudgedItem]) -> dict[str, str]:
     Reviews are migrated on read, not rewritten: a stored review under an item's legacy key
     (same reply, criterion code, text, options and response type) counts for that item, here,
     in a packet's "already done" and on the review page. Nothing new is stored under a legacy
-    key: the page and packets write the current key, and an import of a legacy key is accepted
-    only where that review is already stored (`review import`'s known keys)."""
+    key by the page or packets (they write the current key); an export written before the change
+    still imports (`judged_item_options` knows the legacy keys) and is migrated the same way."""
     return {i.legacy: h for h, i in items.items() if i.legacy and i.legacy != h}
 
 

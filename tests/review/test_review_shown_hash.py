@@ -125,3 +125,25 @@ def test_a_plan_written_before_the_title_was_hashed_is_still_followed(judged_db,
     r = runner.invoke(app, ["review", "packet", "--db", str(db), "-r", "Ana", "--out-dir", str(tmp_path)])
     assert r.exit_code == 0 and "no longer judged" not in r.output, r.output
     assert len(read_packet(tmp_path / "ana.review.json")["items"]) == 6
+
+
+def test_an_export_written_before_the_title_was_hashed_imports_into_another_database(judged, judged_db, tmp_path):
+    from tests.review.review_pipeline import copy_of
+
+    db = judged_db["db"]
+    conn = open_db(db)
+    _, items = judged_items(conn)
+    h, item = sorted(items.items())[1]
+    with conn.conn:
+        conn.conn.execute(
+            "INSERT INTO reviews (item_hash, reviewer, case_id, scenario, criterion, criterion_text, judgment_json, "
+            "created_at, source) VALUES (?, 'Ana', ?, ?, 'CR1', ?, '\"FAIL\"', '2026-01-01T00:00:00+00:00', 'local')",
+            [item.legacy, item.case_id, item.scenario, item.criterion["text"]])
+    conn.conn.close()
+    export = tmp_path / "ana.jsonl"
+    r = CliRunner().invoke(app, ["review", "export", "--db", str(db), "--format", "jsonl", "--out", str(export)])
+    assert r.exit_code == 0 and item.legacy in export.read_text()
+    other = copy_of(judged["db"], tmp_path / "other.db")  # never held that review
+    r = CliRunner().invoke(app, ["review", "import", str(export), "--db", str(other)])
+    assert r.exit_code == 0 and "1 added" in r.output, r.output
+    assert load_calibration(sqlite3.connect(other)).of(item.scenario, "CR1").n_reviewed == 1

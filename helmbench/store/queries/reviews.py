@@ -148,11 +148,15 @@ def judged_item_rows(db, manifest_hash: str) -> Iterator[ItemRow]:
 
 
 def judged_item_options(db) -> dict[str, list[str]]:
-    """Item hash → its criterion's options, over every manifest with judged outputs (the latest first)."""
+    """Item hash → its criterion's options, over every manifest with judged outputs (the latest first); a
+    reply's key from before the title was hashed too, so an export written then still imports (its reviews
+    are migrated on read, `score.review_items.migrated`)."""
     options: dict[str, list[str]] = {}
     for manifest_hash in judged_manifests(db):
         for it in judged_item_rows(db, manifest_hash):
             options.setdefault(it.key, list(it.criterion["options"]))
+            if it.legacy:
+                options.setdefault(it.legacy, list(it.criterion["options"]))
     return options
 
 
