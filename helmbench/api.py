@@ -239,7 +239,8 @@ class Costs:
 
     def to_dict(self) -> dict:
         keys = ("run_id", "model", "status", "started_at", "calls", "errors", "unknown", "unpriced", "prompt_tokens",
-                "completion_tokens", "paid", "judge_calls", "judge_paid", "behind_results")
+                "completion_tokens", "paid", "judge_calls", "judge_paid", "behind_results", "behind_model",
+                "behind_user", "behind_judge", "shared_calls", "shared_cost", "shared_with")
         out = self.outside
         return {"format": COSTS_FORMAT, "note": self.note, "runs": [{k: r.get(k) for k in keys} for r in self.runs],
                 "generation": None if out is None else {"calls": out.calls(), "cost": out.cost(),

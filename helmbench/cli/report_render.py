@@ -131,9 +131,11 @@ def judge_rows(report: Report) -> tuple[list[str], list[list[str]]]:
 
 def judge_lines(report: Report) -> list[str]:
     """The judges' agreement per criterion, and whether the top group depends on the judge."""
+    from helmbench.score.model import criterion_key
+
     j = report.judges
-    out = [f"judges' agreement on {c}: Fleiss κ {'—' if k is None else f'{k:.2f}'} over {j.n_items[c]} items"
-           for c, k in j.kappa.items()]
+    out = [f"judges' agreement on {criterion_key(*c)}: Fleiss κ {'—' if k is None else f'{k:.2f}'} over "
+           f"{j.n_items[c]} items" for c, k in j.kappa.items()]
     if j.top_depends:
         out.append("the top tie group depends on the judge: some judge alone would put other models in it")
     for w in j.without_kin:

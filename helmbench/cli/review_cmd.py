@@ -152,7 +152,7 @@ def review(
                                           help="Serve this review packet (from `helmbench review packet`): no database needed."),
     verdicts: Optional[Path] = typer.Option(None, "--verdicts",
                                             help="With --packet: where the verdicts go (default: beside the packet, "
-                                                 "NAME-verdicts.jsonl)."),
+                                                 "NAME.review-verdicts.jsonl for NAME.review.json)."),
     plan: Optional[Path] = typer.Option(None, "--plan", help="The review plan to follow (default build/review-plan.json "
                                                              "when it exists)."),
     allow_host: list[str] = typer.Option([], "--allow-host", help="Also answer requests addressed to this host name (with the port), e.g. when binding to a LAN address; repeatable."),
@@ -168,7 +168,8 @@ def review(
 
     A clinician elsewhere gets a packet instead (`helmbench review packet`): `helmbench review
     --packet ana.review.json` serves it on their own machine, without any results database, and
-    writes their verdicts to a file to send back (`helmbench review import` reads it).
+    writes their verdicts to `ana.review-verdicts.jsonl` beside it, the file to send back
+    (`helmbench review import` reads it).
 
     How verdicts combine: see `helmbench agreement --help` (PARTIAL counts as FAIL; the
     clinicians' majority is compared with the judge; an even split is left out).
@@ -354,8 +355,8 @@ def review_packet(
     A packet is one file: the reviewer's name and, for each item planned for them and not yet
     reviewed, the messages the model was sent, its reply and the criterion (never the model,
     the judge's verdict or anyone's verdict). The reviewer opens it with `helmbench review
-    --packet FILE` (no results database needed) and sends back the verdicts file it writes,
-    which `helmbench review import` adds here.
+    --packet FILE` (no results database needed) and sends back the verdicts file it writes
+    (`NAME.review-verdicts.jsonl` beside `NAME.review.json`), which `helmbench review import` adds here.
 
     Examples:
 

@@ -121,10 +121,19 @@ def costs(rows: list[dict], out: Console, outside=None, *, total: float, note: s
                       f"{r['completion_tokens'] or 0:,}", _money(r["paid"]), str(r["judge_calls"]),
                       _money(r["judge_paid"]), _money(r["behind_results"]))
     out.print(table)
+    for r in rows:  # the leaderboard's split of the cost behind the results, and the calls another run counts
+        if r.get("behind_results") is None:
+            continue
+        shared = (f"; {r['shared_calls']} call(s) its results share, {_money(r['shared_cost'])}, counted in run "
+                  + ", ".join(map(str, r["shared_with"]))) if r.get("shared_calls") else ""
+        out.print(Text(f"run {r['run_id']} behind its results: model {_money(r['behind_model'])}, simulated user "
+                       f"{_money(r['behind_user'])}, judge {_money(r['behind_judge'])}{shared}"))
     if outside is not None and outside.calls():
         out.print(Text(f"generation calls (no run): {outside.calls()}, {_money(outside.cost())}"))
     out.print(Text("billed in run: the calls the run sent (retries and cut calls included); cost behind its "
-                   "results: the calls its results use, whichever run paid them (the leaderboard's cost)"))
+                   "results: the calls its results use, whichever run paid them, each paid call counted once (a "
+                   "call several runs' results use is counted in the run that sent it, else the lowest-numbered "
+                   "one; the leaderboard's cost)"))
     out.print(Text(f"total paid: ${total:.4f} (billed cost as reported by OpenRouter; calls it did not price are "
                    "counted as unknown, never estimated)"))
     if others:

@@ -190,7 +190,7 @@ class Estimate:
         low, high = self.total()
         return {"calls": self.calls, "cost_low": low, "cost_high": high, "unpriced": self.unpriced,
                 "notes": notes(self),
-                "models": [{"model": m.id, "calls": m.calls, "input_tokens": m.input_tokens,
+                "models": [{"model": m.id, "role": m.role or "model under test", "calls": m.calls, "input_tokens": m.input_tokens,
                             "output_tokens_low": m.output_low, "output_tokens_high": m.output_high,
                             "from_history": m.from_history, "cost_low": m.cost_low, "cost_high": m.cost_high,
                             "price": None if m.price is None else {

@@ -54,7 +54,7 @@ class JudgedItem:
 
     def verdict_of(self, judgment) -> str:
         """PASS or FAIL for an option (or list of options) under the criterion's current pass values."""
-        from helmbench.run.judge.judge import decide  # here: importing the judge costs ~0.1 s, unneeded to unpickle
+        from helmbench.run.judge.judge import decide  # here: importing the judge costs ~0.1 s, unneeded to decode
 
         return decide(self.criterion, judgment)[0]
 

@@ -34,9 +34,10 @@ def is_registered(db: sqlite_utils.Database, manifest_hash: str) -> bool:
 def _upsert(conn, table: str, key: str, row: dict) -> None:
     cols = list(row)
     updates = ", ".join(f"{c} = excluded.{c}" for c in cols if c != key)
-    conn.execute(
+    changed = " OR ".join(f"{c} IS NOT excluded.{c}" for c in cols if c != key)
+    conn.execute(  # a row that would not change is not written (a merge that changes nothing writes nothing)
         f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
-        f"ON CONFLICT({key}) DO UPDATE SET {updates}",
+        f"ON CONFLICT({key}) DO UPDATE SET {updates} WHERE {changed}",
         [row[c] for c in cols],
     )
 
@@ -109,6 +110,21 @@ def _insert_cases(conn, manifest_hash: str, rows: list[tuple[int, dict]]) -> Non
     conn.executemany(
         "INSERT OR IGNORE INTO manifest_cases (manifest_hash, case_hash, position, case_id) VALUES (?, ?, ?, ?)",
         [(manifest_hash, r["hash"], pos, r["id"]) for pos, r in rows],
+    )
+
+
+def apply_catalog(conn, header: dict, rows: Iterable[dict]) -> None:
+    """Set the catalog tables and the case measures to what this manifest says (`rows`: its `case_row`s).
+
+    Why: the catalog rows are keyed by code and a case's measures by its hash, so two manifests that share
+    codes or cases share those rows, and the manifest registered last sets them. `helmbench merge` calls
+    this once at its end for the manifest the leaderboard shows (the one of the latest finished run), so
+    that what the merged database scores with does not depend on which input came last."""
+    _catalog(conn, header.get("catalog") or {})
+    changed = " OR ".join(f"{c} IS NOT ?" for c in MEASURES)
+    conn.executemany(
+        f"UPDATE cases SET {', '.join(f'{c} = ?' for c in MEASURES)} WHERE hash = ? AND ({changed})",
+        [[*(r[c] for c in MEASURES), r["hash"], *(r[c] for c in MEASURES)] for r in rows],
     )
 
 

@@ -126,6 +126,19 @@ def _verify_one(src: sqlite3.Connection, m: dict, held: set[tuple[str, str]]) ->
     return Verified(header, rows), problems
 
 
+def verified_manifest(conn: sqlite3.Connection, manifest_hash: str) -> Verified | None:
+    """One manifest a database holds, checked as an input's are; None when it does not verify (a manifest
+    compiled before its hash covered the catalog is taken as the database holds it)."""
+    found = _rows(conn, "SELECT * FROM manifests WHERE hash = ?", [manifest_hash])
+    if not found:
+        return None
+    try:
+        one, wrong = _verify_one(conn, found[0], {(found[0]["hash"], found[0]["catalog_hash"])})
+    except (ValueError, TypeError, KeyError, AttributeError, RecursionError):
+        return None
+    return None if wrong else one
+
+
 def verified_manifests(src: sqlite3.Connection, name: str, held: set[tuple[str, str]]) -> list[Verified]:
     """Every manifest of the input `src`, checked (in the input's order of registration); raises EditedInput
     naming `name` and what does not hash. `held`: the (hash, catalog_hash) pairs OUT holds already."""

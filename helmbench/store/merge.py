@@ -55,8 +55,9 @@ from typing import Callable, Iterable, Sequence
 
 from helmbench import safewrite
 from helmbench.errors import HelmbenchError, StorageError, explain
-from helmbench.store.catalog import CATALOG_TABLES, register_rows
-from helmbench.store.catalog_check import EditedInput, verified_manifests
+from helmbench.store.catalog import CATALOG_TABLES, apply_catalog, register_rows
+from helmbench.store.catalog_check import EditedInput, verified_manifest, verified_manifests
+from helmbench.store.queries.runs import FINISHED_STATUSES, choose_manifest
 from helmbench.store.db import check_file, connect, open_db, open_readonly
 from helmbench.store.lock import RunLock
 from helmbench.store.migrations import MIGRATIONS
@@ -553,6 +554,16 @@ class _Merger:
                 self._conflict(table, key, differ, name)
         return mapping
 
+    def settle_catalog(self) -> None:
+        """The catalog and case measures of the manifest the leaderboard shows (its latest finished run's), set
+        last: two manifests share catalog rows by code and case rows by hash, so without this the input merged
+        last decided the current leaderboard's severities (a genuine older database merged into a newer one
+        rescored it, and the order of the inputs changed the ranking)."""
+        chosen = choose_manifest(self.out, None, FINISHED_STATUSES)
+        verified = verified_manifest(self.out, chosen) if chosen else None
+        if verified is not None:
+            apply_catalog(self.out, verified.header, verified.rows)
+
     def refresh_runs(self) -> None:
         """Counts, costs and status of every run this merge touched, from the merged rows."""
         from helmbench.store.judgements import record_judge_totals
@@ -578,20 +589,32 @@ DATED = (("runs", "started_at"), ("runs", "finished_at"), ("responses", "created
          ("generations", "created_at"))
 
 
+#: An ISO date and time as the store writes them (`2026-11-27T21:31:54+00:00`; older releases wrote a space).
+_ISO = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]*"
+
+
 def _refuse_future(src, name: str) -> None:
+    """Every date merge keeps must be text in the store's ISO form and not after this machine's clock. A date
+    of another type (a BLOB sorts above every text in SQLite) or shape would win "latest" as surely as 2099."""
     limit = (datetime.now(timezone.utc) + CLOCK_SKEW).strftime("%Y-%m-%dT%H:%M:%S")
-    found = []
+    future, odd = [], []
     for table, col in DATED:
         if table not in _tables(src) or col not in _columns(src, table):
             continue
-        n = src.execute(f"SELECT count(*) FROM {table} WHERE typeof({col}) = 'text' AND substr({col}, 1, 19) > ?",
-                        [limit]).fetchone()[0]
+        n = src.execute(f"SELECT count(*) FROM {table} WHERE typeof({col}) = 'text' AND {col} GLOB ? "
+                        f"AND substr({col}, 1, 19) > ?", [_ISO, limit]).fetchone()[0]
         if n:
-            found.append(f"{table}.{col} of {n} row(s)")
-    if found:
-        raise EditedInput(f"{name}: refused: dated in the future (after {limit} UTC): {', '.join(found)}; nothing "
-                          "was written", hint="a database a run wrote has no such dates: merge the unedited one "
-                                              "(or fix this machine's clock)")
+            future.append(f"{table}.{col} of {n} row(s)")
+        n = src.execute(f"SELECT count(*) FROM {table} WHERE {col} IS NOT NULL AND "
+                        f"(typeof({col}) != 'text' OR {col} NOT GLOB ?)", [_ISO]).fetchone()[0]
+        if n:
+            odd.append(f"{table}.{col} of {n} row(s)")
+    why = ([f"dated in the future (after {limit} UTC): {', '.join(future)}"] if future else []) + \
+          ([f"dated with a value that is not an ISO date: {', '.join(odd)}"] if odd else [])
+    if why:
+        raise EditedInput(f"{name}: refused: {'; '.join(why)}; nothing was written",
+                          hint="a database a run wrote has no such dates: merge the unedited one "
+                               "(or fix this machine's clock)")
 
 
 class _Db:
@@ -683,6 +706,8 @@ def merge(out: Path | str, inputs: Sequence[Path | str]) -> Merged:
                 if merger.conflicts:
                     raise _refusal(merger.conflicts)
                 merger.refresh_runs()
+                with conn:
+                    merger.settle_catalog()
                 conn.execute("PRAGMA journal_mode = DELETE")  # the finished file stands alone
             finally:
                 conn.close()

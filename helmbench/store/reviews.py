@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import unicodedata
 from datetime import datetime, timezone
 from typing import Iterable
 
@@ -69,8 +70,9 @@ def reviewer_name(name: str) -> str:
 
 
 def reviewer_key(name: str) -> str:
-    """Who a name stands for: "ana ", "ANA" and "Ana" are one reviewer (whitespace and case ignored)."""
-    return reviewer_name(name).casefold()
+    """Who a name stands for: "ana ", "ANA", "Ana" and fullwidth "ａｎａ" are one reviewer (whitespace, case and
+    Unicode compatibility forms ignored: NFKC, then case-folded, then NFKC again as Unicode recommends)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", reviewer_name(name)).casefold())
 
 
 def known_reviewers(db) -> dict[str, str]:

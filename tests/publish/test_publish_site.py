@@ -325,19 +325,19 @@ def test_the_inputs_digest_follows_the_bytes_not_the_times(tmp_path):
 
 def test_cached_site_data_plans_its_pages_without_loading_the_plugins(pipeline):
     """Which evaluators have a page of their own is read once, with the site's data, and cached with it, and the
-    HTML the cases of a scenario share is rendered only with a case page: a warm build (the data unpickled from
+    HTML the cases of a scenario share is rendered only with a case page: a warm build (the data decoded from
     the cache, every page's fragments too) plans its pages without loading the plugin registry (~0.3 s of the
     20-model warm build, by py-spy over benchmarks/site_build.py's build)."""
-    import pickle
-
     from helmbench.plugins import registry
     from helmbench.publish import pages
+    from helmbench.publish.codec import decode, encode
     from helmbench.publish.data import load
     from helmbench.publish.settings import PublishSettings
 
     data = load(PublishSettings(db=pipeline.db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL))
     assert [(t, uri) for t, uri, _, _ in data.evaluator_pages] == [("crisis_resources", "crisis-resources.md")]
-    cached = pickle.loads(pickle.dumps(data))
+    cached = decode(encode(data))
+    assert cached == data  # every part of the site's data comes back as it was, types included
     registry.reset()
     try:
         plan = pages.plan(cached)

@@ -22,6 +22,7 @@ from helmbench.publish.review.serve import prepare, running
 from helmbench.score.review_items import CHECKER, judged_items
 from tests.publish.browser_helpers import launched, recording_page
 from tests.review.shipped_conversations import JUDGE, MODELS, LifelineFake, build
+from tests.review.test_item_key_doc import recompute
 from tests.review.test_output_schemas import errors
 from tests.review.test_review_packets_browser import _packet_server
 from tests.shared import build_once
@@ -112,6 +113,7 @@ def test_transcripts_and_checks_reviewed_through_packets_by_keyboard(browser, sh
         assert errors("review-packet", json.loads(packet.read_text(encoding="utf-8"))) == []
         sent = json.loads(packet.read_text(encoding="utf-8"))["items"]
         assert any("transcript" in i for i in sent) and any(i["criterion"]["code"] == "CR3" for i in sent)
+        assert [recompute(i) for i in sent] == [i["item_hash"] for i in sent], "keys as SCHEMA.md words them"
         with _packet_server(packet) as (url, _), recording_page(browser, url) as page:
             page.goto(url + "/")
             while "All done" not in page.content():

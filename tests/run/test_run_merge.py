@@ -387,3 +387,41 @@ def test_reviews_in_an_input_are_refused_or_merged_as_review_import_treats_them(
     before = dump(out)  # merging again changes nothing, and says the refusals again
     again = _cli("merge", str(out), str(src))
     assert again.exit_code == 0 and "4 review(s) refused" in again.stdout and dump(out) == before
+
+
+def test_a_genuine_older_database_merged_in_leaves_the_current_leaderboards_measures_in_any_order(runs, tmp_path):
+    """Two manifests share case rows (by hash) and catalog rows (by code); the severities live there, outside the
+    case hashes. Merge once registered each input's manifest over OUT's, so a genuine older database merged into a
+    newer one rescored the newer leaderboard, and the order of the inputs decided the ranking (hostile review of
+    #36 §2). The measures of the manifest the leaderboard shows are set last, whatever the order."""
+    import re
+
+    tree = two_model_tree(tmp_path / "bench", OTHER)
+    for path in tree.rglob("perturbations.md"):
+        text = path.read_text(encoding="utf-8")
+        path.write_text(re.sub(r"severity: (\d+)", lambda m: f"severity: {(int(m.group(1)) + 3) % 10}", text),
+                        encoding="utf-8")
+    compile_tree(tree, tree / "build")
+    with fake_openrouter():
+        assert run_tree(tree, tmp_path / "new").status in ("completed", "partial")
+    new = tmp_path / "new/results.db"
+    expected = _report(new, tree)
+    numbers = ("model", "score", "score_ci", "pass_rate", "rank", "group")
+    want = [{k: r[k] for k in numbers} for r in expected["rows"]]
+    into_newer = _copy(new, tmp_path / "into-newer.db")
+    assert _cli("merge", str(into_newer), str(runs["whole"])).exit_code == 0
+    old_first, new_first = tmp_path / "old-first.db", tmp_path / "new-first.db"
+    assert _cli("merge", str(old_first), str(runs["whole"]), str(new)).exit_code == 0
+    assert _cli("merge", str(new_first), str(new), str(runs["whole"])).exit_code == 0
+    for db in (into_newer, old_first, new_first):
+        assert [{k: r[k] for k in numbers} for r in _report(db, tree)["rows"]] == want, db.name
+        conn = sqlite3.connect(db)
+        try:
+            severities = sorted(conn.execute("SELECT code, severity FROM perturbations").fetchall())
+        finally:
+            conn.close()
+        conn = sqlite3.connect(new)
+        try:
+            assert severities == sorted(conn.execute("SELECT code, severity FROM perturbations").fetchall())
+        finally:
+            conn.close()

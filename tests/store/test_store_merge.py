@@ -243,6 +243,19 @@ def test_an_input_dated_in_the_future_is_refused_naming_it_and_out_is_untouched(
     assert out.read_bytes() == before
 
 
+@pytest.mark.parametrize("value", ["CAST('2099-01-01T00:00:00+00:00' AS BLOB)", "'zzzz'", "20990101"])
+def test_an_input_dated_with_something_else_than_an_iso_date_is_refused(tmp_path, value):
+    """A BLOB sorts above every text in SQLite, so a BLOB date won "latest" (the leaderboard's run) and then broke
+    `report --format json`; a date of another shape or type is refused like a future one."""
+    out = tmp_path / "out.db"
+    merge(out, [_tiny(tmp_path / "a.db")])
+    before = out.read_bytes()
+    odd = edit(_tiny(tmp_path / "odd.db", uid="u2"), f"UPDATE runs SET started_at = {value}")
+    with pytest.raises(EditedInput, match=r"not an ISO date: runs.started_at of 1 row"):
+        merge(out, [odd])
+    assert out.read_bytes() == before
+
+
 def test_registration_dates_are_outs_own_never_an_inputs(tmp_path):
     src = edit(_tiny(tmp_path / "a.db"), "UPDATE manifests SET registered_at = '2001-01-01T00:00:00+00:00'")
     out = tmp_path / "out.db"

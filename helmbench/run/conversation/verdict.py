@@ -58,7 +58,8 @@ def criterion_requests(case: dict, messages: list[dict]) -> list[tuple[dict, dic
     conversation as the model saw it, ending with its last reply."""
     if case["evaluation"]["type"] != "sqe":
         return []
-    return [(cr, transcript_judge_request(cr, messages)) for cr in case["evaluation"]["criteria"]]
+    opening = len(case["request"]["messages"])
+    return [(cr, transcript_judge_request(cr, messages, opening)) for cr in case["evaluation"]["criteria"]]
 
 
 def criterion_row(verdict: CriterionVerdict, title: str | None) -> dict:

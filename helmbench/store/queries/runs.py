@@ -43,6 +43,10 @@ def _run(r) -> RunInfo:
                    started_at=r[6], finished_at=r[7], settings_hash=r[8], helmbench_version=r[9])
 
 
+#: The statuses of a run whose results the leaderboard shows (a run still going or one that failed shows nothing).
+FINISHED_STATUSES: tuple[str, ...] = ("completed", "interrupted", "partial", "stopped_cost")
+
+
 def choose_manifest(conn: sqlite3.Connection, preferred: str | None, statuses: Sequence[str]) -> str | None:
     """`preferred` if some run of it has a status in `statuses`, else the manifest of the latest such run."""
     q = f"SELECT manifest_hash FROM runs WHERE status IN ({_placeholders(statuses)})"
