@@ -234,6 +234,13 @@ _TABLE = [
          "judge from a family not under test, or an ensemble across families; `families:` in models.yml maps "
          "an id prefix to a family name where the table is wrong.",
          "marking_model: openai/gpt-4.1\nmodels:\n  - id: openai/gpt-4.1-mini"),
+    Code("HB610", "error", "a literal secret in models.yml",
+         "models.yml names where a key is read from, never the key itself: `api_key_env` holds the NAME of an "
+         "environment variable, and a secret header of an `http` target is written `${ENV_NAME}`. A value shaped "
+         "like a key there (`sk-…`, a long run of letters and digits) would be committed with the benchmark and "
+         "shown wherever the file is; the message never repeats it.",
+         "models:\n  - id: local/llama\n    route: openai/llama3\n    api_key_env: sk-0123456789abcdef0123   # the key, "
+         "not its variable's name"),
     # HB7xx: generated content (`helmbench generate`)
     Code("HB720", "warning", "generated content not reviewed",
          "A component or draft scenario written by `helmbench generate` (it records `generated_from` "

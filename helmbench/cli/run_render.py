@@ -25,17 +25,17 @@ def dry_run(report: RunReport, out: Console) -> None:
     why = "no OPENROUTER_API_KEY is set" if report.no_key else "--dry-run"
     out.print(Text(f"Dry run ({why}): nothing was sent. {plan.cases} case(s) selected, {plan.samples} sample(s) each."))
     shard_share(plan, out)
-    table = Table("model", "new calls", "of which conversation turns", "already stored", "est. input tokens")
+    table = Table("model", "new calls", "of which conversation turns", "already stored", "est. input tokens", "goes to")
     for mp in plan.models:
         table.add_row(Text(mp.id), str(mp.new_calls), str(mp.conversation_turns), str(mp.stored),
-                      f"{mp.est_input_tokens:,}")
+                      f"{mp.est_input_tokens:,}", Text(mp.where))
     users = plan.user_calls
     if users:
         user = plan.user_model.id if plan.user_model is not None else "user_model"
-        table.add_row(Text(f"{user} (simulated user)"), str(users), str(users), "", "")
+        table.add_row(Text(f"{user} (simulated user)"), str(users), str(users), "", "", Text(plan.user_where))
     table.add_row(Text("total", style="bold"), str(sum(m.new_calls for m in plan.models) + users),
                   str(plan.new_turns + users), str(sum(m.stored for m in plan.models)),
-                  f"{sum(m.est_input_tokens for m in plan.models):,}")
+                  f"{sum(m.est_input_tokens for m in plan.models):,}", "")
     out.print(table)
     out.print(Text("Input tokens of answers are estimated as characters ÷ 4; output tokens and cost of every call "
                    "are estimated below."))
@@ -198,6 +198,8 @@ def render_dry_run(est, out: Console) -> None:
     if est.no_judge:
         lines.append(f"; {est.no_judge} stored answer(s) are decided without the judge")
     out.print(Text("".join(lines) + "."))
+    if est.where:
+        out.print(Text(f"Judge calls go to: {est.where}."))
     if est.rejudge_wanted:
         short = est.rejudge_wanted - est.rejudge_outputs
         out.print(Text(f"Re-judge (--rejudge-sample {est.rejudge_wanted}): {est.rejudge_calls} call(s) for "

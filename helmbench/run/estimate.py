@@ -61,12 +61,16 @@ def _litellm_costs() -> dict:
 
 
 def price_for(entry: ModelEntry, costs: dict | None = None) -> Price | None:
-    """The model's price per token: models.yml's `price`, else litellm's cost map, else None."""
+    """The model's price per token: models.yml's `price`, else litellm's cost map (under the entry's own
+    route when it names one), else None (no known price: a local model, a chatbot)."""
     if entry.price is not None:
         return Price(entry.price.input_per_mtok / 1e6, entry.price.output_per_mtok / 1e6, "models.yml")
+    if entry.http is not None:  # a deployed chatbot: no price list knows it
+        return None
     costs = _litellm_costs() if costs is None else costs
-    bare = entry.id.split("/", 1)[-1]
-    for key in (f"openrouter/{entry.id}", entry.id, bare):
+    name = entry.route or entry.id  # an entry's own route is what litellm prices (`openai/gpt-4.1`)
+    bare = name.split("/", 1)[-1]
+    for key in ((name, bare) if entry.route else (f"openrouter/{entry.id}", entry.id, bare)):
         info = costs.get(key)
         if isinstance(info, dict):
             i, o = info.get("input_cost_per_token"), info.get("output_cost_per_token")

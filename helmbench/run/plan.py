@@ -14,6 +14,7 @@ from typing import Iterator
 from helmbench.errors import UsageError
 from helmbench.manifest.conversation import is_conversation, turn_keys
 from helmbench.run.config import settings_hash
+from helmbench.run.http_target import stateful
 from helmbench.run.selection import Shard
 from helmbench.spec.models import ModelEntry
 from helmbench.store.responses import done_keys
@@ -41,6 +42,13 @@ class ModelPlan:
         return self.entry.id
 
     @property
+    def where(self) -> str:
+        """Where its calls go (the dry run says it): a litellm route and base URL, or a chatbot's URL."""
+        from helmbench.run.provider import openrouter_base, where_to
+
+        return where_to(self.id, self.settings, openrouter_base())
+
+    @property
     def est_input_tokens(self) -> int:
         return self.input_chars // 4
 
@@ -65,6 +73,14 @@ class Plan:
     pairs: int = 0  # selected (case, model) pairs, every shard's
     shard_pairs: int = 0  # of `pairs`, those of this invocation's shard (all of them without --shard)
     user_model: ModelEntry | None = None  # models.yml's simulated user: its calls are estimated and priced too
+
+    @property
+    def user_where(self) -> str:
+        """Where the simulated user's calls go (the dry run names it)."""
+        from helmbench.run.provider import openrouter_base, where_to
+
+        um = self.user_model
+        return where_to(um.id, um.settings(), openrouter_base()) if um is not None else ""
 
     @property
     def new_calls(self) -> int:
@@ -162,6 +178,8 @@ def count_turns(plan: Plan, case: dict, models: list[ModelPlan], db) -> None:
         for sample in range(plan.samples):
             stored = stored_turns(db, keys, mp.id, mp.settings_hash, sample) if db is not None else {}
             missing = sum(_missing(stored, k, "assistant") for k in keys)
+            if missing and missing < len(keys) and stateful(mp.settings) and any(role == "assistant" for _, role in stored):
+                missing = len(keys)  # cut mid-way: a stateful service's conversation starts again (kind.new_session)
             if legacy != keys and missing and db is not None:  # asked again on purpose: see turns.py
                 before = stored_turns(db, legacy, mp.id, mp.settings_hash, sample)
                 mp.reasked_turns += sum(_missing(stored, k, "assistant") and not _missing(before, old, "assistant")

@@ -52,9 +52,12 @@ def test_leaderboard_lists_every_model_with_every_column(site, pipeline):
         assert f'data-model="{model}"' in body
     # Tokens share the Cost cell, so that Group, Recall and False esc. fit the 1,400 px table.
     for header in ("Rank", "Model", "Score", "Group", "Pass rate", "P1", "P2", "P3", "P4", "Recall", "False esc.",
-                   "Coverage", "Errors", "Format failures", "Cost", "Run"):
+                   "Coverage", "Errors", "Format failures", "Model cost <small>(judge, user)</small>", "Run"):
         assert f">{header}</th>" in body, header
-    assert len(re.findall(r"<small>[\d\u202f\u00a0 ,]+ tok\.</small>", body)) == len(MODELS)
+    # the model's own cost, then in small type the judge's (and the simulated user's) and the tokens of all three
+    assert len(re.findall(r"<small>judge \$[\d.]+(?:<br>simulated user \$[\d.]+)?"
+                          r'(?:<br><span class="hb-shared">[^<]*</span>)?<br>[\d\u202f\u00a0 ,]+ tok\.</small>',
+                          body)) == len(MODELS)
     # Date, benchmark version, manifest and the rows share the Run column (so the table fits 1,400 px)
     assert len(re.findall(r'<td class="hb-run"><span class="hb-nowrap">\d{4}-\d\d-\d\d</span><br><small>v0\.1 · '
                           r'<code title="manifest sha256:[0-9a-f]{64}">[0-9a-f]{8}</code><br><a href="[^"]*run_id=\d+"',
