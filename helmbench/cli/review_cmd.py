@@ -52,6 +52,8 @@ def agreement_lines(report) -> list[str]:
         spec = f"{_fmt(c.specificity.value)}{_ci(c.specificity.interval)} ({c.specificity.k}/{c.specificity.n})"
         alpha = f"{_fmt(c.alpha)} ({c.n_alpha})"
         status = "calibrated" if c.calibrated else "uncalibrated"
+        if c.checked:
+            status += "; κ against the check"
         if c.judges > 1:
             status += f"; {c.judges} judges, α between them {_fmt(c.judge_alpha)}"
         rows.append([printable(c.key), str(c.n), kappa, sens, spec, alpha, str(c.n_split), str(c.n_stale), status])
@@ -142,7 +144,7 @@ def review(
     manifest: Optional[Path] = typer.Option(None, "--manifest",
                                             help="Whose judged items (default build/manifest.jsonl, else the latest judged runs)."),
     sample: Optional[int] = typer.Option(None, "--sample", min=1,
-                                         help="Review this many items, stratified by scenario and judge verdict (default: all)."),
+                                         help="Review this many items, stratified by criterion and judge (or check) verdict (default: all)."),
     seed: int = typer.Option(0, "--seed", help="Which sample: the same seed gives every reviewer the same items."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on (loopback unless you mean otherwise)."),
     port: int = typer.Option(8002, "--port", "-p", min=0, max=65535, help="Port (0: any free one)."),
@@ -157,10 +159,11 @@ def review(
 ) -> None:
     """Serve the blind review page on http://127.0.0.1:8002 (Ctrl-C stops it).
 
-    One judged item at a time: the exact messages the model was sent, its reply, and the
-    criterion's text and options. The model, the judge's verdict and other reviewers' verdicts
-    are hidden; the order is random per reviewer; the sample is stratified by scenario and judge
-    verdict. Verdicts are stored in results.db, keyed by what the judge saw. With a review plan
+    One judged item at a time: the exact messages the model was sent, its reply (or, for a
+    criterion judged on a conversation, the whole conversation, the simulated user's messages
+    marked), and the criterion's text and options (a checked criterion's rule in plain words).
+    The model, the judge's or check's verdict and other reviewers' verdicts are hidden; the order
+    is random per reviewer; the sample is stratified by criterion and judge (or check) verdict. Verdicts are stored in results.db, keyed by what the judge saw. With a review plan
     (`helmbench review plan`), a reviewer named in it gets the items planned for them.
 
     A clinician elsewhere gets a packet instead (`helmbench review packet`): `helmbench review
@@ -260,7 +263,7 @@ def _plan(path: Path | None, db: Path, *, required: bool):
 def review_plan(
     reviewer: list[str] = typer.Option(..., "--reviewer", "-r", help="A reviewer's name (repeat for each)."),
     sample: Optional[int] = typer.Option(None, "--sample", min=1,
-                                         help="Plan this many items, stratified by scenario and judge verdict (default: all)."),
+                                         help="Plan this many items, stratified by criterion and judge (or check) verdict (default: all)."),
     seed: int = typer.Option(0, "--seed", help="The same seed, reviewers and items give the same plan."),
     per_item: Optional[int] = typer.Option(None, "--per-item", min=1, max=20,
                                            help="Reviewers per item (default: benchmark.yml calibration.reviewers_per_item, "
@@ -275,7 +278,7 @@ def review_plan(
     k is benchmark.yml's `calibration: {reviewers_per_item: k}` (default 2): with two or more
     reviewers per item, Krippendorff's α between clinicians can be measured on every item.
     `--per-item 1` shares the sample out with no overlap (one clinician alone gets every item).
-    Reviewers' loads differ by at most one item within each stratum (scenario × judge verdict).
+    Reviewers' loads differ by at most one item within each stratum (criterion × judge or check verdict).
     The plan is a file (review-plan.json beside results.db) that `helmbench review`, `review
     packet` and `review status` follow; the same seed and reviewers give the same plan.
 
@@ -363,7 +366,7 @@ def review_packet(
     """
     from helmbench.cli import validate
     from helmbench.errors import UsageError
-    from helmbench.score.review_items import judged_items
+    from helmbench.score.review_items import current_keys, judged_items
     from helmbench.score.review_plan import packet_items
     from helmbench.spec.discover import in_build
     from helmbench.store import open_readonly
@@ -384,6 +387,7 @@ def review_packet(
     conn = open_readonly(db)
     try:
         _, items = judged_items(conn, followed.manifest_hash)
+        followed = followed.migrated(items)
         done: dict[str, set[str]] = {}  # plan name → items they have a verdict on, however the name was spelt
         for row in all_reviews(conn):
             named = followed.named(row["reviewer"])
@@ -398,7 +402,7 @@ def review_packet(
         while slug in used:
             slug += "-2"
         used.add(slug)
-        todo, gone = packet_items(followed, name, items, done.get(name, set()))
+        todo, gone = packet_items(followed, name, items, current_keys(done.get(name, set()), items))
         path = out_dir / f"{slug}.review.json"
         write_json(path, {"format": PACKET_FORMAT, "version": 1, "reviewer": name,
                           "manifest_hash": followed.manifest_hash, "seed": followed.seed,

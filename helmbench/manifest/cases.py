@@ -38,7 +38,8 @@ def evaluation_of(sc: Scenario, context: CaseContext | None = None) -> dict:
     scenario's own, then `checks` (its deterministic criteria, in criterion order) and a conversation's
     `checkpoints`, each only when there are some (other manifests keep their bytes)."""
     evaluation = spell_case(sc.meta.evaluation, sc, context)
-    checks = [{"code": cr.code, "title": cr.meta.title, "evaluation": spell_case(cr.meta.evaluation, sc, context)}
+    checks = [{"code": cr.code, "title": cr.meta.title, "text": cr.body,  # the rule in plain words: what a clinician reviews it by
+               "evaluation": spell_case(cr.meta.evaluation, sc, context)}
               for cr in sc.criteria if cr.meta and cr.meta.deterministic]
     if checks:
         evaluation["checks"] = checks

@@ -5,7 +5,10 @@ What is compared, per judged item (one criterion on one model output, see review
   option decided under the criterion's current pass values); an even split has no consensus
   and the item is left out (counted as `n_split`);
 - the judge's PASS/FAIL; with several marking models, their majority, ties → FAIL
-  (`helmbench.run.judge.majority`, the rule the run itself uses).
+  (`helmbench.run.judge.majority`, the rule the run itself uses); for a checked criterion's item
+  (`evaluation.checks`), the check's verdict in its place (`checked`: κ is against the check, so
+  how often a check and clinicians disagree is measured like a judge's; a check is not counted
+  among the judges).
 
 Measures (per criterion, and overall over every item):
 - n: items with both a consensus and a judge verdict;
@@ -32,7 +35,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
 
-from helmbench.score.review_items import JudgedItem, Reviews
+from helmbench.score.review_items import CHECKER, JudgedItem, Reviews
 from helmbench.score.detection import Rate
 from helmbench.score.model import criterion_key, criterion_order
 
@@ -149,6 +152,7 @@ class Calibration:
     judges: int = 1
     judge_alpha: float | None = None  # between judges, when there are several
     last_review: str | None = None
+    checked: bool = False  # a checked criterion: κ is against its check's verdicts, not a judge's
 
     @property
     def n(self) -> int:
@@ -214,7 +218,7 @@ def _calibrate(scenario: str | None, criterion: str | None, items: list[JudgedIt
     latest = _now()
     judges: set[str] = set()
     for item in items:
-        judges.update(item.judges)
+        judges.update(j for j in item.judges if j != CHECKER)  # a check is no judge: not counted among them
         judge_units.append([v for _, v in item.judges.values() if v in (PASS, FAIL)])
         mine = reviews.current.get(item.hash, [])
         if not mine:
@@ -236,6 +240,7 @@ def _calibrate(scenario: str | None, criterion: str | None, items: list[JudgedIt
     cal.specificity = Rate(sum(1 for j, c in pairs if c == PASS and j == PASS), sum(1 for _, c in pairs if c == PASS))
     cal.alpha, cal.n_alpha = krippendorff_alpha(clinician_units), len(clinician_units)
     cal.judges = max(1, len(judges))
+    cal.checked = criterion is not None and bool(items) and all(i.checked for i in items)
     cal.judge_alpha = krippendorff_alpha(judge_units) if len(judges) > 1 else None
     cal.last_review = max(dates, key=_when) if dates else None
     return cal
@@ -282,13 +287,7 @@ def load_calibration(db, manifest_hash: str | None = None, threshold: Threshold 
 
     manifest_hash, items = judged_items(db, manifest_hash)
     threshold = threshold or Threshold.from_mapping(declared_calibration(db, manifest_hash))
-    report = calibrate(items, split_reviews(db, items), threshold, manifest_hash)
-    if manifest_hash:  # transcript criteria: judged, never reviewable yet, so listed as uncalibrated
-        extra = with_transcript_criteria({}, db, manifest_hash, report)
-        known = {(c.scenario, c.criterion) for c in report.criteria}
-        report.criteria.extend(c for cs in extra.values() for c in cs if (c.scenario, c.criterion) not in known)
-        report.criteria.sort(key=lambda c: criterion_order((c.scenario, c.criterion)))
-    return report
+    return calibrate(items, split_reviews(db, items), threshold, manifest_hash)
 
 
 def uncalibrated_scenarios(report: CalibrationReport) -> dict[str, list[Calibration]]:
@@ -297,18 +296,4 @@ def uncalibrated_scenarios(report: CalibrationReport) -> dict[str, list[Calibrat
     for c in report.criteria:
         if c.n_items and not c.calibrated:
             out.setdefault(c.scenario, []).append(c)
-    return out
-
-
-def with_transcript_criteria(left_out: dict[str, list[Calibration]], db, manifest_hash: str,
-                             report: CalibrationReport | None) -> dict[str, list[Calibration]]:
-    """`left_out` plus the conversations judged on their transcript: no review reaches those
-    verdicts, so their judge is uncalibrated whatever the reviews of single replies say."""
-    from helmbench.store.queries.reviews import transcript_judged_criteria
-
-    threshold = report.threshold if report else Threshold()
-    out = {s: list(cs) for s, cs in left_out.items()}
-    for scenario, code in transcript_judged_criteria(db, manifest_hash):
-        if not any(c.criterion == code for c in out.get(scenario, [])):
-            out.setdefault(scenario, []).append(Calibration(scenario, code, threshold))
     return out

@@ -133,13 +133,11 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
     wanted = manifest_hash_of(manifest) if run_id is None else None
     conn = open_readonly(db)
     try:
-        from helmbench.score.calibration import load_calibration, uncalibrated_scenarios, with_transcript_criteria
+        from helmbench.score.calibration import load_calibration, uncalibrated_scenarios
 
         chosen = queries.choose_manifest(conn, wanted, REPORT_STATUSES) if run_id is None else None
         calibration = load_calibration(conn, chosen) if chosen else None
         left_out = uncalibrated_scenarios(calibration) if calibrated_only and calibration else {}
-        if calibrated_only and chosen:
-            left_out = with_transcript_criteria(left_out, conn, chosen, calibration)
         left_out = {key: left_out[key] for key in sorted(left_out, key=natural_key)}  # P2 before P10, as everywhere
         only = None
         if judge_version is not None:

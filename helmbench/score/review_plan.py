@@ -4,14 +4,14 @@ Why a plan: Krippendorff's α between clinicians needs items seen by two or more
 judge–clinician κ needs a consensus per item. Left to chance (everyone reviews what they like),
 overlap is thin and uneven; planned, every sampled item gets exactly k reviewers (benchmark.yml
 `calibration: {reviewers_per_item: k}`, default 2) and each reviewer a fair share of every
-stratum (scenario × judge verdict), so nobody reviews only passes of one scenario.
+stratum (criterion: scenario and code, × judge or check verdict), so nobody reviews only passes of one scenario.
 
 Why no table: the plan is a pure function of the judged items, the sample size, the reviewers
 and the seed, so it is recorded as a file (`store.review_packets`) and can be recomputed and
 compared at any time: the same seed and reviewers give the same plan, and the same packets.
 
 The sample is stratified by scenario and by the judge's verdict: items are dealt round-robin
-from each (scenario, verdict) stratum, so even a small sample holds passes and failures of
+from each (scenario, criterion, verdict) stratum, so even a small sample holds passes and failures of
 every judged scenario (a sample of passes only could not measure the judge on failures, the
 class that matters). Each reviewer sees their items in their own random order, so the strata
 leave no pattern and no two reviewers share the same order effects.
@@ -33,15 +33,17 @@ DEFAULT_PER_ITEM = 2
 
 
 
-def stratum(item: JudgedItem) -> tuple[str, str]:
-    """What a sample and an assignment balance over: the scenario and the judge's verdict."""
-    return item.scenario, judge_verdict(item) or "?"
+def stratum(item: JudgedItem) -> tuple[str, str, str]:
+    """What a sample and an assignment balance over: the criterion (scenario and code: a transcript's or a
+    check's criterion is its own, so conversations and checks get their own strata) and the judge's (or the
+    check's) verdict."""
+    return item.scenario, item.criterion["code"], judge_verdict(item) or "?"
 
 
 def stratified_sample(items: dict[str, JudgedItem], size: int | None = None, seed: int = 0) -> list[str]:
     """Item hashes of the sample (all items when `size` is None), strata dealt in turn."""
     rng = random.Random(f"sample:{seed}")
-    strata: dict[tuple[str, str], list[str]] = {}
+    strata: dict[tuple[str, str, str], list[str]] = {}
     for h in sorted(items):
         strata.setdefault(stratum(items[h]), []).append(h)
     for key in sorted(strata):
@@ -89,11 +91,11 @@ def assign(items: dict[str, JudgedItem], sample: list[str], reviewers: list[str]
         raise ValueError(f"{per_item} reviewers per item needs at least {per_item} reviewers, got {len(reviewers)}")
     rng = random.Random(f"assign:{seed}")
     drawn = {r: i for i, r in enumerate(rng.sample(sorted(reviewers), len(reviewers)))}
-    in_stratum: dict[tuple[str, str], Counter] = {}
+    in_stratum: dict[tuple[str, str, str], Counter] = {}
     load: Counter = Counter()
     shared: Counter = Counter()
     out: dict[str, list[str]] = {r: [] for r in reviewers}
-    groups: dict[tuple[str, str], list[str]] = {}
+    groups: dict[tuple[str, str, str], list[str]] = {}
     for h in sample:
         groups.setdefault(stratum(items[h]), []).append(h)
     for h in [h for key in sorted(groups, key=lambda s: (-len(groups[s]), s)) for h in groups[key]]:
@@ -142,6 +144,17 @@ class Plan:
                 "reviewers_per_item": self.per_item, "sample": self.size, "reviewers": self.reviewers,
                 "assigned": self.assigned}
 
+    def migrated(self, items: dict[str, JudgedItem]) -> "Plan":
+        """The plan with each item planned under its key from before the title was hashed read as the
+        item's key now (`review_items.migrated`), so a plan written before that change is still followed."""
+        from helmbench.score.review_items import migrated
+
+        old = migrated(items)
+        if not old:
+            return self
+        return Plan(self.manifest_hash, self.seed, self.per_item, self.size, list(self.reviewers),
+                    {r: [old.get(h, h) for h in hs] for r, hs in self.assigned.items()})
+
     @classmethod
     def from_dict(cls, data: dict) -> "Plan":
         return cls(data["manifest_hash"], data["seed"], data["reviewers_per_item"], data["sample"],
@@ -173,11 +186,14 @@ def blind_item(item: JudgedItem) -> dict:
     (which options pass is the rubric's business, not the reviewer's).
     """
     c = item.criterion
-    return {"item_hash": item.hash, "case_id": item.case_id, "scenario": item.scenario,
-            "criterion": {"code": c["code"], "title": c.get("title"), "text": c["text"], "options": list(c["options"]),
-                          "response_type": c.get("response_type") or "single"},
-            "messages": [{"role": m.get("role"), "content": m.get("content")} for m in item.messages],  # as hashed
-            "output": item.output}
+    out = {"item_hash": item.hash, "case_id": item.case_id, "scenario": item.scenario,
+           "criterion": {"code": c["code"], "title": c.get("title"), "text": c["text"], "options": list(c["options"]),
+                         "response_type": c.get("response_type") or "single"},
+           "messages": [{"role": m.get("role"), "content": m.get("content")} for m in item.messages],  # as hashed
+           "output": item.output}
+    if item.transcript is not None:
+        out["transcript"] = [dict(t) for t in item.transcript]
+    return out
 
 
 def packet_items(plan: Plan, reviewer: str, items: dict[str, JudgedItem], done: set[str]) -> tuple[list[dict], int]:
@@ -298,4 +314,4 @@ def load_status(db, plan: Plan | None, manifest_hash: str | None = None) -> Revi
     from helmbench.score.review_items import judged_items, split_reviews
 
     manifest_hash, items = judged_items(db, plan.manifest_hash if plan is not None else manifest_hash)
-    return review_status(items, split_reviews(db, items), plan, manifest_hash)
+    return review_status(items, split_reviews(db, items), plan.migrated(items) if plan else None, manifest_hash)

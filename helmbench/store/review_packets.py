@@ -1,8 +1,8 @@
 """Review packets and plans as files: a packet goes to a clinician by email, a plan stays beside results.db.
 
 A packet is one JSON document holding a reviewer's name and the items still for them to review,
-each blinded (the messages the model was sent, its reply, the criterion's code, title, text and
-options) with the keys that make a verdict on it importable (item hash, case id, scenario).
+each blinded (the messages the model was sent, its reply or a conversation's transcript, the
+criterion's code, title, text and options: everything the page shows, all inside the item's hash) with the keys that make a verdict on it importable (item hash, case id, scenario).
 `helmbench review --packet FILE` serves it without any database; the verdicts come back as the
 JSONL that `helmbench review import` reads.
 
@@ -96,7 +96,7 @@ def _keys(obj, where: str, required: set[str], optional: set[str] = frozenset())
 
 
 def _item(obj, where: str) -> dict:
-    _keys(obj, where, {"item_hash", "case_id", "scenario", "criterion", "messages", "output"})
+    _keys(obj, where, {"item_hash", "case_id", "scenario", "criterion", "messages", "output"}, {"transcript"})
     h = _text(obj["item_hash"], f"{where}.item_hash")
     if not _HASH.match(h):
         raise _Bad(f"{where}.item_hash is not a sha256:… hash")
@@ -121,9 +121,29 @@ def _item(obj, where: str) -> dict:
                      "content": _text(m["content"], f"{where}.messages[{i}].content", MAX_TEXT)})
     out = {"item_hash": h, "case_id": _text(obj["case_id"], f"{where}.case_id"),
            "scenario": _text(obj["scenario"], f"{where}.scenario"), "criterion": criterion, "messages": msgs,
-           "output": _text(obj["output"], f"{where}.output", MAX_TEXT)}
-    if item_hash(msgs, out["output"], criterion) != h:
-        raise _Bad(f"{where}: its item_hash does not match its messages, reply and criterion (the packet was altered)")
+           "output": _text(obj["output"], f"{where}.output", MAX_TEXT),
+           "transcript": None if obj.get("transcript") is None else _turns(obj["transcript"], f"{where}.transcript")}
+    if item_hash(msgs, out["output"], criterion, out["transcript"]) != h:
+        raise _Bad(f"{where}: its item_hash does not match what it shows (messages, reply, transcript, criterion "
+                   "title, text and options): the packet was altered")
+    return out
+
+
+def _turns(turns, where: str) -> list[dict]:
+    """A conversation's turns as a packet shows them (`score.review_items.JudgedItem.transcript`), typed and bounded."""
+    if not isinstance(turns, list) or len(turns) > 1000:
+        raise _Bad(f"{where} must be a list of at most 1000 turns")
+    out = []
+    for i, t in enumerate(turns):
+        at = f"{where}[{i}]"
+        _keys(t, at, {"turn", "role", "by", "content", "checkpoint"})
+        if not isinstance(t["turn"], int) or isinstance(t["turn"], bool) or not 0 < t["turn"] <= 10_000:
+            raise _Bad(f"{at}.turn must be a whole number from 1")
+        if t["role"] not in ("user", "assistant"):
+            raise _Bad(f"{at}.role must be user or assistant")
+        out.append({"turn": t["turn"], "role": t["role"], "by": _text(t["by"], f"{at}.by"),
+                    "content": _text(t["content"], f"{at}.content", MAX_TEXT),
+                    "checkpoint": _text(t["checkpoint"], f"{at}.checkpoint", optional=True)})
     return out
 
 

@@ -27,18 +27,36 @@ REVIEW_COLUMNS = ("item_hash", "reviewer", "case_id", "scenario", "criterion", "
 CONFIDENCES = ("low", "medium", "high")
 
 
-def item_hash(messages: list[dict], output: str, criterion: dict) -> str:
-    """The key of one judged item: exactly what the judge was shown, minus the judge's own instructions.
+def item_hash(messages: list[dict], output: str, criterion: dict, transcript: list[dict] | None = None) -> str:
+    """The key of one judged item: everything a reviewer is shown of it, and so exactly what the judge (or the
+    check) decided, minus the judge's own instructions.
 
-    The judge's system prompt and answer format are left out on purpose: rewording the judge's
-    instructions does not change what a clinician was asked to decide.
+    The criterion's title is inside (a packet whose title was edited to "options are reversed"
+    must not open, nor its verdict import, under the genuine item), and so is a conversation's
+    transcript (`transcript`: its turns in order, each with who wrote it, and the turn checkpoints
+    shown beside them), absent for a single reply so the key of a reply stays what the reply
+    alone decides. The judge's system prompt and answer format are left out on purpose:
+    rewording the judge's instructions does not change what a clinician was asked to decide.
     """
-    return hash_of({
-        "messages": messages,
-        "output": output,
-        "criterion": {"code": criterion["code"], "text": criterion["text"], "options": list(criterion["options"]),
-                      "response_type": criterion.get("response_type") or "single"},
-    })
+    shown = {"messages": messages, "output": output, "criterion": _shown_criterion(criterion)}
+    shown["criterion"]["title"] = criterion.get("title")
+    if transcript is not None:
+        shown["transcript"] = transcript
+    return hash_of(shown)
+
+
+def legacy_item_hash(messages: list[dict], output: str, criterion: dict) -> str:
+    """The key reviews were stored under before the title was hashed (migration 7's `item_hash`).
+
+    Why kept: reviews given before the change are migrated on read (`score.review_items.split_reviews`
+    counts them for the item whose reply, code, text, options and response type they were given on);
+    nothing new is written under it."""
+    return hash_of({"messages": messages, "output": output, "criterion": _shown_criterion(criterion)})
+
+
+def _shown_criterion(criterion: dict) -> dict:
+    return {"code": criterion["code"], "text": criterion["text"], "options": list(criterion["options"]),
+            "response_type": criterion.get("response_type") or "single"}
 
 
 def connection_of(db) -> sqlite3.Connection:

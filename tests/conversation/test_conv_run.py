@@ -306,7 +306,7 @@ def test_the_leaderboard_cost_counts_the_conversation_turns_the_results_use(env,
 
 
 def test_report_calibrated_only_leaves_out_a_conversation_judged_on_its_transcript(env, fake, tree):
-    """No clinician can review a transcript verdict yet, so its judge is uncalibrated: --calibrated-only
+    """No clinician has reviewed the transcript verdicts yet, so its judge is uncalibrated: --calibrated-only
     must leave the scenario out of the headline and say so, not count it as if it were deterministic."""
     from helmbench.score.report import load_report
 
@@ -322,7 +322,7 @@ def test_report_calibrated_only_leaves_out_a_conversation_judged_on_its_transcri
 
 def test_a_criterion_judged_on_a_transcript_is_listed_as_uncalibrated(env, fake, tree):
     """Every judged criterion carries a calibration badge (site, report, agreement): a transcript
-    criterion, which no review can reach yet, is listed as uncalibrated rather than left unmentioned."""
+    criterion is an item like a reply's, listed, with no review yet, as uncalibrated."""
     from helmbench.score.calibration import load_calibration
     from helmbench.store import open_readonly
 

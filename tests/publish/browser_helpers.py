@@ -28,6 +28,18 @@ def chromium() -> str:
 
 
 @contextmanager
+def launched():
+    """A launched headless Chromium (a module fixture yields from it), closed after."""
+    executable = chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=ARGS)
+        yield b
+        b.close()
+
+
+@contextmanager
 def recording_page(browser, base_url: str, **context_options):
     """A page that records console errors (a refused script or style is one), page errors, and
     every request to another host than `base_url`'s (blocked)."""

@@ -42,16 +42,19 @@ def _canonical(value) -> str:
 def recompute(item: dict) -> str:
     c = item["criterion"]
     obj = {"criterion": {"code": c["code"], "options": list(c["options"]), "response_type": c.get("response_type")
-                         or "single", "text": c["text"]},
+                         or "single", "text": c["text"], "title": c.get("title")},
            "messages": [{"role": m["role"], "content": m["content"]} for m in item["messages"]],
            "output": item["output"]}
+    if item.get("transcript") is not None:
+        obj["transcript"] = item["transcript"]
     return "sha256:" + hashlib.sha256(_canonical(obj).encode("utf-8")).hexdigest()
 
 
 def test_the_documented_item_key_is_the_one_helmbench_computes(judged_db, tmp_path):
     text = SCHEMA.read_text(encoding="utf-8")
     section = text[text.index("## Item keys"):text.index("## Snapshots")]
-    for rule in ('"criterion": {"code": C, "options": O, "response_type": R, "text": T}, "messages": M, "output": X',
+    for rule in ('"criterion": {"code": C, "options": O, "response_type": R, "text": T, "title": L}, "messages": M, '
+                 '"output": X', '`"transcript": V`',
                  "sorted by\n   Unicode code point", "not `\\u` escapes", "`\\u00xx` with lowercase hex",
                  "U+007F and U+2028 are written as themselves", "`sha256:` followed by the 64 lowercase"):
         assert rule in section, rule  # the text `recompute` follows

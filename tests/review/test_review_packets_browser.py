@@ -25,7 +25,7 @@ from helmbench.cli import app
 from helmbench.publish.review.serve import prepare, running
 from helmbench.score.calibration import load_calibration
 from helmbench.score.review_plan import load_plan
-from tests.publish.browser_helpers import ARGS, chromium, recording_page
+from tests.publish.browser_helpers import launched, recording_page
 from tests.review.review_pipeline import JUDGE, MODELS, copy_of, rows
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -36,13 +36,8 @@ KEYS = {"PASS": "1", "PARTIAL": "2", "FAIL": "3"}
 
 @pytest.fixture(scope="module")
 def browser(judged):
-    executable = chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, args=ARGS)
+    with launched() as b:
         yield b
-        b.close()
 
 
 def _choice(reviewer: str, h: str) -> str:

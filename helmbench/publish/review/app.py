@@ -35,7 +35,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from helmbench.errors import HelmbenchError
 from helmbench.publish.review.queue import Queue
-from helmbench.score.review_items import JudgedItem
+from helmbench.score.review_items import JudgedItem, current_keys
 from helmbench.store.db import connect
 from helmbench.store.queries.reviews import reviewed_by
 from helmbench.store.reviews import CONFIDENCES, now, save_review
@@ -190,7 +190,7 @@ class ReviewApp:
         return q
 
     def done_by(self, reviewer: str) -> set[str]:
-        return self.verdicts.done_by(reviewer) & self.in_sample
+        return current_keys(self.verdicts.done_by(reviewer), self.items) & self.in_sample
 
     def item_page(self, scope, reviewer: str, *, status: int = 200, message: str | None = None) -> Response:
         queue = self.queue(reviewer)

@@ -44,6 +44,7 @@ def prepare(db_path: Path, manifest_hash: str | None = None, *, size: int | None
     if plan is not None and plan.manifest_hash != manifest_hash:
         plan = None  # a plan of another manifest: its items are not these (the caller says so)
     if plan is not None:
+        plan = plan.migrated(items)
         sample = [h for h in stratified_sample(items, None, plan.seed) if h in plan.sample]
         seed = plan.seed
     else:
@@ -67,7 +68,7 @@ def prepare_packet(packet_path: Path, verdicts: Path | None = None) -> Prepared:
 
     packet = read_packet(packet_path)
     items = {i["item_hash"]: JudgedItem(i["item_hash"], i["case_id"], i["scenario"], i["messages"], i["output"],
-                                        i["criterion"]) for i in packet["items"]}
+                                        i["criterion"], transcript=i["transcript"]) for i in packet["items"]}
     verdicts = verdicts or verdicts_path(packet_path)
     if verdicts.is_symlink():  # planted beside the packet (an archive can hold links): never read or written through
         from helmbench.safewrite import UnsafeWrite
