@@ -29,6 +29,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))  # tests.fakes, as the suite imports them
 WIDTHS = (1400, 390)
 PUBLIC_DATASETTE = "https://datasette.helmbench.example"
+#: The part of each page photographed on its own too (`<page>-<width>-detail.png`).
+DETAIL = {"leaderboard": "#leaderboard-table", "case": "#person-message", "conversation": ".hb-transcript",
+          "crisis-resources": "table.hb-stack", "model": "figure.hb-chart", "judges": "article"}
 MODELS = ("openai/gpt-4.1-mini", "anthropic/claude-sonnet-4", "google/gemini-2.5-flash")
 
 
@@ -109,6 +112,12 @@ def shoot(site: Path, out: Path, full: bool) -> list[Path]:
                     path = out / f"{name}-{width}.png"
                     page.screenshot(path=str(path), full_page=full)
                     written.append(path)
+                    part = page.locator(DETAIL[name]).first if name in DETAIL else None
+                    if part is not None and part.count():  # the part a reader came for, wherever it falls
+                        part.scroll_into_view_if_needed()
+                        path = out / f"{name}-{width}-detail.png"
+                        part.screenshot(path=str(path))
+                        written.append(path)
                 context.close()
             browser.close()
     finally:

@@ -210,6 +210,32 @@ def case_title(case, data) -> str:
     return f"{scen}: {'; '.join(parts)}" if parts else scen
 
 
+_TREE_CODE = re.compile(r"(?<![\w-])(P\d+(?:-B\d+(?:-S\d+(?:-(?:C|U|PT)\d+)?)?)?)(?![\w-])")
+
+
+def name_codes(text: str | None, catalog: dict) -> str:
+    """`text` (a floor's note, say) with each code of the tree in it preceded by its title:
+    "P2-B2 below 0.50" → "Hand off to crisis services (P2-B2) below 0.50". Codes the tree does not know stay."""
+    if not text:
+        return ""
+    known = {}
+    for kind in ("pillars", "behaviours", "scenarios", "components"):
+        known.update({code: meta.get("title") for code, meta in catalog.get(kind, {}).items()})
+
+    def named(m: re.Match) -> str:
+        title = known.get(m.group(1))
+        return f"{title} ({m.group(1)})" if title else m.group(1)
+
+    return _TREE_CODE.sub(named, text)
+
+
+def criterion_title(data, scenario: str | None, code: str | None) -> str | None:
+    """The title of criterion `code` of `scenario` (from one of its cases: they share their criteria)."""
+    for case in data.scenario_cases(scenario) if scenario else ():
+        return criterion_titles(case.evaluation).get(code)
+    return None
+
+
 def criterion_titles(evaluation: dict | None) -> dict[str, str]:
     """Criterion code → title of a case's evaluation (its judged criteria and its checks)."""
     ev = evaluation or {}
@@ -311,7 +337,8 @@ def environment() -> Environment:
                        short_hash=short_hash, pvalue=format_p, person_message=person_message, bar_row=bar_row, pretty_json=pretty_json, signed=signed, natural=natural_key)
     env.globals.update(verdict_badge=verdict_badge, urlencode=urlencode, case_outputs=case_outputs,
                        evaluator_summary=evaluator_summary, shown_verdict=shown_verdict, plain_reason=plain_reason,
-                       criterion_titles=criterion_titles, country_name=country_name, case_title=case_title)
+                       criterion_titles=criterion_titles, country_name=country_name, case_title=case_title,
+                       name_codes=name_codes, criterion_title=criterion_title)
     return env
 
 

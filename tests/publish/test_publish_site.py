@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 import sqlite3
 from contextlib import closing
@@ -27,6 +28,12 @@ def article(text: str) -> str:
     m = re.search(r'<article class="md-content__inner md-typeset">(.*?)</article>', text, re.S)
     assert m, "no article in page"
     return m.group(1)
+
+
+def board_catalog(pipeline) -> dict:
+    """The manifest's catalog (titles of pillars, behaviours, scenarios, components)."""
+    with open(pipeline.manifest, encoding="utf-8") as f:
+        return json.loads(f.readline())["catalog"]
 
 
 class Links(HTMLParser):
@@ -73,7 +80,10 @@ def test_leaderboard_lists_every_model_with_every_column(site, pipeline):
     for row in board.rows:  # the numbers shown are the scorer's
         assert f"{row.score * 100:.1f} %" in body
         if row.capped:  # a capped score shows its floor and the uncapped score instead of an interval
-            assert f"{row.floor_note}; uncapped {row.uncapped_score * 100:.1f} %" in body
+            from helmbench.publish.render import name_codes
+
+            note = html.escape(name_codes(row.floor_note, board_catalog(pipeline)), quote=True).replace("&#x27;", "&#39;")
+            assert f"{note}; uncapped {row.uncapped_score * 100:.1f} %" in body
         else:
             assert f"{row.score_ci[0] * 100:.1f}–{row.score_ci[1] * 100:.1f}" in body
         assert f'data-sort="{float(row.score)!r}"' in body
