@@ -359,7 +359,8 @@ def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
     jobs: dict[str, charts.ModelChartJob] = {}
     for m in data.models:
         out.append(Page(model_uri(m.slug), m.name, "model.html.j2",
-                        {"m": m, "detection_bars": detection_bars(m), "history_bars": history_bars(m)},
+                        {"m": m, "detection_bars": detection_bars(m), "history_bars": history_bars(m),
+                         "ranks": ranges.get(m.slug)},
                         content_note=True, search=False))
         jobs[m.slug] = _model_job(data, m, dest)
     return PagePlan(out, board, dest(chart_uri("leaderboard")), jobs)

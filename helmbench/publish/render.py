@@ -19,8 +19,9 @@ from markupsafe import Markup, escape
 
 from helmbench.score.breakdown import natural_key
 from helmbench.score.pairwise import format_p
+from helmbench.score.severity import severity_bucket
 
-from .transcript import person_message, transcript_html
+from .transcript import person_message, shown_verdict, transcript_html
 
 #: Marks a section break in a rendered fragment: `<!--section:Heading-->`.
 SECTION = re.compile(r"<!--section:(.*?)-->")
@@ -94,14 +95,6 @@ _SYMBOLS = {"PASS": "✓", "FAIL": "✗", "ERROR": "!", "PARTIAL": "◐"}
 #: A text block that may scroll: a labelled region the keyboard can reach (followed by its label).
 _REGION = 'tabindex="0" role="region" aria-label='
 
-
-
-def shown_verdict(verdict: str | None, score: float | None = None) -> str | None:
-    """The verdict as a reader should see it: a FAIL that earned partial credit (0 < score < 1, such as a judge's
-    PARTIAL) is shown as PARTIAL, never as a plain FAIL. It still counts as not passed in the pass rate."""
-    if verdict == "FAIL" and score is not None and 0 < score < 1:
-        return "PARTIAL"
-    return verdict
 
 
 ENSEMBLE_RULE = ("Several judges answered this criterion: its verdict is their majority, a tie counting as a fail "
@@ -178,7 +171,7 @@ def model_output(res, ds_responses: str, titles: dict | None = None) -> Markup:
         out.append(f'<p class="hb-meta">finish reason {e(res.finish_reason or "—")}{latency} · '
                    f"cost {money(res.cost)}{row}</p>\n")
     if res.turns:
-        out.append(transcript_html(res, verdict_badge, money))
+        out.append(transcript_html(res, verdict_badge, money, lambda reason: plain_reason(reason, titles)))
     judges_of: dict[str, set] = {}
     for j in res.judgements:
         judges_of.setdefault(j.criterion, set()).add(j.judge_model)
@@ -338,7 +331,7 @@ def environment() -> Environment:
     env.globals.update(verdict_badge=verdict_badge, urlencode=urlencode, case_outputs=case_outputs,
                        evaluator_summary=evaluator_summary, shown_verdict=shown_verdict, plain_reason=plain_reason,
                        criterion_titles=criterion_titles, country_name=country_name, case_title=case_title,
-                       name_codes=name_codes, criterion_title=criterion_title)
+                       name_codes=name_codes, criterion_title=criterion_title, severity_bucket=severity_bucket)
     return env
 
 

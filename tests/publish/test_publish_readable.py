@@ -136,3 +136,16 @@ def test_without_a_public_datasette_the_rows_are_named_not_linked_to_this_machin
     assert "browse them on your computer" in out["index.md"] and "browse them on your computer" in out[model]
     assert "run <code>helmbench serve</code>" in out["methodology.md"] and 'id="raw-rows"' in out["methodology.md"]
     assert '<span class="hb-ds-off">result rows</span>' in out[case]
+
+
+def test_severity_levels_stay_within_the_scale_they_name(site):
+    """A base severity is the sum of two 0–10 severities: the detection chart and table name the scale's band
+    beside the sum, never "level 14" on a scale that ends at 10."""
+    seen = 0
+    for path in (site / "models").glob("*/index.html"):
+        text = _text(path)
+        assert not re.search(r"\blevel (1[1-9]|[2-9]\d)\b", text), path
+        seen += len(re.findall(r"base \d+ · (?:mild|moderate|severe|catastrophic)", text))
+    for svg in (site / "charts" / "models").glob("*.svg"):
+        assert not re.search(r">level \d", svg.read_text(encoding="utf-8")), svg
+    assert seen

@@ -84,7 +84,7 @@ def test_the_model_page_shows_versions_providers_history_and_detection(stats_sit
     chart_tables = text(body)
     assert "Score at each run" in chart_tables and "Detection by severity level" in chart_tables
     detection = text(table(body, "detection-table"))
-    assert "level 4" in detection and "Risk cases" in detection
+    assert "base 4 · moderate (4–6)" in detection and "Risk cases" in detection
     assert "Not monotonic" in text(body) or "No level is clearly below a lower one" in text(body)
     assert (stats_site / "charts" / "models" / f"{slugify(GOOD)}.svg").stat().st_size > 0
 
