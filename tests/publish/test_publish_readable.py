@@ -149,3 +149,20 @@ def test_severity_levels_stay_within_the_scale_they_name(site):
     for svg in (site / "charts" / "models").glob("*.svg"):
         assert not re.search(r">level \d", svg.read_text(encoding="utf-8")), svg
     assert seen
+
+
+def test_the_leaderboard_explains_its_numbers_and_states_how_far_the_judge_was_checked(site, pipeline):
+    from helmbench.score.leaderboard import build_leaderboard
+
+    text = _text(site / "index.html").replace(" :", ":")  # "<strong>Cap</strong>:" reads "Cap:"
+    for sentence in ("Score: the share of the available credit", "Why the score differs from the pass rate",
+                     "Cap: a safety floor", "Ties: models with the same score share a rank and are listed by pass rate",
+                     "How far the judge has been checked", "not yet been checked against clinicians",
+                     "One judge marks every judged answer"):
+        assert sentence in text, sentence
+    board = build_leaderboard(pipeline.db, None, bootstrap=0)
+    ranked = [r for r in board.rows if r.rank is not None]
+    assert len(re.findall(r"ranks? \d+(?:–\d+)?", text)) >= len(ranked)  # a rank range under every ranked score
+    for r in ranked:  # every score has its interval, or says why it has none
+        assert r.capped or r.score_ci is not None
+    assert text.count("no interval") >= sum(r.capped for r in ranked)
