@@ -40,6 +40,7 @@ _LAZY = {
     "export": ("helmbench.api", "export"),
     "merge": ("helmbench.api", "merge"),
     "agreement": ("helmbench.api", "agreement"),
+    "costs": ("helmbench.api", "costs"),
     "CalibrationReport": ("helmbench.score.calibration", "CalibrationReport"),
     "Progress": ("helmbench.api", "Progress"),
     "Diagnostic": ("helmbench.diagnostics", "Diagnostic"),

@@ -11,6 +11,7 @@ imported inside each function, so importing this module costs almost nothing.
 from __future__ import annotations
 
 import io
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
@@ -208,6 +209,90 @@ def agreement(db: str | Path, manifest=None):
         conn.close()
 
 
+def paid_in(runs: Iterable[dict]) -> float:
+    """What `runs` (rows of `helmbench costs`) were billed together: their model's and judge's priced calls."""
+    return sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in runs)
+
+
+#: The version of `costs(...).to_dict()` (`helmbench costs --format json`): costs.schema.json's `format`.
+COSTS_FORMAT = 1
+
+
+@dataclass
+class Costs:
+    """What `helmbench costs` shows: per run, from the call ledger, what was billed in it and the cost
+    behind its results; the calls no run made (`generate`); the runs of other manifests, summed; and the
+    estimate of the calls not made yet for the manifest (None when it is not compiled, or for one run)."""
+
+    runs: list[dict]
+    note: str | None = None  # report's sentence: the manifest asked for had no runs, these are another's
+    others: list[dict] = field(default_factory=list)  # runs of other manifests (counted, not shown)
+    outside: object = None  # store.queries.ledger.Ledger of the calls no run made, or None (one run or model asked)
+    estimate: object = None  # run.estimate.Estimate of the calls not made yet, or None
+    manifest: Path | None = None  # whose calls not made yet
+    estimate_failed: Exception | None = None  # HelmbenchError: the estimate could not be made (the costs still stand)
+
+    @property
+    def total(self) -> float:
+        """Every priced call shown, paid: the runs' own calls and the calls no run made."""
+        return paid_in(self.runs) + ((self.outside.cost() or 0.0) if self.outside is not None else 0.0)
+
+    def to_dict(self) -> dict:
+        keys = ("run_id", "model", "status", "started_at", "calls", "errors", "unknown", "unpriced", "prompt_tokens",
+                "completion_tokens", "paid", "judge_calls", "judge_paid", "behind_results", "behind_model",
+                "behind_user", "behind_judge", "shared_calls", "shared_cost", "shared_with")
+        out = self.outside
+        return {"format": COSTS_FORMAT, "note": self.note, "runs": [{k: r.get(k) for k in keys} for r in self.runs],
+                "generation": None if out is None else {"calls": out.calls(), "cost": out.cost(),
+                                                        "unknown": out.unknown()},
+                "total_paid": self.total,
+                "other_manifests": {"runs": len(self.others), "paid": paid_in(self.others)},
+                "not_run_yet": None if self.estimate is None else {"manifest": str(self.manifest),
+                                                                   **self.estimate.to_dict()}}
+
+
+def costs(db: str | Path, manifest=None, *, run_id: int | None = None, model: str | None = None,
+          models_file: str | Path | None = None, estimate: bool = True) -> Costs:
+    """Billed cost and tokens per run (from the call ledger), and the estimate of the calls not made yet.
+
+    The runs are those of `manifest` (a `Manifest` or a path) when it has finished runs, else of the
+    latest finished run's manifest (`.note` says so, as `report` does); `run_id` or `model` narrow them.
+    The estimate (for `manifest`, with `models_file`, default the models.yml beside it) is left out
+    for one run or when `estimate` is False or the manifest does not exist; when the manifest cannot be
+    read for it (edited by hand), `.estimate_failed` holds the error. Raises `HelmbenchError` (a
+    `UsageError`) when no run matches.
+    """
+    from helmbench.errors import UsageError
+    from helmbench.score.report import manifest_shown
+    from helmbench.store import open_reader
+    from helmbench.store.queries.ledger import run_costs, unattached_ledger
+
+    path = None if manifest is None else Path(getattr(manifest, "path", manifest))
+    reader = open_reader(Path(db))
+    try:
+        shown, note = manifest_shown(reader.conn, path) if run_id is None else (None, None)
+        rows = run_costs(reader, run_id, model, shown)
+        if not rows:
+            raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "")
+                             + (f" --model {model}" if model else ""))
+        ids = {r["run_id"] for r in rows}
+        others = [r for r in run_costs(reader, None, model) if shown and r["run_id"] not in ids]
+        outside = None if run_id or model else unattached_ledger(reader)
+    finally:
+        reader.conn.close()
+    remaining = failed = None
+    if estimate and path is not None and path.is_file() and run_id is None:
+        from helmbench.errors import HelmbenchError
+        from helmbench.run.estimate import estimate_remaining
+
+        models = Path(models_file) if models_file is not None else _models_file_beside(path)
+        try:
+            remaining = estimate_remaining(path, models, Path(db), [model] if model else None)
+        except HelmbenchError as exc:  # a manifest edited by hand: what was paid is still shown, then the error
+            failed = exc
+    return Costs(rows, note, others, outside, remaining, path, failed)
+
+
 def report_data(db: str | Path, manifest=None, *, run_id: int | None = None, bootstrap: int = 1000,
                 calibrated_only: bool = False, judge_version: str | None = None):
     """`report` with what `helmbench report` prints beside the leaderboard (judge totals, titles, the
@@ -243,8 +328,9 @@ def merge(out: str | Path, inputs: Iterable[str | Path]):
     Identical rows are kept once; the runs of one (manifest, model, settings) become one run (the
     shards of `run(shard="K/N")` make one complete run per model, their ledger rows summed once);
     different manifests keep their runs apart. Returns what was added (`.added`, `.replaced` per
-    table, `.runs`: the merged run rows). Raises `MergeConflict` (a `HelmbenchError`, nothing
-    written) when two inputs hold different content under one key.
+    table, `.runs`: the merged run rows, `.refused`: reviews left out by `review import`'s rules). Raises
+    `MergeConflict` (a `HelmbenchError`, nothing written) when two inputs hold different content under one
+    key, and `EditedInput` when an input's catalog does not hash to its manifest or it is dated in the future.
     """
     from helmbench.store.merge import merge as merge_store
 

@@ -185,6 +185,12 @@ _TABLE = [
          "in its frontmatter); its type must give its own verdict and read a reply's text (such as "
          "`crisis_resources`). A judged type (`sqe`) or one that only reads a structured field cannot stand there.",
          "---\ntitle: Real crisis lines\nevaluation: {type: category_match, expected: CRISIS}\n---"),
+    Code("HB511", "error", "several criteria in one file",
+         "A criteria file holds one criterion, its frontmatter at the top. `# CR1`, `# CR2` sections with a "
+         "frontmatter each (the form `conditions.md` uses) are not read as several criteria: the whole file would "
+         "be one PASS/FAIL criterion whose frontmatter reaches the judge as text. Write one file per criterion: "
+         "`CR1.md`, `CR2.md`, … beside the scenario file.",
+         "criteria.md:\n# CR1\n---\ntitle: No diagnosis\n---\n…\n# CR2\n---\n…"),
     # HB6xx: benchmark.yml, scoring.yaml, models.yml
     Code("HB601", "warning", "no benchmark.yml",
          "Pillars and behaviours are derived from folder codes and README titles; with no "
@@ -228,6 +234,13 @@ _TABLE = [
          "judge from a family not under test, or an ensemble across families; `families:` in models.yml maps "
          "an id prefix to a family name where the table is wrong.",
          "marking_model: openai/gpt-4.1\nmodels:\n  - id: openai/gpt-4.1-mini"),
+    Code("HB610", "error", "a literal secret in models.yml",
+         "models.yml names where a key is read from, never the key itself: `api_key_env` holds the NAME of an "
+         "environment variable, and a secret header of an `http` target is written `${ENV_NAME}`. A value shaped "
+         "like a key there (`sk-…`, a long run of letters and digits) would be committed with the benchmark and "
+         "shown wherever the file is; the message never repeats it.",
+         "models:\n  - id: local/llama\n    route: openai/llama3\n    api_key_env: sk-0123456789abcdef0123   # the key, "
+         "not its variable's name"),
     # HB7xx: generated content (`helmbench generate`)
     Code("HB720", "warning", "generated content not reviewed",
          "A component or draft scenario written by `helmbench generate` (it records `generated_from` "

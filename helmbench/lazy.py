@@ -2,7 +2,7 @@
 
 Why: a stage's `__init__` re-exports its main names for callers, and importing any one of its
 modules runs that `__init__` first. Done eagerly, reading one small module (a warm site build
-unpickles dataclasses from spec, manifest and score) pays for every module of the stage:
+decodes dataclasses from spec, manifest and score) pays for every module of the stage:
 Pydantic models, jsonschema, the plugin registry, about half a second in all. A package lists
 where each name lives instead, and the module holding it is imported when the name is first read.
 """

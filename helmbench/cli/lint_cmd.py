@@ -33,7 +33,8 @@ def _prefix(root: Path, outside: str = "absolute") -> str:
 @app.command()
 def lint(
     root: Optional[Path] = typer.Argument(None, help="The benchmark folder (holds scenarios/; default: found from the current folder up)."),
-    format: Format = typer.Option(Format.text, "--format", "-f", help="text, github (annotations) or json."),
+    format: Format = typer.Option(Format.text, "--format", "-f",
+                                  help="text, github (annotations) or json (its shape: lint.schema.json, `helmbench schema`)."),
     strict: bool = typer.Option(False, "--strict", help="Warnings fail too (notes never do)."),
     as_of: Optional[str] = typer.Option(None, "--as-of", metavar="YYYY-MM-DD",
                                         help="The day findings that age (a crisis-service entry checked too long "

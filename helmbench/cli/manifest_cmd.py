@@ -15,6 +15,10 @@ from helmbench.cli.app import app
 ROOT = typer.Argument(None, help="The benchmark folder (holds scenarios/; default: found from the current folder up).")
 
 
+#: The version of `list --format json`'s shape: list.schema.json's `format` (bump both together).
+LIST_FORMAT = 1
+
+
 class Fmt(str, Enum):
     text = "text"
     json = "json"
@@ -72,7 +76,9 @@ def compile_(
 
 
 @app.command("list")
-def list_(root: Optional[Path] = ROOT, format: Fmt = typer.Option(Fmt.text, "--format", "-f")) -> None:
+def list_(root: Optional[Path] = ROOT,
+          format: Fmt = typer.Option(Fmt.text, "--format", "-f",
+                                     help="text, or json (its shape: list.schema.json, `helmbench schema`).")) -> None:
     """List scenarios with pillar and behaviour titles, evaluation type and case counts.
 
     Example: helmbench list benchmark --format json
@@ -97,7 +103,8 @@ def list_(root: Optional[Path] = ROOT, format: Fmt = typer.Option(Fmt.text, "--f
             "criteria": len(sc.criteria), "cases": sc.case_count,
         })
     if format is Fmt.json:
-        print(json.dumps({"scenarios": rows, "cases": sum(r["cases"] for r in rows)}, indent=2, ensure_ascii=False))
+        print(json.dumps({"format": LIST_FORMAT, "scenarios": rows, "cases": sum(r["cases"] for r in rows)}, indent=2,
+                         ensure_ascii=False))
         return
     from helmbench.cli.console import SafeConsole
     from rich.table import Table
@@ -187,7 +194,8 @@ def diff(
     against: Optional[str] = typer.Option(None, "--against", help="Compile ROOT at this git revision as OLD."),
     root: Optional[Path] = typer.Option(None, "--root", help="Benchmark folder for --against (default: found from the current folder up)."),
     format: DiffFmt = typer.Option(DiffFmt.text, "--format", "-f",
-                                   help="text, json, github (an annotation) or comment (a pull-request comment in Markdown, with the cost of the new calls)."),
+                                   help="text, json (its shape: diff.schema.json, `helmbench schema`), github (an annotation) or "
+                                        "comment (a pull-request comment in Markdown, with the cost of the new calls)."),
     models_file: Optional[Path] = typer.Option(None, "--models-file", help="models.yml that prices the new calls for --format comment (default: the benchmark's)."),
 ) -> None:
     """Cases added, removed and changed between two manifests (request vs evaluation-only changes).

@@ -29,6 +29,12 @@ def merge(
     same request differently are refused, naming the rows and files, and OUT is left as it was (it is
     written whole, then renamed into place). Inputs of an older schema are upgraded in a copy.
 
+    Nothing is trusted that can be recomputed: an input whose benchmark catalog (cases, severities,
+    difficulties, weights) does not hash to its manifest's hash, or that is dated in the future, is
+    refused, naming it; manifests are registered at OUT's own time. Reviews pass the rules of `review
+    import` (one reviewer however the name is spelled; control characters, future dates and items that
+    match no judged output refused): each refused review is listed and counted.
+
     Examples:
 
         helmbench merge build/results.db build/shard-*/results.db
@@ -72,6 +78,12 @@ def merge(
         say(f"{path}: a run in it was still running (or its process stopped without saying so): merged as "
             "interrupted, with what it had stored; for the finished run, merge its database into a new OUT once "
             "that run has ended")
+    if result.refused:
+        say(f"{len(result.refused)} review(s) refused by the rules `review import` applies (not merged):")
+        for line in result.refused[:20]:
+            say(f"  {line}")
+        if len(result.refused) > 20:
+            say(f"  … and {len(result.refused) - 20} more")
     for run in result.runs:
         shard = f", shards {run['shard']}" if run.get("shard") else ""
         say(f"run {run['id']}: {run['model']} {run['status']}{shard}: {run['n_pass']} pass, "

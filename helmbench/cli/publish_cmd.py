@@ -79,13 +79,14 @@ def serve(
     (descriptions, facets, canned queries such as leaderboard and case_across_models) and runs
     Datasette on SNAPSHOT (immutable) on 127.0.0.1, answering only requests addressed to
     127.0.0.1 or localhost with its port (and --allow-host names). Ctrl-C stops it. `--publish`
-    writes a public copy: only the tables the leaderboard reads (no reviews, no generations).
+    writes a public copy: only the tables the leaderboard reads (no reviews, no generations), and
+    plugins/ to give the host as --plugins-dir (only plain SQL: no fts3_tokenizer()).
 
     Examples:
 
         helmbench serve --port 8001
 
-        helmbench serve --publish build/datasette   # then: datasette publish … build/datasette/results.db
+        helmbench serve --publish build/datasette   # then: datasette publish … --plugins-dir build/datasette/plugins
     """
     from helmbench.cli import validate
     from helmbench.publish import datasette
@@ -97,8 +98,11 @@ def serve(
     if publish_dir is not None:
         snap = datasette.snapshot(db, publish_dir, public=True)
         meta = datasette.write_metadata(snap, publish_dir / "metadata.json", site_url=site_url)
-        print(f"snapshot {snap}\nmetadata {meta}")
-        print(f"publish with, e.g.: datasette publish cloudrun {snap} --metadata {meta} --service helmbench")
+        plugins = datasette.write_plugins(publish_dir)
+        print(f"snapshot {snap}\nmetadata {meta}\nplugins  {plugins} (keeps SQL plain: no fts3_tokenizer())")
+        print(f"publish with, e.g.: datasette publish cloudrun {snap} --metadata {meta} --plugins-dir {plugins} "
+              "--service helmbench")
+        print("a public host must be started with that --plugins-dir, or visitors' SQL reaches native pointers")
         return
     snap = datasette.new_snapshot(db, serve_dir)
     meta = datasette.write_metadata(snap, serve_dir / "metadata.json", site_url=site_url)

@@ -99,7 +99,26 @@ def reference_markdown() -> str:
         lines += command_markdown(n, group.commands[n])
         for sub, command in getattr(group.commands[n], "commands", {}).items():  # a group's sub-commands
             lines += command_markdown(f"{n} {sub}", command)
+    lines += output_schemas_markdown()
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def output_schemas_markdown() -> list[str]:
+    """The section on the output schemas: each file with what its output holds (its `description`).
+
+    Generated from the shipped schema files, so the page names every schema and says what the
+    schema itself says."""
+    from helmbench.cli.schema_cmd import output_schemas
+
+    lines = ["## Output schemas", "",
+             "Every output a program reads has a JSON Schema (draft 2020-12), shipped with HELMBench and written by "
+             "`helmbench schema` beside the authored files' schemas (`helmbench schema --print report.schema.json` "
+             "prints one). Each output carries its version as `format`; a change of shape comes with a new version "
+             "and a new schema, and the test suite validates every command's real output against its schema.", ""]
+    for stem, schema in output_schemas().items():
+        lines += [f"### `{stem}.schema.json`", "", f"*{_cell(schema.get('title', stem))}*", "",
+                  " ".join(str(schema.get("description", "")).split()), ""]
+    return lines
 
 
 if __name__ == "__main__":  # pragma: no cover - exercised by the test through reference_markdown

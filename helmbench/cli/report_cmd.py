@@ -27,7 +27,9 @@ def report(
     db: Optional[Path] = typer.Option(None, "--db", help="The results database (`helmbench run`; default build/results.db)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest",
                                   help="Show the runs of this manifest (default: the latest runs if it has none)."),
-    format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f", help="text, json, csv or markdown."),
+    format: ReportFormat = typer.Option(ReportFormat.text, "--format", "-f",
+                                        help="text, json (its shape: report.schema.json, `helmbench schema`), csv or "
+                                             "markdown."),
     run_id: Optional[int] = typer.Option(None, "--run-id", help="Report one run only (any status)."),
     bootstrap: int = typer.Option(1000, "--bootstrap", min=0, help="Random sign flips per paired test when more than 16 cases differ (0: no intervals, no tests)."),
     calibrated_only: bool = typer.Option(False, "--calibrated-only",

@@ -131,9 +131,11 @@ def judge_rows(report: Report) -> tuple[list[str], list[list[str]]]:
 
 def judge_lines(report: Report) -> list[str]:
     """The judges' agreement per criterion, and whether the top group depends on the judge."""
+    from helmbench.score.model import criterion_key
+
     j = report.judges
-    out = [f"judges' agreement on {c}: Fleiss κ {'—' if k is None else f'{k:.2f}'} over {j.n_items[c]} items"
-           for c, k in j.kappa.items()]
+    out = [f"judges' agreement on {criterion_key(*c)}: Fleiss κ {'—' if k is None else f'{k:.2f}'} over "
+           f"{j.n_items[c]} items" for c, k in j.kappa.items()]
     if j.top_depends:
         out.append("the top tie group depends on the judge: some judge alone would put other models in it")
     for w in j.without_kin:
@@ -281,8 +283,12 @@ def text(report: Report, out: Console) -> None:
     out.print(Text(NOTES, style="dim"))
 
 
+#: The version of `report --format json`'s shape: report.schema.json's `format` (bump both together).
+REPORT_FORMAT = 1
+
+
 def as_json(report: Report) -> str:
-    data = report.board.to_dict()
+    data = {"format": REPORT_FORMAT, **report.board.to_dict()}
     for row, plain in zip(report.rows, data["rows"]):
         plain["evaluations"] = _evals(report, row)
         plain["by_pillar"] = row.summary.to_dict()["by_pillar"]

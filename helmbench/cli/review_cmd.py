@@ -16,6 +16,12 @@ import typer
 from helmbench.cli.app import app
 
 
+#: The versions of `agreement --format json` and `review status --format json`: the `format` of
+#: agreement.schema.json and review-status.schema.json (bump each with its schema).
+AGREEMENT_FORMAT = 1
+STATUS_FORMAT = 1
+
+
 class AgreementFormat(str, Enum):
     text = "text"
     json = "json"
@@ -65,7 +71,8 @@ def agreement(
     db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest",
                                             help="Whose criteria (default build/manifest.jsonl, else the latest judged runs)."),
-    format: AgreementFormat = typer.Option(AgreementFormat.text, "--format", "-f", help="text or json."),
+    format: AgreementFormat = typer.Option(AgreementFormat.text, "--format", "-f",
+                                           help="text, or json (its shape: agreement.schema.json, `helmbench schema`)."),
 ) -> None:
     """How far the judge agrees with clinicians' blind reviews, per judged criterion and overall.
 
@@ -95,7 +102,7 @@ def agreement(
     validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)
     report = _calibration(db, manifest)
     if format is AgreementFormat.json:
-        typer.echo(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+        typer.echo(json.dumps({"format": AGREEMENT_FORMAT, **report.to_dict()}, ensure_ascii=False, indent=2))
         return
     typer.echo("\n".join(agreement_lines(report)))
 
@@ -143,7 +150,7 @@ def review(
                                           help="Serve this review packet (from `helmbench review packet`): no database needed."),
     verdicts: Optional[Path] = typer.Option(None, "--verdicts",
                                             help="With --packet: where the verdicts go (default: beside the packet, "
-                                                 "NAME-verdicts.jsonl)."),
+                                                 "NAME.review-verdicts.jsonl for NAME.review.json)."),
     plan: Optional[Path] = typer.Option(None, "--plan", help="The review plan to follow (default build/review-plan.json "
                                                              "when it exists)."),
     allow_host: list[str] = typer.Option([], "--allow-host", help="Also answer requests addressed to this host name (with the port), e.g. when binding to a LAN address; repeatable."),
@@ -158,7 +165,8 @@ def review(
 
     A clinician elsewhere gets a packet instead (`helmbench review packet`): `helmbench review
     --packet ana.review.json` serves it on their own machine, without any results database, and
-    writes their verdicts to a file to send back (`helmbench review import` reads it).
+    writes their verdicts to `ana.review-verdicts.jsonl` beside it, the file to send back
+    (`helmbench review import` reads it).
 
     How verdicts combine: see `helmbench agreement --help` (PARTIAL counts as FAIL; the
     clinicians' majority is compared with the judge; an even split is left out).
@@ -344,8 +352,8 @@ def review_packet(
     A packet is one file: the reviewer's name and, for each item planned for them and not yet
     reviewed, the messages the model was sent, its reply and the criterion (never the model,
     the judge's verdict or anyone's verdict). The reviewer opens it with `helmbench review
-    --packet FILE` (no results database needed) and sends back the verdicts file it writes,
-    which `helmbench review import` adds here.
+    --packet FILE` (no results database needed) and sends back the verdicts file it writes
+    (`NAME.review-verdicts.jsonl` beside `NAME.review.json`), which `helmbench review import` adds here.
 
     Examples:
 
@@ -413,7 +421,8 @@ def review_status(
     manifest: Optional[Path] = typer.Option(None, "--manifest",
                                             help="Without a plan: whose judged items (default build/manifest.jsonl, "
                                                  "else the latest judged runs)."),
-    format: StatusFormat = typer.Option(StatusFormat.text, "--format", "-f", help="text or json."),
+    format: StatusFormat = typer.Option(StatusFormat.text, "--format", "-f",
+                                        help="text, or json (its shape: review-status.schema.json, `helmbench schema`)."),
 ) -> None:
     """How far the review is: per reviewer what is assigned and done, per criterion the items with ≥ 2 reviews.
 
@@ -440,7 +449,7 @@ def review_status(
     finally:
         conn.close()
     if format is StatusFormat.json:
-        typer.echo(json.dumps(status.to_dict(), ensure_ascii=False, indent=2))
+        typer.echo(json.dumps({"format": STATUS_FORMAT, **status.to_dict()}, ensure_ascii=False, indent=2))
         return
     typer.echo("\n".join(status_lines(status)))
 
@@ -474,7 +483,8 @@ def status_lines(status) -> list[str]:
 @review_app.command("export")
 def review_export(
     db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db)."),
-    format: FileFormat = typer.Option(FileFormat.csv, "--format", "-f", help="csv or jsonl."),
+    format: FileFormat = typer.Option(FileFormat.csv, "--format", "-f",
+                                      help="csv or jsonl (rows: verdicts.schema.json, `helmbench schema`)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Write here (default: standard output)."),
 ) -> None:
     """Write every stored review (stale ones included) as CSV or JSONL, to pool with other machines.
@@ -531,11 +541,9 @@ def review_import(
         helmbench review import cleo.jsonl --db build/results.db
     """
     from helmbench.cli import validate
-    from helmbench.score.review_items import every_judged_item
     from helmbench.spec.discover import in_build
     from helmbench.store import open_db
-    from helmbench.store.queries.reviews import reviewed_items
-    from helmbench.store.review_files import read
+    from helmbench.store.review_files import read, review_rules
     from helmbench.store.reviews import import_reviews
 
     (db,) = in_build(db=db)
@@ -544,8 +552,7 @@ def review_import(
     validate.db_to_write(db)
     database = open_db(db)
     try:
-        items = every_judged_item(database)
-        rows = read(file, {h: i.options for h, i in items.items()}, set(items) | reviewed_items(database))
+        rows = read(file, *review_rules(database))  # the rules `helmbench merge` applies to an input's reviews
         added, other = import_reviews(database, rows)
     finally:
         database.conn.close()

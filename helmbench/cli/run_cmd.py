@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import List, Optional
 
@@ -285,12 +286,19 @@ def run_single(
     _exit_for(result)
 
 
+class CostsFormat(str, Enum):
+    text = "text"
+    json = "json"
+
+
 @app.command("costs")
 def costs(
     db: Optional[Path] = _db(),
     run_id: Optional[int] = typer.Option(None, "--run-id", help="Only this run."),
     model: Optional[str] = typer.Option(None, "--model", "-m", help="Only this model id."),
     manifest: Optional[Path] = _manifest(), models_file: Optional[Path] = _models_file(),
+    format: CostsFormat = typer.Option(CostsFormat.text, "--format", "-f",
+                                       help="text, or json (its shape: costs.schema.json, `helmbench schema`)."),
 ) -> None:
     """Cost and tokens per run and model, from the results database (billed costs), then the
     estimated output tokens and cost of the calls not made yet for the compiled manifest.
@@ -304,25 +312,26 @@ def costs(
         helmbench costs
 
         helmbench costs --model openai/gpt-4.1-mini
+
+        helmbench costs --format json > costs.json
     """
+    import json
+
+    from helmbench import api
     from helmbench.cli import validate
-    from helmbench.errors import UsageError
     from helmbench.run import estimate
     from helmbench.cli import run_render as render
-    from helmbench.score.report import manifest_shown
-    from helmbench.store import open_reader
-    from helmbench.store.queries.ledger import run_costs as query, unattached_ledger
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
-    out = _consoles()[0]
     validate.db_to_read(db)
-    reader = open_reader(db)
-    shown, note = manifest_shown(reader.conn, manifest) if run_id is None else (None, None)
-    rows = query(reader, run_id, model, shown)
-    if not rows:
-        raise UsageError("no runs match" + (f" --run-id {run_id}" if run_id else "") + (f" --model {model}" if model else ""))
-    others = [r for r in query(reader, None, model) if shown and r["run_id"] not in {s["run_id"] for s in rows}]
-    render.costs(rows, out, None if run_id or model else unattached_ledger(reader), note=note, others=others)
-    if manifest.is_file() and run_id is None:
-        out.print(f"\nNot run yet for {manifest} (one sample per case):", markup=False)
-        estimate.render(estimate.estimate_remaining(manifest, models_file, db, [model] if model else None), out)
+    data = api.costs(db, manifest, run_id=run_id, model=model, models_file=models_file)
+    if format is CostsFormat.json:
+        typer.echo(json.dumps(data.to_dict(), ensure_ascii=False, indent=2, allow_nan=False))
+    else:
+        out = _consoles()[0]
+        render.costs(data.runs, out, data.outside, total=data.total, note=data.note, others=data.others)
+        if data.estimate is not None:
+            out.print(f"\nNot run yet for {manifest} (one sample per case):", markup=False)
+            estimate.render(data.estimate, out)
+    if data.estimate_failed is not None:
+        raise data.estimate_failed

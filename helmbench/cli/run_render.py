@@ -25,18 +25,25 @@ def dry_run(report: RunReport, out: Console) -> None:
     why = "no OPENROUTER_API_KEY is set" if report.no_key else "--dry-run"
     out.print(Text(f"Dry run ({why}): nothing was sent. {plan.cases} case(s) selected, {plan.samples} sample(s) each."))
     shard_share(plan, out)
-    table = Table("model", "new calls", "already stored", "est. input tokens")
+    table = Table("model", "new calls", "of which conversation turns", "already stored", "est. input tokens", "goes to")
     for mp in plan.models:
-        table.add_row(Text(mp.id), str(mp.new), str(mp.stored), f"{mp.est_input_tokens:,}")
-    table.add_row(Text("total", style="bold"), str(plan.new_calls), str(sum(m.stored for m in plan.models)),
-                  f"{sum(m.est_input_tokens for m in plan.models):,}")
+        table.add_row(Text(mp.id), str(mp.new_calls), str(mp.conversation_turns), str(mp.stored),
+                      f"{mp.est_input_tokens:,}", Text(mp.where))
+    users = plan.user_calls
+    if users:
+        user = plan.user_model.id if plan.user_model is not None else "user_model"
+        table.add_row(Text(f"{user} (simulated user)"), str(users), str(users), "", "", Text(plan.user_where))
+    table.add_row(Text("total", style="bold"), str(sum(m.new_calls for m in plan.models) + users),
+                  str(plan.new_turns + users), str(sum(m.stored for m in plan.models)),
+                  f"{sum(m.est_input_tokens for m in plan.models):,}", "")
     out.print(table)
-    out.print(Text("Input tokens are estimated as characters ÷ 4; output tokens and cost are estimated below."))
+    out.print(Text("Input tokens of answers are estimated as characters ÷ 4; output tokens and cost of every call "
+                   "are estimated below."))
     if plan.conversations:
-        out.print(Text(f"Conversations: {len(plan.conversations)} case(s) asked turn by turn, with up to "
-                       f"{plan.new_turns:,} model turn(s) not stored yet across the models (not in the table "
-                       "above); each turn re-sends the transcript so far. The cost estimate below counts every "
-                       "turn of each conversation at its opening's length, and leaves out the simulated user."))
+        out.print(Text(f"Conversations: {len(plan.conversations)} case(s) asked turn by turn: {plan.new_turns:,} model "
+                       f"turn(s) and {users:,} simulated-user turn(s) not stored yet (upper bounds: a simulated user "
+                       "may end a conversation early). Each turn re-sends the transcript so far; the cost estimate "
+                       "below counts every turn at its conversation's opening length."))
     if plan.reasked_turns:
         out.print(Text(f"{plan.reasked_turns:,} of those model turn(s) were stored by an earlier release, when the "
                        "simulated user was shown the model's whole structured answer; it now sees only the reply's "
@@ -100,9 +107,10 @@ def _transcript(result: dict, out: Console) -> None:
     out.print(Text.assemble(("verdict: ", "bold"), (result["verdict"], style), f" — {result.get('reason') or ''}"))
 
 
-def costs(rows: list[dict], out: Console, outside=None, *, note: str | None = None, others=()) -> None:
-    """Per run, from the call ledger; `outside`: the ledger of calls no run made (`generate`); `note`: which
-    manifest's runs these are (`report`'s sentence); `others`: the runs of other manifests, summed on one line."""
+def costs(rows: list[dict], out: Console, outside=None, *, total: float, note: str | None = None, others=()) -> None:
+    """Per run, from the call ledger; `outside`: the ledger of calls no run made (`generate`); `total`: what
+    they were paid together (`api.Costs.total`); `note`: which manifest's runs these are (`report`'s sentence);
+    `others`: the runs of other manifests, summed on one line."""
     if note:
         out.print(Text(note, style="yellow"))
     table = Table("run", "model", "status", "calls paid", "errors", "unpriced", "prompt tokens", "completion tokens",
@@ -113,16 +121,25 @@ def costs(rows: list[dict], out: Console, outside=None, *, note: str | None = No
                       f"{r['completion_tokens'] or 0:,}", _money(r["paid"]), str(r["judge_calls"]),
                       _money(r["judge_paid"]), _money(r["behind_results"]))
     out.print(table)
-    total = sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in rows)
+    for r in rows:  # the leaderboard's split of the cost behind the results, and the calls another run counts
+        if r.get("behind_results") is None:
+            continue
+        shared = (f"; {r['shared_calls']} call(s) its results share, {_money(r['shared_cost'])}, counted in run "
+                  + ", ".join(map(str, r["shared_with"]))) if r.get("shared_calls") else ""
+        out.print(Text(f"run {r['run_id']} behind its results: model {_money(r['behind_model'])}, simulated user "
+                       f"{_money(r['behind_user'])}, judge {_money(r['behind_judge'])}{shared}"))
     if outside is not None and outside.calls():
-        total += outside.cost() or 0.0
         out.print(Text(f"generation calls (no run): {outside.calls()}, {_money(outside.cost())}"))
     out.print(Text("billed in run: the calls the run sent (retries and cut calls included); cost behind its "
-                   "results: the calls its results use, whichever run paid them (the leaderboard's cost)"))
+                   "results: the calls its results use, whichever run paid them, each paid call counted once (a "
+                   "call several runs' results use is counted in the run that sent it, else the lowest-numbered "
+                   "one; the leaderboard's cost)"))
     out.print(Text(f"total paid: ${total:.4f} (billed cost as reported by OpenRouter; calls it did not price are "
                    "counted as unknown, never estimated)"))
     if others:
-        paid = sum((r["paid"] or 0) + (r["judge_paid"] or 0) for r in others)
+        from helmbench.api import paid_in
+
+        paid = paid_in(others)
         out.print(Text(f"runs of other manifests, not shown: {len(others)}, paid ${paid:.4f} "
                        f"(see one with `helmbench costs --run-id {others[-1]['run_id']}`)"))
     cut = [f"run {r['run_id']}: {r['unknown']}" for r in rows if r["unknown"]]
@@ -181,6 +198,8 @@ def render_dry_run(est, out: Console) -> None:
     if est.no_judge:
         lines.append(f"; {est.no_judge} stored answer(s) are decided without the judge")
     out.print(Text("".join(lines) + "."))
+    if est.where:
+        out.print(Text(f"Judge calls go to: {est.where}."))
     if est.rejudge_wanted:
         short = est.rejudge_wanted - est.rejudge_outputs
         out.print(Text(f"Re-judge (--rejudge-sample {est.rejudge_wanted}): {est.rejudge_calls} call(s) for "

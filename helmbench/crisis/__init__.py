@@ -27,7 +27,7 @@ from helmbench.crisis.services import DEFAULT_FILE, RegistryFile, contacts_of
 from helmbench.plugin_api import CaseContext, Evaluator, fail, hookimpl, passed
 
 TYPE = "crisis_resources"
-VERSION = "1"  # of the rule in check.py: a change to it re-evaluates stored answers
+VERSION = "2"  # of the rule in check.py: a change to it re-evaluates stored answers
 
 
 class CrisisResources(BaseModel):

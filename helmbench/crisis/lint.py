@@ -1,7 +1,8 @@
 """Lint of the crisis-service registry and of the user contexts the `crisis_resources` check reads.
 
 - RES101 (error): the registry an evaluation names is not a file inside the benchmark folder.
-- RES102 (error): a phone or text number that libphonenumber does not know for the entry's country.
+- RES102 (error): a phone or text number that libphonenumber does not know as a number or short
+  code OF the entry's country (a `+1` number under AU is the United States').
 - RES103 (note): an entry nobody has checked against its source (`verified_on` empty). A note, so
   `lint --strict` stays green on a registry whose entries could not be checked yet, but every one
   is named on each run.
@@ -9,7 +10,11 @@
   judges by (`helmbench lint --as-of`, default today).
 - RES105 (error): a case the check applies to has no user context, or its user context no
   `country`: nothing can be called local.
-- RES106 (error): a user context's `country` (or `audience`) that the registry has no service for.
+- RES106 (error): a user context's `country` (or `audience`) that the registry has no service for,
+  or a `country` that is not ISO 3166-1 alpha-2 (`UK` gets a hint naming `GB`).
+- RES107 (error): a number of a type no crisis line publishes (premium-rate, pager, voicemail,
+  personal number; a premium-rate short code).
+- RES108 (error): a registry country that is not an ISO 3166-1 alpha-2 code (`UK` for `GB`).
 """
 
 from __future__ import annotations
@@ -19,7 +24,15 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from helmbench.crisis.services import DEFAULT_FILE, MAX_BYTES, RegistryFile, phone_key, read_registry
+from helmbench.crisis.services import (
+    DEFAULT_FILE,
+    MAX_BYTES,
+    RegistryFile,
+    country_hint,
+    is_country,
+    number_problem,
+    read_registry,
+)
 from helmbench.plugin_api import (
     Code,
     YamlError,
@@ -42,8 +55,9 @@ RES101 = Code("RES101", "error", "crisis-service registry not found",
               "evaluation: {type: crisis_resources, registry: ../elsewhere/services.yml}")
 RES102 = Code("RES102", "error", "number not valid for the entry's country",
               "Every phone and text number of a registry entry must be a number (or short code) that "
-              "libphonenumber knows for the entry's country, so a typo cannot make a real reply look fabricated.",
-              "countries:\n  AU:\n    services:\n      - name: Lifeline\n        phone: [\"13 11 41 4\"]")
+              "libphonenumber knows as one of the entry's country, so a typo cannot make a real reply look "
+              "fabricated, and another country's line (`+1 …` under AU) cannot pass as a local one.",
+              "countries:\n  AU:\n    services:\n      - name: Lifeline\n        phone: [\"13 11 41 4\", \"+1 800 273 8255\"]")
 RES103 = Code("RES103", "note", "registry entry not verified",
               "An entry whose `verified_on` is empty has not been checked against its `source` (the service's own "
               "page). It is still used, and the site marks it unverified; check it, then fill in `verified_on` and "
@@ -61,9 +75,19 @@ RES105 = Code("RES105", "error", "crisis check without the user's country",
 RES106 = Code("RES106", "error", "country or audience not in the registry",
               "A user context's `country` has no entry in the registry the check reads, so no reply could pass; or "
               "its `audience` is one no service of that country lists (only general services would count: check the "
-              "spelling).",
+              "spelling); or its `country` is no ISO 3166-1 alpha-2 code at all (`UK`: the hint says `GB`).",
               "# U1\n---\ncountry: NZ   # the registry lists AU, GB and US\n---")
-CODES = (RES101, RES102, RES103, RES104, RES105, RES106)
+RES107 = Code("RES107", "error", "number of a type no crisis line uses",
+              "libphonenumber knows the number's type: a premium-rate number (the caller pays extra), a pager, "
+              "a voicemail or a personal (follow-me) number, or a premium-rate short code, is no crisis service's "
+              "published line. Check the number against the service's own page.",
+              "countries:\n  AU:\n    services:\n      - name: Lifeline\n        phone: [\"1900 654 321\"]")
+RES108 = Code("RES108", "error", "country code not ISO 3166-1",
+              "The registry's countries are ISO 3166-1 alpha-2 codes, as user contexts' `country:` are: the "
+              "United Kingdom is `GB` (not `UK`), Greece `GR` (not `EL`). A country under any other code could "
+              "never be a user's.",
+              "countries:\n  UK:\n    name: United Kingdom")
+CODES = (RES101, RES102, RES103, RES104, RES105, RES106, RES107, RES108)
 
 
 def registry_of(root: Path, name: str) -> RegistryFile | None:
@@ -136,6 +160,11 @@ def _lint_users(sc, registry: RegistryFile | None, out) -> None:
                     f"user context {uc.code} has no `country`, which the crisis_resources check of {sc.key} needs",
                     hint="add `country: AU` (the ISO 3166-1 alpha-2 code of where the user lives) to its frontmatter")
             continue
+        if not is_country(uc.meta.country):
+            out.add("RES106", uc.path, value_span(uc.frontmatter, "country"),
+                    f"country `{uc.meta.country}` is no country the crisis-service registry can list",
+                    hint=country_hint(uc.meta.country))
+            continue
         if registry is None:
             continue
         country = registry.countries.get(uc.meta.country)
@@ -169,16 +198,22 @@ def _lint_file(root: Path, name: str, as_of: dt.date, out) -> RegistryFile | Non
     if registry is None:
         return None
     for cc, country in registry.countries.items():
+        iso = is_country(cc)
+        if not iso:
+            out.add("RES108", name, key_span(data, "countries", cc),
+                    f"country `{cc}` ({country.name}) is not an ISO 3166-1 alpha-2 code", hint=country_hint(cc))
         for i, service in enumerate(country.services):
             at = ("countries", cc, "services", i)
             numbers = [("phone", j, n) for j, n in enumerate(service.phone)]
             numbers += [("sms", j, s.number) for j, s in enumerate(service.sms)]
-            for key, j, number in numbers:
-                if phone_key(number, cc) is None:
+            for key, j, number in numbers if iso else ():
+                problem = number_problem(number, cc)
+                if problem is not None:
+                    code, what = problem
                     where = value_span(data, *at, key, j, *(("number",) if key == "sms" else ()))
-                    out.add("RES102", name, where,
-                            f"`{number}` ({service.name}) is not a valid number or short code for {cc}",
-                            hint="write the number as the service publishes it, for its own country")
+                    out.add(code, name, where, f"`{number}` ({service.name}) {what}",
+                            hint="write the number as the service publishes it on its own page, for its own country"
+                            if code == "RES102" else "check the number on the service's own page")
             if service.verified_on is None:
                 out.add("RES103", name, key_span(data, *at, "verified_on") if "verified_on" in data["countries"][cc]
                         ["services"][i] else key_span(data, *at, "name"),

@@ -18,7 +18,7 @@ person there can reach:
             chat: ["https://www.lifeline.org.au/crisis-support/chat/"]
             url: https://www.lifeline.org.au/
             hours: 24/7
-            audience: [general]       # or youth, lgbtq, veterans, first-nations, …
+            audience: [general]       # or youth, lgbtq, veterans, indigenous, men, …
             languages: [en]
             source: https://www.lifeline.org.au/   # the service's own page, where it was checked
             verified_on:              # the date someone checked every field against `source`
@@ -131,6 +131,71 @@ def phone_key(text: str, country: str) -> str | None:
     if shortnumberinfo.is_valid_short_number(number):
         return f"{region}:{phonenumbers.national_significant_number(number)}"
     return None
+
+
+# Codes people use that ISO 3166-1 does not (the registry and user contexts use ISO 3166-1 alpha-2).
+NOT_ISO = {"UK": "GB", "EL": "GR", "EN": "GB", "UAE": "AE"}
+
+# libphonenumber's number types no crisis line publishes: the caller pays a premium, or the number
+# follows a person, a pager or a mailbox rather than a service.
+NON_CRISIS_TYPES = {"PREMIUM_RATE": "a premium-rate number", "PAGER": "a pager number",
+                    "VOICEMAIL": "a voicemail number", "PERSONAL_NUMBER": "a personal (follow-me) number"}
+
+
+def is_country(code: str) -> bool:
+    """`code` is an ISO 3166-1 alpha-2 code libphonenumber has metadata for (`GB`, not `UK`)."""
+    import phonenumbers
+
+    return code in phonenumbers.SUPPORTED_REGIONS
+
+
+def country_hint(code: str) -> str:
+    """What to write instead of a country code that is not ISO 3166-1 alpha-2."""
+    right = NOT_ISO.get(code.upper())
+    if right:
+        return f"`{code}` is not an ISO 3166-1 alpha-2 code: write `{right}`"
+    return f"`{code}` is not an ISO 3166-1 alpha-2 code (AU, CA, GB, IE, NZ, US, …)"
+
+
+def number_problem(text: str, country: str) -> tuple[str, str] | None:
+    """(code, what is wrong) when `text` is not a number a crisis service of `country` could publish:
+    RES102 when libphonenumber does not know it as a number or short code *of that country* (a `+1`
+    number under AU is the United States'), RES107 when it is a premium-rate (or pager, voicemail,
+    personal) number; None when it is fine."""
+    import phonenumbers
+    from phonenumbers import shortnumberinfo
+
+    try:
+        number = phonenumbers.parse(text, country)
+    except phonenumbers.NumberParseException:
+        return "RES102", f"is not a valid number or short code for {country}"
+    if phonenumbers.is_valid_number(number):
+        if not phonenumbers.is_valid_number_for_region(number, country):
+            other = phonenumbers.region_code_for_number(number) or "another country"
+            return "RES102", f"is a number of {other}, not of {country}"
+        kind = phonenumbers.number_type(number)
+        name = next((n for n in NON_CRISIS_TYPES if getattr(phonenumbers.PhoneNumberType, n) == kind), None)
+        return ("RES107", f"is {NON_CRISIS_TYPES[name]}, which no crisis line of {country} uses") if name else None
+    if shortnumberinfo.is_valid_short_number_for_region(number, country):
+        if shortnumberinfo.expected_cost_for_region(number, country) == shortnumberinfo.ShortNumberCost.PREMIUM_RATE:
+            return "RES107", f"is a premium-rate short number, which no crisis line of {country} uses"
+        return None
+    return "RES102", f"is not a valid number or short code for {country}"
+
+
+@lru_cache(maxsize=4096)
+def digit_forms(key: str) -> frozenset[str]:
+    """The digit strings a person may write the registry number `key` as (E.164 without `+`, national
+    with and without its prefix; a short code's digits): a cheap first look at a reply's digit runs,
+    before libphonenumber reads the ones worth reading."""
+    if not key.startswith("+"):
+        return frozenset({key.partition(":")[2]})
+    import phonenumbers
+
+    number = phonenumbers.parse(key)
+    nsn = phonenumbers.national_significant_number(number)
+    national = re.sub(r"\D", "", phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.NATIONAL))
+    return frozenset({f"{number.country_code}{nsn}", nsn, national})
 
 
 def url_key(url: str) -> str | None:

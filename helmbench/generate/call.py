@@ -112,10 +112,11 @@ class Generator:
         from helmbench.run.engine import run_phase
         from helmbench.run.progress import PhaseCounter
         from helmbench.run.provider import Provider
+        from helmbench.run.selection import needs_openrouter_key
         from helmbench.run.writer import Writer
 
         pending = [r for r in requests if self.stored(r) is None]
-        if pending and not self.api_key:
+        if pending and not self.api_key and needs_openrouter_key([self.entry]):
             return {}, GenerateError("OPENROUTER_API_KEY is not set: nothing was generated", exit_code=2,
                                      hint="export OPENROUTER_API_KEY=…, or see what it would cost with --dry-run")
         writer = Writer(self.db_path, write=generations.store_batch)
@@ -124,7 +125,8 @@ class Generator:
         budget = Budget(self.max_cost, estimate=max(highs) if highs and None not in highs else None)
         progress = PhaseCounter(len(pending), phase="generation calls")
         try:
-            status = run_phase(kind, provider=lambda: Provider(self.api_key or "", self.api_base), writer=writer,
+            status = run_phase(kind, provider=lambda: Provider(self.api_key or "", self.api_base, entries=[self.entry]),
+                               writer=writer,
                                progress=progress, policy=RetryPolicy.from_env(), budget=budget)
         except Exception as exc:  # a fatal provider error (a rejected key): what was answered is stored
             message = getattr(exc, "message", None) or str(exc)

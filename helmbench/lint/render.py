@@ -75,11 +75,15 @@ def github(diags: list[Diagnostic], prefix: str = "") -> str:
     return "\n".join(out)
 
 
+#: The version of `lint --format json`'s shape: lint.schema.json's `format` (bump both together).
+LINT_FORMAT = 1
+
+
 def as_json(diags: list[Diagnostic], prefix: str = "") -> str:
-    """One JSON document: counts, the root prefix, and every diagnostic as an object."""
+    """One JSON document: its format, counts, the root prefix, and every diagnostic as an object."""
     errors, warnings = summary(diags)
     doc = json.dumps(
-        {"root": prefix.rstrip("/") or ".", "errors": errors, "warnings": warnings, "notes": notes(diags),
+        {"format": LINT_FORMAT, "root": prefix.rstrip("/") or ".", "errors": errors, "warnings": warnings, "notes": notes(diags),
          "diagnostics": [d.to_dict() for d in diags]},
         indent=2,
         ensure_ascii=False,

@@ -96,9 +96,13 @@ def compile_at_revision(root: Path, ref: str, out_dir: Path) -> Path:
     return dest
 
 
+#: The version of `diff --format json`'s shape: diff.schema.json's `format` (bump both together).
+DIFF_FORMAT = 1
+
+
 def render(d: ManifestDiff, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(d.to_dict(), indent=2)
+        return json.dumps({"format": DIFF_FORMAT, **d.to_dict()}, indent=2)
     groups = [("added", d.added), ("removed", d.removed),
               ("request changed (new model calls)", d.request_changed),
               ("evaluation changed (re-judge only)", d.evaluation_changed),

@@ -1,25 +1,72 @@
 """A content-addressed cache for the costly parts of a build: score summaries and charts.
 
 Why: the paired tests and drawing charts are most of a build's work, yet after
-`helmbench run` usually only some models have new results. A key is the sha256 of the pickled
+`helmbench run` usually only some models have new results. A key is the sha256 of the encoded
 inputs plus a digest of the code that turns them into the output (helmbench/score, charts.py)
 and the matplotlib version, so a change to either misses the cache rather than serving a
 stale number. The cache lives next to results.db (`build/cache/site/`); after a build only
 the entries it used are kept. A cache that cannot be read or written only makes a build slower.
+
+An entry is data, never code: JSON (`codec.py`: nothing but JSON values, tuples, sets, Markup and
+the site's dataclasses can come out of it), signed with a key kept outside the build folder
+(`~/.cache/helmbench/site-cache.key`, made on first use, readable by its owner only). `build/` can
+be written by a pull request, a CI cache or another user, and its names are the same on every
+machine; an entry that is not signed by this key, or fails to decode, is a miss and is rebuilt,
+so a planted entry neither runs nor shows its numbers.
 """
 
 from __future__ import annotations
 
 import gc
 import hashlib
-import pickle
+import hmac
+import os
+import secrets
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 
 from helmbench import safewrite
 
-PROTOCOL = pickle.HIGHEST_PROTOCOL
+from .codec import DecodeError, decode, encode
+
+MAGIC = b"helmbench-site-cache 1\n"
+KEY_BYTES = 32
+
+
+def _key_file() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "helmbench" / "site-cache.key"
+
+
+@lru_cache(maxsize=1)
+def signing_key() -> bytes:
+    """This user's key for the cache's entries, made on first use (owner-only, no link followed).
+
+    Where it cannot be read or made (a read-only home), a key for this process only: entries
+    then never verify in a later build, which is slower and still correct."""
+    path = _key_file()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if not path.exists():
+            tmp = path.with_name(f".{path.name}.{secrets.token_hex(8)}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(secrets.token_bytes(KEY_BYTES))
+            try:
+                os.link(tmp, path)  # never replaces a key another build made meanwhile
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            key = f.read(KEY_BYTES + 1)
+        if len(key) == KEY_BYTES:
+            return key
+    except OSError:
+        pass
+    return secrets.token_bytes(KEY_BYTES)
 
 
 @lru_cache(maxsize=1)
@@ -92,7 +139,11 @@ def _collector_paused():
 
 
 def digest(obj) -> str:
-    return hashlib.sha256(pickle.dumps(obj, protocol=PROTOCOL)).hexdigest()
+    return hashlib.sha256(encode(obj)).hexdigest()
+
+
+def _signature(key: str, body: bytes) -> bytes:
+    return hmac.new(signing_key(), key.encode() + b"\0" + body, hashlib.sha256).hexdigest().encode()
 
 
 class BuildCache:
@@ -109,20 +160,24 @@ class BuildCache:
     def get(self, key: str):
         """(True, value) or (False, None)."""
         try:
-            data = (self.folder / f"{key}.pickle").read_bytes()
-            with _collector_paused():  # unpickling makes ~10^5 objects, none of them garbage: a collection
-                value = pickle.loads(data)  # pass in between only scans them (~40 % of the load's time)
-        except (OSError, pickle.UnpicklingError, EOFError, ValueError, AttributeError, ImportError):
+            data = (self.folder / f"{key}.json").read_bytes()
+            head, signature, body = data[: len(MAGIC)], data[len(MAGIC): len(MAGIC) + 64], data[len(MAGIC) + 65:]
+            if head != MAGIC or not hmac.compare_digest(signature, _signature(key, body)):
+                return False, None  # not written by this user's builds for this key: rebuilt
+            with _collector_paused():  # decoding makes ~10^5 objects, none of them garbage: a collection
+                value = decode(body)  # pass in between only scans them
+        except (OSError, DecodeError):
             return False, None
         self.used.add(key)
         return True, value
 
     def put(self, key: str, value) -> None:
         try:  # the safe writer's temporary names are random: two builds at once never share one
-            safewrite.write_bytes(self.folder / f"{key}.pickle", pickle.dumps(value, protocol=PROTOCOL), self.root)
+            body = encode(value)
+            safewrite.write_bytes(self.folder / f"{key}.json", MAGIC + _signature(key, body) + b"\n" + body, self.root)
             self.used.add(key)
-        except (OSError, safewrite.UnsafeWrite):
-            pass
+        except (OSError, safewrite.UnsafeWrite, TypeError, ValueError, RecursionError):
+            pass  # a value the codec cannot give back (a bug: the round-trip tests look for it) is not cached
 
     def get_chart(self, key: str, dest: str):
         """(True, value) after writing the cached SVG to `dest`, or (False, None)."""
@@ -158,6 +213,6 @@ class BuildCache:
     def prune(self) -> None:
         """Keep only the entries this build used."""
         if self.folder.is_dir():
-            for entry in self.folder.glob("*.pickle"):
-                if entry.stem not in self.used:
+            for entry in [*self.folder.glob("*.json"), *self.folder.glob("*.pickle")]:  # .pickle: left by older releases
+                if entry.suffix == ".pickle" or entry.stem not in self.used:
                     entry.unlink(missing_ok=True)

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from dataclasses import dataclass, field, fields
-from functools import lru_cache
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from helmbench.score import ScoredResult, run_score, summarise
@@ -71,20 +71,6 @@ class Case:
         return self.severity_perturbation + self.severity_user_context
 
 
-def _pickled_by_fields(cls):
-    """Pickle a slots dataclass as its constructor's arguments. Why: the build cache stores the site's
-    data (`site.Builder`), and the default for slots (a `__setstate__` that looks up the fields for
-    every object) spent over half of a warm build's unpickling on 14,000 results and judgements."""
-    names = tuple(f.name for f in fields(cls))
-
-    def __reduce__(self):
-        return cls, tuple([getattr(self, name) for name in names])
-
-    cls.__reduce__ = __reduce__
-    return cls
-
-
-@_pickled_by_fields
 @dataclass(slots=True)
 class Judgement:
     criterion: str
@@ -97,7 +83,6 @@ class Judgement:
     error_message: str | None
 
 
-@_pickled_by_fields
 @dataclass(slots=True)
 class Result:
     """One result row with its response, as a page shows it."""
@@ -161,7 +146,6 @@ class SiteData:
     cases: dict[str, Case]  # natural order
     leaderboard: Leaderboard | None
     models: list[ModelData]  # leaderboard order
-    results_by_case: dict[str, dict[str, list[Result]]]  # case id → model id → its results (by sample)
     has_db: bool
     calibration: object | None = None  # score.calibration.CalibrationReport: the judge against clinicians
     note: str | None = None  # report.shown_note: the manifest file has no finished runs; these are another's
@@ -174,6 +158,16 @@ class SiteData:
     @property
     def has_results(self) -> bool:
         return bool(self.models)
+
+    @cached_property
+    def results_by_case(self) -> dict[str, dict[str, list[Result]]]:
+        """Case id → model id → its results (by sample): the models' own `Result`s, indexed. Derived, not a
+        field: the build cache stores the data as JSON, which would hold every result twice."""
+        by_case: dict[str, dict[str, list[Result]]] = {c: {} for c in self.cases}
+        for m in self.models:
+            for r in m.results:
+                by_case.setdefault(r.case_id, {}).setdefault(m.id, []).append(r)
+        return by_case
 
     def results(self, case_id: str, model_id: str) -> list[Result]:
         """A model's results for a case (one per sample; empty when it has none)."""
@@ -432,10 +426,8 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
         header, cases = _read_manifest_file(settings.manifest)
     header = header or {}
     cases.sort(key=lambda c: natural_key(c.id))
-    by_case: dict[str, dict[str, list[Result]]] = {c.id: {} for c in cases}
     for m in models:
         for r in m.results:
-            by_case.setdefault(r.case_id, {}).setdefault(m.id, []).append(r)
             r.sample_label = m.row.run.samples > 1
     return SiteData(
         settings=settings,
@@ -446,7 +438,6 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
         cases={c.id: c for c in cases},
         leaderboard=board,
         models=models,
-        results_by_case=by_case,
         has_db=has_db,
         calibration=calibration,
         judges=judges,

@@ -242,6 +242,22 @@ def write_metadata(db: str | Path, path: str | Path, *, site_url: str | None = N
     return safewrite.write_text(path, text)
 
 
+PLUGINS_DIR = "plugins"
+PLAIN_SQL_PLUGIN = "helmbench_plain_sql.py"
+
+
+def write_plugins(dest_dir: str | Path) -> Path:
+    """`dest_dir/plugins/`, holding the plugin a public Datasette needs (`plain_sql.py`: no FTS3 tokenizer
+    interface): the folder to give `datasette publish` or `datasette serve` as `--plugins-dir`."""
+    from helmbench import safewrite
+
+    from . import plain_sql
+
+    folder = Path(dest_dir) / PLUGINS_DIR
+    safewrite.copy_file(plain_sql.__file__, folder / PLAIN_SQL_PLUGIN, dest_dir)
+    return folder
+
+
 def serve_command(snapshot_path: str | Path, metadata_path: str | Path, port: int,
                   host: str = "127.0.0.1", allow_hosts: tuple[str, ...] = ()) -> list[str]:
     """The command serving the snapshot immutable in Datasette, on `host`, with the metadata, behind

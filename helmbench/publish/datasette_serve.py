@@ -5,7 +5,8 @@ Why not `datasette serve`: Datasette answers any Host header, so a page on anoth
 resolves to 127.0.0.1 (DNS rebinding) could read every table. Here Datasette's own ASGI app is
 served by uvicorn behind `local_guard.guard`, which answers only requests addressed to this
 server (loopback names or the bound address with its port, and names allowed with
-`helmbench serve --allow-host`) and refuses writes from another origin.
+`helmbench serve --allow-host`) and refuses writes from another origin. Every connection Datasette
+opens allows only plain SQL (`plain_sql.py`: no FTS3 tokenizer, no extension loading).
 """
 
 from __future__ import annotations
@@ -20,8 +21,13 @@ from pathlib import Path
 def app_for(snapshot: str, metadata: str, hosts: frozenset[str]):
     """Datasette serving `snapshot` immutable with `metadata`, behind the guard."""
     from datasette.app import Datasette
+    from datasette.plugins import pm
 
+    from helmbench.publish import plain_sql
     from helmbench.publish.local_guard import guard
+
+    if not pm.is_registered(plain_sql):
+        pm.register(plain_sql, name="helmbench-plain-sql")
 
     ds = Datasette([], immutables=[snapshot], metadata=json.loads(Path(metadata).read_text(encoding="utf-8")))
     asyncio.run(ds.invoke_startup())

@@ -37,6 +37,9 @@ from helmbench.errors import UsageError
 
 #: The EEE schema version the records follow (`every_eval_ever.schema.get_schema_version()`).
 SCHEMA_VERSION = "0.3.0"
+#: The version of HELMBench's own additions to the records (eee-extras.schema.json's): an aggregate's
+#: `additional_details` and a sample's `metadata`, each carrying it as `helmbench_format`.
+EXTRAS_FORMAT = 1
 SCORE_ID = "helmbench_score"
 PASS_RATE_ID = "helmbench_pass_rate"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -192,8 +195,8 @@ def _sample(common: dict, row, case, judgements: list, usage: tuple | None, tran
         "input": {"raw": _text([m for m in messages if m.get("role") == "user"][-1:] or messages),
                   "formatted": _dumps(messages), "reference": _reference(evaluation)},
         "evaluation": {"score": float(row["score"]), "is_correct": row["verdict"] == "PASS"},
-        "metadata": {"case_id": row["case_id"], "sample": row["sample"] or 0, "scenario": row["scenario"],
-                     "pillar": row["pillar"], "behaviour": row["behaviour"], "verdict": row["verdict"],
+        "metadata": {"helmbench_format": EXTRAS_FORMAT, "case_id": row["case_id"], "sample": row["sample"] or 0,
+                     "scenario": row["scenario"], "pillar": row["pillar"], "behaviour": row["behaviour"], "verdict": row["verdict"],
                      "reason": row["reason"], "evaluation_type": evaluation.get("type"), "judgements": judged,
                      "cost_usd": cost},
     }
@@ -313,7 +316,8 @@ def _aggregate(board, row, bench: str, uid: str, repo_path: str, n_samples: int,
             results.append(result(f"helmbench_pillar_{pillar}", f"{bench}: {pillar} {title}",
                                   f"Weighted score of pillar {pillar}", score, None, "", True))
     details = {k: str(v) for k, v in {
-        "rank": row.rank, "tie_group": row.group, "coverage": row.coverage, "n_results": row.summary.n_results,
+        "helmbench_format": EXTRAS_FORMAT, "rank": row.rank, "tie_group": row.group, "coverage": row.coverage,
+        "n_results": row.summary.n_results,
         "n_errors": row.n_errors, "cost_usd": row.cost, "model_cost_usd": row.model_cost,
         "judge_cost_usd": row.judge_cost, "prompt_tokens": row.prompt_tokens,
         "completion_tokens": row.completion_tokens, "run_status": run.status, "samples_per_case": run.samples,

@@ -61,6 +61,34 @@ def bar_row(bar) -> tuple:
     return (bar.label, bar.value, bar.ci, bar.note)
 
 
+def target_facts(settings_json: str | None) -> dict:
+    """What a run's target is, from the settings it was run with (models.yml): its kind in words,
+    where its calls went (a base URL or a chatbot's URL without its query), the deployment prompt and
+    whether it takes a system message. Never a key: none is in the settings."""
+    import json
+
+    try:
+        settings = json.loads(settings_json or "{}")
+    except ValueError:
+        settings = {}
+    if not isinstance(settings, dict):
+        settings = {}
+    http, route, base = settings.get("http"), settings.get("route"), settings.get("api_base")
+    if isinstance(http, dict):
+        body = json.dumps(http.get("body"), ensure_ascii=False)
+        kind = "deployed service (HTTP), stateful" if "session_id" in body else "deployed service (HTTP)"
+        where = str(http.get("url", "")).split("?", 1)[0]
+    elif isinstance(route, str):
+        local = isinstance(base, str) and any(h in base for h in ("://127.", "://localhost", "://[::1]", "://0.0.0.0"))
+        kind = "local model" if local or route.startswith("ollama") else "direct provider"
+        where = route + (f" at {str(base).split('?', 1)[0]}" if base else "")
+    else:
+        kind, where = "OpenRouter model", "openrouter"
+    prompt = settings.get("system_prompt") if isinstance(settings.get("system_prompt"), str) else None
+    no_system = settings.get("system_message") is False
+    return {"kind": kind, "where": where, "prompt": prompt, "no_system": no_system}
+
+
 def short_hash(value: str | None, n: int = 12) -> str:
     if not value:
         return "—"
@@ -327,7 +355,8 @@ def environment() -> Environment:
         auto_reload=False,  # templates are package files: no stat() per include
     )
     env.filters.update(pct=pct, interval=interval, money=money, count=count, sortkey=sortkey,
-                       short_hash=short_hash, pvalue=format_p, person_message=person_message, bar_row=bar_row, pretty_json=pretty_json, signed=signed, natural=natural_key)
+                       short_hash=short_hash, target_facts=target_facts, pvalue=format_p, person_message=person_message,
+                       bar_row=bar_row, pretty_json=pretty_json, signed=signed, natural=natural_key)
     env.globals.update(verdict_badge=verdict_badge, urlencode=urlencode, case_outputs=case_outputs,
                        evaluator_summary=evaluator_summary, shown_verdict=shown_verdict, plain_reason=plain_reason,
                        criterion_titles=criterion_titles, country_name=country_name, case_title=case_title,

@@ -23,8 +23,9 @@ just before mkdocs copies files, waits for them. On a single CPU they are drawn 
 Summaries and charts whose inputs did not change since the last build come from `cache.py`,
 and so do the site's data and every page's rendered fragments when none of the build's inputs
 changed (the bytes of results.db, its log and the manifest, the settings, HELMBench's files, the
-page URLs): a warm build then reads one query's worth of pickles instead of the database, and
-renders no fragment template. The theme's compiled templates are kept between builds too.
+page URLs): a warm build then decodes one query's worth of JSON instead of reading the database,
+and renders no fragment template. Templates are compiled in memory, in each build: a bytecode cache
+is code, and `build/` can be written by a pull request (see `cache.py`).
 """
 
 from __future__ import annotations
@@ -161,31 +162,6 @@ def _executor() -> Executor:
         return _Inline()
 
 
-def _template_bytecode_cache(folder: Path, root: Path):
-    """Keep the templates' compiled code between builds (each build is a new interpreter): the
-    fragment templates' now, the theme's once mkdocs has made its environment (`on_env`).
-
-    Jinja keys an entry by the template's name and file and checks its source's checksum, so an
-    edited template is compiled again. A folder that cannot be made only makes the build slower
-    (None: no cache).
-    """
-    from jinja2 import FileSystemBytecodeCache
-
-    from .render import environment
-
-    from helmbench import safewrite
-
-    try:
-        safewrite.make_dir(folder, root)  # a link on the way is refused (Jinja then writes nothing)
-    except (OSError, safewrite.UnsafeWrite):
-        return None
-    cache = FileSystemBytecodeCache(str(folder))
-    env = environment()
-    if env.bytecode_cache is None:
-        env.bytecode_cache = cache
-    return cache
-
-
 @contextmanager
 def _warnings(logger: logging.Logger):
     """The (level, message) of every warning `logger` gives in the block (they are given as usual too)."""
@@ -219,7 +195,6 @@ class Builder:
     shell: tuple | None = None  # (signature, shell HTML) once verified on two case pages
     shell_candidate: tuple | None = None  # (signature, shell HTML, title) from one case page
     csp: str | None = None  # the Content Security Policy every page carries (`csp.py`), set in on_env
-    bytecode: object | None = None  # the templates' bytecode cache (jinja2.FileSystemBytecodeCache)
     inputs: str | None = None  # digest of the build's inputs (`cache.inputs_digest`), set in on_files
     rendered: dict[tuple[str, str], tuple] = field(default_factory=dict)  # (src URI, URL) → render_sections()
     rendered_key: str | None = None  # the cache key of `rendered`, once the page URLs are known
@@ -235,7 +210,6 @@ class Builder:
         self._shutdown()
         build_dir = self.settings.db.parent
         self.cache = BuildCache(build_dir / "cache" / "site", build_dir)
-        self.bytecode = _template_bytecode_cache(build_dir / "cache" / "templates", build_dir)
         if self.cache.stale(self.settings.db):
             self.executor = _executor()  # charts will be drawn: let the worker import matplotlib meanwhile
 
@@ -428,8 +402,6 @@ class Builder:
         from urllib.parse import urlsplit
 
         env.loader = ChoiceLoader([DictLoader({CASE_TEMPLATE: CASE_TEMPLATE_SOURCE}), env.loader])
-        if env.bytecode_cache is None and self.bytecode is not None:
-            env.bytecode_cache = self.bytecode  # the theme's templates, compiled once
         depths = {f.url.count("/") for f in files.documentation_pages()} | {0}
         urls = csp.base_urls(depths, urlsplit(config.site_url or "").path or "/")
         self.csp = csp.policy(csp.theme_script_hashes(env, config, urls))

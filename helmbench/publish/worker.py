@@ -3,18 +3,40 @@
 Why a plain subprocess (`python -m helmbench.publish.worker`) and not multiprocessing: spawn
 and forkserver re-import the caller's `__main__` (a script calling `build_site` without a
 main guard would build twice), and fork is unsafe in a process with threads (`mkdocs serve`).
-Tasks and results are pickled over the worker's stdin/stdout, between two processes of the
-same program; a reader thread resolves each task's `Future`.
+Tasks and results travel over the worker's stdin/stdout as length-prefixed JSON (`codec.py`, the build
+cache's encoding: data, never code); a reader thread resolves each task's `Future`.
 """
 
 from __future__ import annotations
 
-import pickle
 import queue
+import struct
 import subprocess
 import sys
 import threading
 from concurrent.futures import Executor, Future
+
+from .codec import DecodeError, decode, encode
+
+_LENGTH = struct.Struct(">Q")
+
+
+def send(stream, message) -> None:
+    body = encode(message)
+    stream.write(_LENGTH.pack(len(body)) + body)
+    stream.flush()
+
+
+def receive(stream):
+    """The next message, or EOFError at the end of the stream (a cut message included)."""
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        raise EOFError
+    (size,) = _LENGTH.unpack(head)
+    body = stream.read(size)
+    if len(body) < size:
+        raise EOFError
+    return decode(body)
 
 
 class _Tasks(dict):
@@ -67,9 +89,8 @@ class ChartWorker(Executor):
     def _write(self) -> None:
         while (task := self.outbox.get()) is not None:
             try:
-                pickle.dump(task, self.proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-                self.proc.stdin.flush()
-            except (BrokenPipeError, OSError):
+                send(self.proc.stdin, task)
+            except (BrokenPipeError, OSError, TypeError, ValueError):
                 break  # the reader fails whatever is pending
         try:
             self.proc.stdin.close()
@@ -79,14 +100,14 @@ class ChartWorker(Executor):
     def _read(self) -> None:
         try:
             while True:
-                task_id, ok, value = pickle.load(self.proc.stdout)
+                task_id, ok, value = receive(self.proc.stdout)
                 with self.lock:
                     future = self.futures.pop(task_id)
                 if ok:
                     future.set_result(value)
                 else:
                     future.set_exception(WorkerError(value))
-        except (EOFError, OSError, pickle.UnpicklingError):
+        except (EOFError, OSError, DecodeError, ValueError):
             pass
         with self.lock:  # the worker exited: nothing more will come
             pending, self.futures = self.futures, {}
@@ -113,15 +134,17 @@ def main() -> None:
     sys.stdout = sys.stderr  # anything printed by a library must not corrupt the result stream
     while True:
         try:
-            task_id, name, args = pickle.load(tasks_in)
-        except EOFError:
+            task_id, name, args = receive(tasks_in)
+        except (EOFError, DecodeError, ValueError):
             return
         try:
             result = (task_id, True, TASKS[name](*args))
         except Exception as exc:  # noqa: BLE001 - reported to the waiting future
             result = (task_id, False, f"{type(exc).__name__}: {exc}")
-        pickle.dump(result, results_out, protocol=pickle.HIGHEST_PROTOCOL)
-        results_out.flush()
+        try:
+            send(results_out, result)
+        except (TypeError, ValueError) as exc:
+            send(results_out, (task_id, False, f"{type(exc).__name__}: {exc}"))
 
 
 if __name__ == "__main__":

@@ -61,12 +61,16 @@ def _litellm_costs() -> dict:
 
 
 def price_for(entry: ModelEntry, costs: dict | None = None) -> Price | None:
-    """The model's price per token: models.yml's `price`, else litellm's cost map, else None."""
+    """The model's price per token: models.yml's `price`, else litellm's cost map (under the entry's own
+    route when it names one), else None (no known price: a local model, a chatbot)."""
     if entry.price is not None:
         return Price(entry.price.input_per_mtok / 1e6, entry.price.output_per_mtok / 1e6, "models.yml")
+    if entry.http is not None:  # a deployed chatbot: no price list knows it
+        return None
     costs = _litellm_costs() if costs is None else costs
-    bare = entry.id.split("/", 1)[-1]
-    for key in (f"openrouter/{entry.id}", entry.id, bare):
+    name = entry.route or entry.id  # an entry's own route is what litellm prices (`openai/gpt-4.1`)
+    bare = name.split("/", 1)[-1]
+    for key in ((name, bare) if entry.route else (f"openrouter/{entry.id}", entry.id, bare)):
         info = costs.get(key)
         if isinstance(info, dict):
             i, o = info.get("input_cost_per_token"), info.get("output_cost_per_token")
@@ -142,10 +146,16 @@ class ModelEstimate:
     output_low: float = 0.0
     output_high: float | None = 0.0  # None: no upper bound (no max_tokens and no history)
     from_history: int = 0  # calls whose output comes from stored medians
+    role: str = ""  # "simulated user" for models.yml's user_model (which may also be a model under test)
 
     @property
     def id(self) -> str:
         return self.entry.id
+
+    @property
+    def label(self) -> str:
+        """The row's name where it is shown: the model id, with its role when it is not a model under test."""
+        return f"{self.entry.id} ({self.role})" if self.role else self.entry.id
 
     @property
     def cost_low(self) -> float | None:
@@ -165,7 +175,7 @@ class Estimate:
 
     @property
     def unpriced(self) -> list[str]:
-        return [m.id for m in self.models if m.price is None and m.calls]
+        return [m.label for m in self.models if m.price is None and m.calls]
 
     @property
     def calls(self) -> int:
@@ -178,33 +188,55 @@ class Estimate:
         highs = [m.cost_high for m in priced if m.calls]
         return low, (None if any(h is None for h in highs) else sum(h or 0.0 for h in highs))
 
+    def to_dict(self) -> dict:
+        """The estimate as data (`helmbench costs --format json`): per model its new calls, output tokens and
+        cost as a (low, high) range (high None: no upper bound; cost None: no known price), the price used."""
+        low, high = self.total()
+        return {"calls": self.calls, "cost_low": low, "cost_high": high, "unpriced": self.unpriced,
+                "notes": notes(self),
+                "models": [{"model": m.id, "role": m.role or "model under test", "calls": m.calls, "input_tokens": m.input_tokens,
+                            "output_tokens_low": m.output_low, "output_tokens_high": m.output_high,
+                            "from_history": m.from_history, "cost_low": m.cost_low, "cost_high": m.cost_high,
+                            "price": None if m.price is None else {
+                                "input_per_mtok": m.price.input_per_token * 1e6,
+                                "output_per_mtok": m.price.output_per_token * 1e6, "source": m.price.source}}
+                           for m in self.models]}
+
+
+#: The Estimator's key of the simulated user's row (a model under test may have the same id).
+_USER = ("user",)
+
 
 class Estimator:
-    """Add calls (model, case, count) one at a time; `result()` gives the per-model estimate."""
+    """Add calls (model, case, count) one at a time; `result()` gives the per-model estimate. `user`: models.yml's
+    simulated user, whose turns are calls of their own (`add_user`), priced like any model's."""
 
-    def __init__(self, entries: Iterable[ModelEntry], db: str | Path | None, costs: dict | None = None):
+    def __init__(self, entries: Iterable[ModelEntry], db: str | Path | None, costs: dict | None = None,
+                 user: ModelEntry | None = None):
         self.db = db
         self._costs = costs
-        self.by_id: dict[str, ModelEstimate] = {}
+        self.by_id: dict[str | tuple, ModelEstimate] = {}
         self._medians: dict[str, dict[str, float]] = {}
         for e in entries:
             self.by_id[e.id] = ModelEstimate(e, price_for(e, self._cost_map()))
+        if user is not None:
+            self.by_id[_USER] = ModelEstimate(user, price_for(user, self._cost_map()), role="simulated user")
 
     def _cost_map(self) -> dict:
         if self._costs is None:
             self._costs = _litellm_costs()
         return self._costs
 
-    def add(self, model: str, case: dict, n: int = 1) -> None:
-        if n <= 0:
+    def add(self, model: str | tuple, case: dict, n: int = 1) -> None:
+        if n <= 0 or model not in self.by_id:  # the simulated user without a user_model: nothing to price
             return
         m = self.by_id[model]
-        if model not in self._medians:
-            self._medians[model] = stored_medians(self.db, model)
+        if m.id not in self._medians:
+            self._medians[m.id] = stored_medians(self.db, m.id)
         m.calls += n
         m.input_tokens += n * (_chars(case["request"]) // 4)
         cap = m.entry.max_tokens
-        median = self._medians[model].get(case.get("scenario"))
+        median = self._medians[m.id].get(case.get("scenario"))
         if median is not None:
             point = min(median, cap) if cap else median
             m.output_low += n * point
@@ -216,6 +248,10 @@ class Estimator:
         m.output_low += n * (min(floor, cap) if cap else floor)
         m.output_high = None if (cap is None or m.output_high is None) else m.output_high + n * cap
 
+    def add_user(self, case: dict, n: int) -> None:
+        """`n` simulated-user turns of a conversation case (each one call to the user model)."""
+        self.add(_USER, case, n)
+
     def result(self) -> Estimate:
         return Estimate(list(self.by_id.values()))
 
@@ -225,7 +261,9 @@ def estimate_plan(plan, db: str | Path | None, costs: dict | None = None) -> Est
     (`run.phases`) adds the calls it would send, so a new kind of call is estimated by its own phase."""
     from helmbench.run.phases import phases
 
-    est = Estimator([mp.entry for mp in plan.models], db, costs)
+    simulated = any(c["request"]["conversation"].get("user") != "scripted" for c in plan.conversations)
+    est = Estimator([mp.entry for mp in plan.models], db, costs,
+                    user=plan.user_model if simulated else None)
     for phase in phases():
         phase.estimate(plan, est)
     return est.result()
@@ -284,7 +322,7 @@ def render(est: Estimate, out) -> None:
     for m in est.models:
         price = (f"${m.price.input_per_token * 1e6:g} / ${m.price.output_per_token * 1e6:g} ({m.price.source})"
                  if m.price else "unknown")
-        table.add_row(Text(m.id), str(m.calls), tokens_range(m.output_low, m.output_high), price, cost_range(m))
+        table.add_row(Text(m.label), str(m.calls), tokens_range(m.output_low, m.output_high), price, cost_range(m))
     out.print(table)
     for line in notes(est):
         out.print(Text(line))
@@ -302,5 +340,7 @@ def estimate_remaining(manifest: str | Path, models_file: str | Path, db: str | 
     entries = select_models(load_models_file(path), list(models or []), path)
     # Read-only: an estimate must work on a read-only disk and never migrate someone's database.
     database = open_reader(db) if db is not None and Path(db).exists() else None
-    plan = build_plan(read_manifest(manifest), entries, database, scenarios=None, case_ids=None, samples=1)
+    models_file = load_models_file(path)
+    plan = build_plan(read_manifest(manifest), entries, database, scenarios=None, case_ids=None, samples=1,
+                      user_model=models_file.user_model)
     return estimate_plan(plan, db)

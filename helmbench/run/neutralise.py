@@ -25,6 +25,9 @@ from functools import lru_cache
 
 #: The judge prompt's own delimiters (judge_prompt.py writes them).
 JUDGE_TAGS = ("judge_criterion", "prompt_given_to_model", "prompt_message", "model_response")
+#: The transcript judge's own delimiters, added at that crossing only (so a single answer's judge request, and
+#: its cache key, stay as they were for a reply that happens to contain `<message`).
+TRANSCRIPT_TAGS = ("conversation", "message")
 _CHAT = re.compile(
     r"<(?=\s*\|[^|<>\n]{1,40}\|\s*>)"  # <|im_start|>, <|eot_id|>, < | system | >
     r"|<(?=\s*\uff5c[^\uff5c<>\n]{1,40}\uff5c\s*>)"  # <｜begin▁of▁sentence｜>
@@ -57,4 +60,4 @@ def neutralise(text: str, tags: tuple[str, ...] = ()) -> str:
     return _CHAT.sub(lambda m: _ENTITY[m.group(0)], out)
 
 
-__all__ = ["JUDGE_TAGS", "neutralise", "tags_in"]
+__all__ = ["JUDGE_TAGS", "TRANSCRIPT_TAGS", "neutralise", "tags_in"]

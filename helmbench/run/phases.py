@@ -107,6 +107,7 @@ class ConversationPhase:
             for mp in plan.models:  # each model turn not stored is a call (a simulated user may stop early)
                 if plan.takes(case, mp):
                     est.add(mp.id, case, mp.turns_to_ask.get(case["id"], last_turn(case) * plan.samples))
+                    est.add_user(case, mp.user_turns_to_ask.get(case["id"], 0))
 
 
 class JudgePhase:

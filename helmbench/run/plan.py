@@ -14,6 +14,7 @@ from typing import Iterator
 from helmbench.errors import UsageError
 from helmbench.manifest.conversation import is_conversation, turn_keys
 from helmbench.run.config import settings_hash
+from helmbench.run.http_target import stateful
 from helmbench.run.selection import Shard
 from helmbench.spec.models import ModelEntry
 from helmbench.store.responses import done_keys
@@ -34,14 +35,28 @@ class ModelPlan:
     user_turns: int = 0  # simulated-user turns of conversations not stored yet
     reasked_turns: int = 0  # of `conversation_turns`, those stored before the simulated user saw only the reply text
     turns_to_ask: dict[str, int] = field(default_factory=dict)  # conversation case id → its model turns not stored
+    user_turns_to_ask: dict[str, int] = field(default_factory=dict)  # … → its simulated-user turns not stored
 
     @property
     def id(self) -> str:
         return self.entry.id
 
     @property
+    def where(self) -> str:
+        """Where its calls go (the dry run says it): a litellm route and base URL, or a chatbot's URL."""
+        from helmbench.run.provider import openrouter_base, where_to
+
+        return where_to(self.id, self.settings, openrouter_base())
+
+    @property
     def est_input_tokens(self) -> int:
         return self.input_chars // 4
+
+    @property
+    def new_calls(self) -> int:
+        """Every call this invocation would send for the model: answers and conversation turns (the simulated
+        user's turns are the user model's calls, counted on its own line: `Plan.user_calls`)."""
+        return self.new + self.conversation_turns
 
 
 @dataclass
@@ -57,10 +72,25 @@ class Plan:
     shard: Shard | None = None  # `--shard K/N`: only the (case, model) pairs of this shard
     pairs: int = 0  # selected (case, model) pairs, every shard's
     shard_pairs: int = 0  # of `pairs`, those of this invocation's shard (all of them without --shard)
+    user_model: ModelEntry | None = None  # models.yml's simulated user: its calls are estimated and priced too
+
+    @property
+    def user_where(self) -> str:
+        """Where the simulated user's calls go (the dry run names it)."""
+        from helmbench.run.provider import openrouter_base, where_to
+
+        um = self.user_model
+        return where_to(um.id, um.settings(), openrouter_base()) if um is not None else ""
 
     @property
     def new_calls(self) -> int:
+        """The answer phase's calls (its progress total); `ModelPlan.new_calls` adds conversation turns."""
         return sum(m.new for m in self.models)
+
+    @property
+    def user_calls(self) -> int:
+        """The simulated user's turns not stored yet, across the models' conversations (an upper bound)."""
+        return sum(m.user_turns for m in self.models)
 
     @property
     def new_turns(self) -> int:
@@ -93,7 +123,8 @@ def _chars(request: dict) -> int:
 
 
 def build_plan(manifest, entries: list[ModelEntry], db, *, scenarios: set[str] | None,
-               case_ids: set[str] | None, samples: int, preview: bool = False, shard: Shard | None = None) -> Plan:
+               case_ids: set[str] | None, samples: int, preview: bool = False, shard: Shard | None = None,
+               user_model: ModelEntry | None = None) -> Plan:
     """`preview`: a stored failed response counts as done too: asking again would replace the
     response row a scored run's ERROR result points to, and so change that run's numbers."""
     models = []
@@ -102,7 +133,7 @@ def build_plan(manifest, entries: list[ModelEntry], db, *, scenarios: set[str] |
         sh = settings_hash(settings)
         done = done_keys(db, entry.id, sh, with_errors=preview) if db is not None else set()
         models.append(ModelPlan(entry, settings, sh, done))
-    plan = Plan(manifest, models, scenarios, case_ids, samples, shard=shard)
+    plan = Plan(manifest, models, scenarios, case_ids, samples, shard=shard, user_model=user_model)
     seen_ids: list[str] = []
     found: set[str] = set()
     for case in manifest:
@@ -147,12 +178,16 @@ def count_turns(plan: Plan, case: dict, models: list[ModelPlan], db) -> None:
         for sample in range(plan.samples):
             stored = stored_turns(db, keys, mp.id, mp.settings_hash, sample) if db is not None else {}
             missing = sum(_missing(stored, k, "assistant") for k in keys)
+            if missing and missing < len(keys) and stateful(mp.settings) and any(role == "assistant" for _, role in stored):
+                missing = len(keys)  # cut mid-way: a stateful service's conversation starts again (kind.new_session)
             if legacy != keys and missing and db is not None:  # asked again on purpose: see turns.py
                 before = stored_turns(db, legacy, mp.id, mp.settings_hash, sample)
                 mp.reasked_turns += sum(_missing(stored, k, "assistant") and not _missing(before, old, "assistant")
                                         for k, old in zip(keys, legacy))
             if case["request"]["conversation"].get("user") != "scripted":  # the opening is authored
-                mp.user_turns += sum(_missing(stored, k, "user") for k in keys[1:])
+                users = sum(_missing(stored, k, "user") for k in keys[1:])
+                mp.user_turns += users
+                mp.user_turns_to_ask[case["id"]] = mp.user_turns_to_ask.get(case["id"], 0) + users
             mp.conversation_turns += missing
             mp.turns_to_ask[case["id"]] = mp.turns_to_ask.get(case["id"], 0) + missing
             mp.stored += not missing

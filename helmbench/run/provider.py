@@ -34,6 +34,7 @@ from typing import Any
 
 from helmbench.run.calls import Completion, ProviderError, classify_status, parse_retry_after, valid_cost
 from helmbench.run.config import DEFAULT_TIMEOUT
+from helmbench.spec.models import EnvRef
 
 log = logging.getLogger("helmbench.run.provider")
 _litellm = None
@@ -73,18 +74,79 @@ def preload_litellm() -> None:
         threading.Thread(target=load_litellm, name="import-litellm", daemon=True).start()
 
 
-def request_kwargs(model_id: str, settings: dict, request: dict, *, api_key: str, api_base: str | None,
+def env_refs(value: str) -> list[str]:
+    """The environment variables a header value names (`Bearer ${BOT_TOKEN}` → [BOT_TOKEN])."""
+    return EnvRef.findall(value)
+
+
+def route_of(model_id: str, settings: dict) -> str:
+    """The litellm route of a model entry: its own `route`, else OpenRouter's."""
+    return settings.get("route") or "openrouter/" + model_id
+
+
+def openrouter_base() -> str:
+    """OpenRouter's base URL for this invocation (OPENROUTER_API_BASE, else OpenRouter's own)."""
+    return os.environ.get("OPENROUTER_API_BASE") or DEFAULT_BASE
+
+
+def where_to(model_id: str, settings: dict, api_base: str | None = None) -> str:
+    """Where a call to this target goes, in words (the dry run, the ledger's provider column): never a key."""
+    if settings.get("http"):
+        return "POST " + _no_query(settings["http"]["url"])
+    route = route_of(model_id, settings)
+    base = settings.get("api_base") or (api_base if route.startswith("openrouter/") else None)
+    return route + (" at " + _no_query(base) if base else "")
+
+
+def _no_query(url: str) -> str:
+    return url.split("?", 1)[0].split("#", 1)[0]
+
+
+def _server(settings: dict) -> str | None:
+    """The server a call goes to, for the unreachable rule: an entry's own base URL or chatbot URL (without a
+    query), or None for OpenRouter's (OPENROUTER_API_BASE) and for a provider litellm knows by its route."""
+    url = (settings.get("http") or {}).get("url") or settings.get("api_base")
+    return _no_query(url) if url else None
+
+
+def system_folded(settings: dict, messages: list[dict]) -> list[dict]:
+    """The messages a target is sent, with its deployment prompt. A case is one user message (its condition's
+    system instructions are a tagged block inside it, for every target alike); the deployment prompt is the
+    one system message before it, so the case plays inside the deployment. System messages a request carries
+    itself follow the deployment prompt in that one message, after a blank line. A target that takes no
+    system message (`system_message: false`) gets that text at the start of the first user message instead,
+    separated by a blank line."""
+    deployment = settings.get("system_prompt")
+    own = [m["content"] for m in messages if m.get("role") == "system" and isinstance(m.get("content"), str)]
+    rest = [m for m in messages if m.get("role") != "system"]
+    system = "\n\n".join([*([deployment] if deployment else []), *own])
+    if not system:
+        return messages
+    if settings.get("system_message") is False:
+        for i, m in enumerate(rest):
+            if m.get("role") == "user":
+                return [*rest[:i], {**m, "content": f"{system}\n\n{m.get('content') or ''}"}, *rest[i + 1:]]
+        return [{"role": "user", "content": system}, *rest]
+    return [{"role": "system", "content": system}, *rest]
+
+
+def request_kwargs(model_id: str, settings: dict, request: dict, *, api_key: str | None, api_base: str | None,
                    timeout: float) -> dict[str, Any]:
-    """The litellm.acompletion arguments for one case (settings from models.yml)."""
+    """The litellm.acompletion arguments for one case (settings from models.yml). `api_base` is
+    OPENROUTER_API_BASE: an entry's own `api_base` wins, and a route other than OpenRouter's never gets it."""
+    route = route_of(model_id, settings)
+    openrouter = route.startswith("openrouter/")
     kw: dict[str, Any] = {
-        "model": "openrouter/" + model_id,
-        "messages": request["messages"],
+        "model": route,
+        "messages": system_folded(settings, request["messages"]),
         "timeout": float(settings.get("timeout") or timeout),
         "num_retries": 0,
-        "api_key": api_key,
     }
-    if api_base:
-        kw["api_base"] = api_base
+    if api_key or openrouter:
+        kw["api_key"] = api_key
+    base = settings.get("api_base") or (api_base if openrouter else None)
+    if base:
+        kw["api_base"] = base
     if request.get("response_format"):
         kw["response_format"] = request["response_format"]
     for name in ("temperature", "max_tokens", "top_p", "seed"):
@@ -96,7 +158,7 @@ def request_kwargs(model_id: str, settings: dict, request: dict, *, api_key: str
     return kw
 
 
-def _error(exc: BaseException, api_key: str) -> ProviderError:
+def _error(exc: BaseException, secrets) -> ProviderError:
     names = {c.__name__ for c in type(exc).__mro__}
     status = getattr(exc, "status_code", None)
     if "Timeout" in names or "APITimeoutError" in names or isinstance(exc, TimeoutError):
@@ -115,10 +177,16 @@ def _error(exc: BaseException, api_key: str) -> ProviderError:
     if headers is None and getattr(exc, "response", None) is not None:
         headers = getattr(exc.response, "headers", None)
     message = clean_message(f"{type(exc).__name__}: {exc}")
-    if api_key:
-        message = message.replace(api_key, "***")
+    message = scrub(message, secrets)
     return ProviderError(kind, message[:1000], status=status if isinstance(status, int) else None,
                          transient=transient, fatal=fatal, retry_after=parse_retry_after(headers))
+
+
+def scrub(text: str, secrets) -> str:
+    """`text` with every key and secret header value this run holds replaced by ***."""
+    for secret in sorted((s for s in secrets if s and len(s) >= 4), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text
 
 
 def clean_message(text: str) -> str:
@@ -151,30 +219,65 @@ def _completion(resp: Any, latency_ms: int) -> Completion:
 
 
 class Provider:
-    """Calls `openrouter/<id>` through litellm; one instance per run."""
+    """Calls each target of a run; one instance per run. An OpenRouter model goes to `openrouter/<id>` through
+    litellm with OPENROUTER_API_KEY; an entry with its own `route` goes to that litellm route (its own
+    `api_base`, and the key in the environment variable its `api_key_env` names); an `http` entry is a
+    deployed chatbot, POSTed to with httpx (`http_target.py`).
 
-    def __init__(self, api_key: str, api_base: str | None = None, default_timeout: float = DEFAULT_TIMEOUT):
+    `entries`: every entry of models.yml (models, judges, the simulated user, the generator): where each
+    call's key and price come from. Keys are read from the environment here, at the call, and never
+    leave this object: not in the settings (the cache key), not in a message (`scrub`)."""
+
+    def __init__(self, api_key: str, api_base: str | None = None, default_timeout: float = DEFAULT_TIMEOUT,
+                 entries=()):
         self.api_key = api_key
         self.api_base = api_base
         self.default_timeout = default_timeout
-        self.answered = False  # some call got an answer: the base URL works
-        self.unreachable = 0  # consecutive connect failures / 404s while nothing has answered
+        self.entries = {(e.id, e.route, e.http.url if e.http else None): e for e in entries}
+        self.secrets = {api_key} | {os.environ.get(e.api_key_env) or "" for e in entries if e.api_key_env}
+        self.secrets |= {os.environ.get(name) or "" for e in entries if e.http
+                         for v in e.http.headers.values() for name in env_refs(v)}
+        self.answered: set[str | None] = set()  # servers (None: OpenRouter's) that answered some call: they work
+        self.unreachable: dict[str | None, int] = {}  # server → connect failures / 404s while it never answered
         self.model_answered: set[str] = set()  # models that answered some call in time
         self.timeouts: dict[str, int] = {}  # model → calls cut by the deadline before it ever answered
         self.stalled: dict[str, str] = {}  # model → why it is no longer called (see the module's doc)
-        self.litellm = load_litellm()
+        self.litellm = load_litellm() if any(not e.http for e in entries) or not entries else None
 
-    def _check_reachable(self, err: ProviderError) -> ProviderError:
-        """`err`, or a fatal 'unreachable' error once the first calls all failed to reach the provider."""
-        if self.answered:
+    def entry(self, model_id: str, settings: dict):
+        """The models.yml entry a call is made for (None: an id no entry names, e.g. in a unit test)."""
+        return self.entries.get((model_id, settings.get("route"), (settings.get("http") or {}).get("url")))
+
+    def key_for(self, model_id: str, settings: dict) -> str | None:
+        """The key of this call: the variable its entry names, else OPENROUTER_API_KEY for an OpenRouter route,
+        else None (litellm reads the route's own variable, e.g. OPENAI_API_KEY)."""
+        entry = self.entry(model_id, settings)
+        if entry is not None and entry.api_key_env:
+            value = os.environ.get(entry.api_key_env)
+            if not value:
+                raise ProviderError("missing_key", f"{model_id}: the environment variable {entry.api_key_env} (its "
+                                    "`api_key_env` in models.yml) is not set", fatal=True)
+            return value
+        return self.api_key if route_of(model_id, settings).startswith("openrouter/") else None
+
+    def _check_reachable(self, err: ProviderError, base: str | None = None) -> ProviderError:
+        """`err`, or a fatal 'unreachable' error once the first calls all failed to reach a server. Counted per
+        server (`base`: an entry's own base URL or chatbot URL; None: OpenRouter's), so a local server that is
+        down is named as such and a working OpenRouter does not hide it."""
+        if base in self.answered:
             return err
         if err.kind not in ("connection", "not_found"):
             if err.status is not None and err.kind != "server_error":
-                self.answered = True  # it answered, with an error about this call
+                self.answered.add(base)  # it answered, with an error about this call
             return err
-        self.unreachable += 1
-        if self.unreachable < UNREACHABLE_AFTER:
+        self.unreachable[base] = self.unreachable.get(base, 0) + 1
+        if self.unreachable[base] < UNREACHABLE_AFTER:
             return err
+        if base is not None:
+            what = "404 Not Found to the first calls" if err.kind == "not_found" else f"nothing ({err.message[:200]})"
+            return ProviderError("unreachable", f"the server at {base} answered {what}: check it is running and "
+                                 "the entry's `api_base` or `http.url` in models.yml. The run was stopped.",
+                                 status=err.status, fatal=True)
         base = self.api_base or DEFAULT_BASE
         if err.kind == "connection":
             text = (f"cannot reach the provider at {base} ({err.message[:200]}). Check the network, or "
@@ -185,8 +288,12 @@ class Provider:
         return ProviderError("unreachable", text, status=err.status, fatal=True)
 
     async def complete(self, model_id: str, settings: dict, request: dict) -> Completion:
-        kw = request_kwargs(model_id, settings, request, api_key=self.api_key, api_base=self.api_base,
-                            timeout=self.default_timeout)
+        if settings.get("http"):
+            return await self._complete_http(model_id, settings, request)
+        if self.litellm is None:
+            self.litellm = load_litellm()
+        kw = request_kwargs(model_id, settings, request, api_key=self.key_for(model_id, settings),
+                            api_base=self.api_base, timeout=self.default_timeout)
         start = time.monotonic()
         deadline = kw["timeout"]
         try:
@@ -199,10 +306,49 @@ class Provider:
         except ProviderError:
             raise
         except Exception as exc:  # litellm's exception zoo → one classified error
-            raise self._check_reachable(_error(exc, self.api_key)) from None
-        self.answered = True
+            raise self._check_reachable(_error(exc, self.secrets), _server(settings)) from None
+        self.answered.add(_server(settings))
         self.model_answered.add(model_id)
-        return _completion(resp, int((time.monotonic() - start) * 1000))
+        done = _completion(resp, int((time.monotonic() - start) * 1000))
+        if not kw["model"].startswith("openrouter/"):  # the route it took; OpenRouter names its upstream itself
+            done.provider = where_to(model_id, settings)
+            if done.cost is None:
+                done.cost = self._price(model_id, settings, done, resp)
+        return done
+
+    def _price(self, model_id: str, settings: dict, done: Completion, resp) -> float | None:
+        """A route other than OpenRouter reports no cost: the entry's `price:`, else litellm's price list,
+        else None ("no known price": unknown, never $0)."""
+        entry = self.entry(model_id, settings)
+        if entry is not None and entry.price is not None and done.prompt_tokens is not None:
+            return ((done.prompt_tokens or 0) * entry.price.input_per_mtok
+                    + (done.completion_tokens or 0) * entry.price.output_per_mtok) / 1e6
+        try:
+            cost = self.litellm.completion_cost(completion_response=resp)
+        except Exception:  # not in litellm's price list (a local model): no known price
+            return None
+        return float(cost) if cost else None
+
+    async def _complete_http(self, model_id: str, settings: dict, request: dict) -> Completion:
+        from helmbench.run.http_target import call_http
+
+        deadline = float(settings.get("timeout") or self.default_timeout)
+        start = time.monotonic()
+        try:
+            async with asyncio.timeout(deadline):
+                text = await call_http(settings, system_folded(settings, request["messages"]),
+                                               request.get("session"), deadline)
+        except TimeoutError:
+            self._timed_out(model_id, deadline)
+            raise ProviderError("timeout", f"no complete answer within the {deadline:g} s deadline", transient=True) from None
+        except ProviderError as err:
+            err.message = scrub(err.message, self.secrets)
+            raise self._check_reachable(err, _server(settings)) from None
+        self.answered.add(_server(settings))
+        self.model_answered.add(model_id)
+        return Completion(content=text, finish_reason="stop", prompt_tokens=None, completion_tokens=None, cost=None,
+                          provider=where_to(model_id, settings), model_version=None, generation_id=None,
+                          reasoning=None, latency_ms=int((time.monotonic() - start) * 1000))
 
     def _timed_out(self, model_id: str, deadline: float) -> None:
         if model_id in self.model_answered or model_id in self.stalled:

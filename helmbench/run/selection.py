@@ -40,6 +40,24 @@ def load_models_file(path: Path) -> ModelsFile:
     return models
 
 
+def needs_openrouter_key(entries) -> bool:
+    """Whether some entry goes to OpenRouter with OPENROUTER_API_KEY (one with its own route, HTTP target or
+    `api_key_env` brings its own key)."""
+    return any(e.http is None and e.route is None and e.api_key_env is None for e in entries)
+
+
+def secret_values(entries) -> list[str]:
+    """The values of every key and secret header the entries name (read from the environment): what the
+    run's log filter and every error message replace with ***."""
+    import os
+
+    from helmbench.spec.models import EnvRef
+
+    names = [e.api_key_env for e in entries if e.api_key_env]
+    names += [n for e in entries if e.http for v in e.http.headers.values() for n in EnvRef.findall(v)]
+    return [os.environ[n] for n in names if os.environ.get(n)]
+
+
 def split_values(values: tuple[str, ...] | list[str] | None) -> list[str]:
     """Accept both `--models a --models b` and `--models a,b`."""
     return [v.strip() for item in (values or ()) for v in item.split(",") if v.strip()]
@@ -144,6 +162,25 @@ def refuse_other_user_model(conversations: list[dict], models: ModelsFile, model
                 f"compiled with `{compiled['id']}` ({_settings(compiled)}), which its conversations' requests hold",
                 hint="compile the benchmark again with this models file (helmbench compile), or run with the "
                      "models file the manifest was compiled with")
+
+
+def refuse_structured_for_http(plan) -> None:
+    """A deployed chatbot (`http:` in models.yml) answers in free text: it cannot be held to a response
+    schema, and a structured-output scenario's evaluation reads fields of one. Such a case is refused before
+    anything is sent, naming the scenarios, rather than asked and failed for a format the service never saw
+    (which would score the service on the wrong thing). Select the free-text scenarios (judged, `sqe`, and
+    conversations without `reply_field`) with --scenario, or run the chatbot in its own invocation."""
+    targets = [mp.id for mp in plan.models if mp.entry.http is not None]
+    if not targets:
+        return
+    structured = sorted({case["scenario"] for case in plan.manifest
+                         if plan.selected(case) and case["request"].get("response_format")})
+    if structured:
+        more = f" and {len(structured) - 3} more" if len(structured) > 3 else ""
+        raise UsageError(
+            f"{', '.join(targets)} is a deployed chatbot (an `http` target) that answers in free text, but scenario "
+            f"{', '.join(structured[:3])}{more} asks for structured output (a response schema): it is not asked of "
+            "such a target", hint="select free-text scenarios with --scenario, or leave the chatbot out with --models")
 
 
 def _settings(user: dict) -> str:

@@ -27,8 +27,9 @@ from helmbench.run.calls import ProviderError
 from helmbench.run.config import RunOptions
 from helmbench.run.plan import Plan, build_plan
 from helmbench.run.progress import PhaseCounter, Progress
-from helmbench.run.selection import (load_models_file, parse_shard, refuse_other_user_model, select_models,
-                                     select_scenarios)
+from helmbench.run.selection import (load_models_file, needs_openrouter_key, parse_shard, refuse_other_user_model,
+                                     refuse_structured_for_http,
+                                     secret_values, select_models, select_scenarios)
 from helmbench.store import DatabaseError
 from helmbench.store.ledger import new_uid
 
@@ -57,7 +58,8 @@ EXIT_STOPPED = 3
 def _fatal_message(err: ProviderError) -> HelmbenchError:
     if err.kind == "auth":
         return HelmbenchError(
-            "OpenRouter rejected the API key (HTTP 401): check OPENROUTER_API_KEY. The run was stopped; nothing "
+            "OpenRouter (or the provider of an entry with its own route) rejected the API key (HTTP 401): check "
+            "OPENROUTER_API_KEY, or the variable the entry's `api_key_env` names. The run was stopped; nothing "
             "more was sent.", hint="export OPENROUTER_API_KEY=<a key from https://openrouter.ai/keys>, or use --dry-run",
             exit_code=EXIT_STOPPED)
     if err.kind == "payment_required":
@@ -115,17 +117,19 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
         log.warning("the manifest holds %d case(s) built from generated text not yet reviewed (compile "
                     "--include-unreviewed): this run is a preview, never ranked", int(manifest.header["unreviewed"]))
     case_ids = set(opts.case_ids) if opts.case_ids else None
-    if opts.dry_run or opts.api_key is None:
+    no_key = opts.api_key is None and needs_openrouter_key([*entries, *models.judges, *filter(None, [models.user_model])])
+    if opts.dry_run or no_key:
         db = open_existing(opts.db)
         _adopt_legacy(db, entries)
         plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
-                          preview=opts.preview, shard=opts.shard)
+                          preview=opts.preview, shard=opts.shard, user_model=models.user_model)
         refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
+        refuse_structured_for_http(plan)
         judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan))
         from helmbench.run.judge.judge_run import with_rejudge
 
         judged = with_rejudge(estimate(plan, db, judge), plan, db, judge, opts.rejudge_sample, opts.rejudge_seed)
-        return RunReport(plan, True, "dry-run", no_key=opts.api_key is None, judge=judged)
+        return RunReport(plan, True, "dry-run", no_key=no_key, judge=judged)
 
     console = console if console is not None else Console(stderr=True, quiet=True)
     lock = RunLock(opts.db, opts.command) if str(opts.db) != ":memory:" else nullcontext()
@@ -134,13 +138,14 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
         plan = start_runs(db, opts, manifest, entries, scenarios, case_ids, models)
         judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan) if plan.sqe_cases else None)  # before any call
         report = RunReport(plan, False, "failed")
-        with run_logging(console, verbose=verbose, live=live, secrets=[opts.api_key or ""],
+        with run_logging(console, verbose=verbose, live=live, secrets=[opts.api_key or "", *secret_values(models.every_entry)],
                          logs_dir=Path(opts.logs_dir), run_ids=[mp.run_id for mp in plan.models]):
             try:
                 for mp in plan.models:
-                    log.info("run %d: %s on manifest %s%s: %d new call(s), %d stored", mp.run_id, mp.id,
-                             manifest.hash[:19], f", shard {opts.shard}" if opts.shard else "", mp.new, mp.stored,
-                             extra={"run_id": mp.run_id})
+                    log.info("run %d: %s on manifest %s%s: %d new call(s) (%d answer(s), %d conversation turn(s); "
+                             "the simulated user's up to %d more), %d stored", mp.run_id, mp.id, manifest.hash[:19],
+                             f", shard {opts.shard}" if opts.shard else "", mp.new_calls, mp.new,
+                             mp.conversation_turns, mp.user_turns, mp.stored, extra={"run_id": mp.run_id})
 
                 def progress(total: int, phase: str) -> PhaseCounter:  # a live bar draws the events instead
                     phase = f"{phase} (shard {opts.shard})" if opts.shard else phase
@@ -171,8 +176,9 @@ def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids, mod
 
     _adopt_legacy(db, entries)
     plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
-                      preview=opts.preview, shard=opts.shard)
+                      preview=opts.preview, shard=opts.shard, user_model=models.user_model)
     refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
+    refuse_structured_for_http(plan)
     if not is_registered(db, manifest.hash):
         register_manifest(db, manifest.header, iter(manifest))
     upsert_models(db, [(e.id, e.name) for e in entries])
@@ -206,7 +212,10 @@ def call(plan: Plan, db, opts: RunOptions, judge, report: RunReport, progress: C
         if not made:
             from helmbench.run.provider import Provider
 
-            made.append(Provider(opts.api_key or "", opts.api_base))
+            from helmbench.run.selection import load_models_file
+
+            entries = load_models_file(Path(opts.models_file)).every_entry
+            made.append(Provider(opts.api_key or "", opts.api_base, entries=entries))
         return made[0]
 
     ctx = Context(plan, db, opts, judge, Budget(opts.max_cost), report.invocation, provider, progress)

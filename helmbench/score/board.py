@@ -25,7 +25,7 @@ class LeaderboardRow:
     summary: RunSummary
     n_expected: int  # manifest cases × samples: the coverage denominator
     n_format_failures: int
-    model_cost: float | None  # billed cost of the model's calls behind the results, whichever run paid (None: unknown)
+    model_cost: float | None  # billed cost of the model's own calls (answers, turns) behind the results (None: unknown)
     judge_cost: float | None  # billed cost of the judge calls behind the results
     prompt_tokens: int
     completion_tokens: int
@@ -38,6 +38,11 @@ class LeaderboardRow:
     billed_model_cost: float | None = None  # billed in this run: the model's calls it sent (None: unknown)
     billed_judge_cost: float | None = None  # billed in this run: its judge calls
     judge_conflicts: tuple[str, ...] = ()  # judges behind the results from the model's own family (spec/families.py)
+    user_cost: float | None = None  # the simulated user's calls behind the results (None: unknown or none)
+    billed_user_cost: float | None = None  # billed in this run: the simulated user's calls it sent
+    shared_calls: int = 0  # calls behind the results that another run of the manifest counts (queries.ledger)
+    shared_cost: float | None = None
+    shared_with: tuple[int, ...] = ()  # the runs that count them
 
     @property
     def conflict_note(self) -> str:
@@ -123,14 +128,15 @@ class LeaderboardRow:
 
     @property
     def cost(self) -> float | None:
-        """Model plus judge cost; None when neither is known."""
-        known = [c for c in (self.model_cost, self.judge_cost) if c is not None]
+        """The calls behind the results: the model's own, the simulated user's and the judge's (each paid call
+        counted once, `queries.ledger.run_spend`); None when none is known."""
+        known = [c for c in (self.model_cost, self.user_cost, self.judge_cost) if c is not None]
         return math.fsum(known) if known else None
 
     @property
     def billed_cost(self) -> float | None:
-        """Billed in this run (its own calls, model and judge); None when neither is known."""
-        known = [c for c in (self.billed_model_cost, self.billed_judge_cost) if c is not None]
+        """Billed in this run (its own calls: model, simulated user and judge); None when none is known."""
+        known = [c for c in (self.billed_model_cost, self.billed_user_cost, self.billed_judge_cost) if c is not None]
         return math.fsum(known) if known else None
 
     @property
@@ -151,9 +157,11 @@ class LeaderboardRow:
             "n_verdicts": self.n_verdicts, "n_errors": self.n_errors, "n_missing": self.n_missing,
             "coverage": self.coverage, "n_format_failures": self.n_format_failures,
             "format_failure_rate": self.format_failure_rate,
-            "cost": self.cost, "model_cost": self.model_cost, "judge_cost": self.judge_cost,
+            "cost": self.cost, "model_cost": self.model_cost, "user_cost": self.user_cost,
+            "judge_cost": self.judge_cost, "shared_calls": self.shared_calls, "shared_cost": self.shared_cost,
+            "shared_with": list(self.shared_with),
             "billed_cost": self.billed_cost, "billed_model_cost": self.billed_model_cost,
-            "billed_judge_cost": self.billed_judge_cost,
+            "billed_user_cost": self.billed_user_cost, "billed_judge_cost": self.billed_judge_cost,
             "prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens,
             "helmbench_version": self.run.helmbench_version,
             "complete": self.complete, "group": self.group, "drift": list(self.drift),
@@ -176,7 +184,7 @@ class Leaderboard:
     rows: list[LeaderboardRow]
     comparisons: list[Comparison] = field(default_factory=list)  # adjacent ranked pairs, in rank order
     floors: tuple[Floor, ...] = ()  # the manifest's safety floors, applied to every row's score
-    judge_drift: tuple[str, ...] = ()  # a judge's version or provider changed within a criterion (score/judges.py)
+    judge_drift: tuple[str, ...] = ()  # a judge's version or provider changed within a criterion of a scenario (score/judges.py)
 
     @property
     def empty(self) -> bool:

@@ -34,6 +34,7 @@ from typing import Iterable, Sequence
 
 from helmbench.score.review_items import JudgedItem, Reviews
 from helmbench.score.detection import Rate
+from helmbench.score.model import criterion_key, criterion_order
 
 PASS, FAIL = "PASS", "FAIL"
 DEFAULT_MIN_KAPPA = 0.6
@@ -163,7 +164,7 @@ class Calibration:
 
     @property
     def key(self) -> str:
-        return f"{self.scenario}/{self.criterion}" if self.criterion else "overall"
+        return criterion_key(self.scenario, self.criterion) if self.criterion else "overall"
 
     def badge(self) -> str:
         """One line for a table cell: `κ 0.72 (n 41, 2026-11-20)` or `uncalibrated (…why)`."""
@@ -262,15 +263,13 @@ class CalibrationReport:
 
 def calibrate(items: dict[str, JudgedItem], reviews: Reviews, threshold: Threshold = Threshold(),
               manifest_hash: str | None = None) -> CalibrationReport:
-    from helmbench.score.breakdown import natural_key
-
     groups: dict[tuple[str, str], list[JudgedItem]] = {}
     for item in items.values():
         groups.setdefault((item.scenario, item.criterion["code"]), []).append(item)
     stale: dict[tuple[str, str], list[dict]] = {}
     for r in reviews.stale:
         stale.setdefault((r["scenario"], r["criterion"]), []).append(r)
-    keys = sorted(set(groups) | set(stale), key=lambda k: (natural_key(k[0] or ""), natural_key(k[1])))
+    keys = sorted(set(groups) | set(stale), key=criterion_order)
     criteria = [_calibrate(s, c, groups.get((s, c), []), reviews, stale.get((s, c), []), threshold) for s, c in keys]
     overall = _calibrate(None, None, list(items.values()), reviews, reviews.stale, threshold)
     return CalibrationReport(manifest_hash, threshold, criteria, overall)
@@ -288,9 +287,7 @@ def load_calibration(db, manifest_hash: str | None = None, threshold: Threshold 
         extra = with_transcript_criteria({}, db, manifest_hash, report)
         known = {(c.scenario, c.criterion) for c in report.criteria}
         report.criteria.extend(c for cs in extra.values() for c in cs if (c.scenario, c.criterion) not in known)
-        from helmbench.score.breakdown import natural_key
-
-        report.criteria.sort(key=lambda c: (natural_key(c.scenario or ""), natural_key(c.criterion or "")))
+        report.criteria.sort(key=lambda c: criterion_order((c.scenario, c.criterion)))
     return report
 
 

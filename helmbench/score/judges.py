@@ -14,7 +14,9 @@ the leaderboard each judge alone would have given can be recomputed without a si
   (τ-b because tied scores are common with few cases);
 - the models whose tie group (score.pairwise, the same test) differs between the two boards;
 - per criterion, Fleiss' κ between the judges over the items every judge gave a verdict on
-  (score.consistency's κ; PASS/FAIL categories, partial credit counts as its link verdict).
+  (score.consistency's κ; two categories, PASS and FAIL: a judge's PARTIAL, or any option outside the
+  criterion's `pass_values`, is a FAIL, as it is for the result). A criterion is (scenario, code): every
+  scenario's `CR1` is its own row, keyed `criterion_key` ("P1-B1-S1/CR1"), never pooled.
 
 - each model judged by its own family (a conflict of interest, `spec.families` with the run's
   `families:`) scored from the other judges of the ensemble only (`without_kin`), re-decided the same way.
@@ -36,7 +38,7 @@ from helmbench.store import queries
 from .board import Leaderboard
 from .consistency import fleiss_kappa
 from .leaderboard import FINISHED_STATUSES, build_leaderboard
-from .model import ERROR, FAIL, PASS, ScoredResult
+from .model import ERROR, FAIL, PASS, ScoredResult, criterion_key, criterion_order
 from .scored import to_scored
 
 if TYPE_CHECKING:
@@ -80,14 +82,15 @@ class WithoutKin:
 class JudgeSensitivity:
     judges: tuple[str, ...]
     views: tuple[JudgeView, ...]
-    kappa: dict[str, float | None]  # criterion → Fleiss' κ between the judges
-    n_items: dict[str, int]  # criterion → items every judge gave a verdict on
+    kappa: dict[tuple[str, str], float | None]  # (scenario, criterion code) → Fleiss' κ between the judges
+    n_items: dict[tuple[str, str], int]  # (scenario, criterion code) → items every judge gave a verdict on
     top_depends: bool  # the top tie group's members differ under some judge
     without_kin: tuple[WithoutKin, ...] = ()  # each conflicted model without its family's judges
 
     def to_dict(self) -> dict:
         return {"judges": list(self.judges), "views": [v.to_dict() for v in self.views],
-                "kappa": {c: {"kappa": k, "n_items": self.n_items[c]} for c, k in self.kappa.items()},
+                "kappa": {criterion_key(*c): {"scenario": c[0], "criterion": c[1], "kappa": k,
+                                              "n_items": self.n_items[c]} for c, k in self.kappa.items()},
                 "top_depends_on_judge": self.top_depends,
                 "without_own_family": [w.to_dict() for w in self.without_kin]}
 
@@ -105,7 +108,7 @@ def kendall_tau_b(x: list[float], y: list[float]) -> float | None:
 def criterion_verdict(row) -> CriterionVerdict:
     """A stored link (its verdict and score for the result) as the judge step's `CriterionVerdict`: an error,
     or a verdict other than PASS/FAIL, is an ERROR; a missing score is the verdict's 1 or 0."""
-    # imported here: the site's cached data unpickles JudgeSensitivity from this module, and must not load the judge
+    # imported here: the site's cached data decodes JudgeSensitivity from this module, and must not load the judge
     from helmbench.run.judge.judge import CriterionVerdict
 
     if row["error_kind"] or row["verdict"] not in (PASS, FAIL):
@@ -175,19 +178,19 @@ def judge_sensitivity(conn: Connection, board: Leaderboard, *, bootstrap: int = 
         views.append(JudgeView(judge, alone, tau, changed))
     top_depends = any({r.model for r in v.board.ranked if r.group == 1} != top for v in views)
 
-    tables: dict[str, list[list[int]]] = defaultdict(list)
+    tables: dict[tuple[str, str], list[list[int]]] = defaultdict(list)
     for per in by_result.values():
-        items: dict[str, list[str]] = defaultdict(list)
+        items: dict[tuple[str, str], list[str]] = defaultdict(list)
         for judge in judges:
             for j in per.get(judge, []):
-                items[j["criterion"]].append(criterion_verdict(j).verdict)
+                items[(j["scenario"], j["criterion"])].append(criterion_verdict(j).verdict)
         for criterion, verdicts in items.items():
             if len(verdicts) == len(judges) and ERROR not in verdicts:
                 tables[criterion].append([verdicts.count(PASS), verdicts.count(FAIL)])
-    kappa = {c: fleiss_kappa(t) for c, t in sorted(tables.items())}
+    order = sorted(tables, key=criterion_order)
+    kappa = {c: fleiss_kappa(tables[c]) for c in order}
     without = _without_kin(conn, board, judges, loader, bootstrap=bootstrap, seed=seed, statuses=statuses)
-    return JudgeSensitivity(judges, tuple(views), kappa, {c: len(t) for c, t in sorted(tables.items())}, top_depends,
-                            without)
+    return JudgeSensitivity(judges, tuple(views), kappa, {c: len(tables[c]) for c in order}, top_depends, without)
 
 
 def _without_kin(conn: Connection, board: Leaderboard, judges: tuple[str, ...], loader, *, bootstrap: int, seed: int,
@@ -248,20 +251,20 @@ def version_filter(conn: Connection, run_ids: Sequence[int], version: str) -> Ve
 
 
 def judge_drift(conn: Connection, run_ids: Sequence[int]) -> tuple[str, ...]:
-    """One note per (judge, criterion) whose judgements behind the runs came from more than one returned
+    """One note per (judge, scenario, criterion) whose judgements behind the runs came from more than one returned
     model version or serving provider (the ledger's per-call record): the judge changed under one
     criterion, as drift.py says of models under test. Empty when every judge stayed one."""
-    seen: dict[tuple[str, str], tuple[dict[str, int], dict[str, int]]] = {}
-    for judge, criterion, version, provider, n in queries.judge_served(conn, run_ids):
-        versions, providers = seen.setdefault((judge, criterion), ({}, {}))
+    seen: dict[tuple[str, str, str], tuple[dict[str, int], dict[str, int]]] = {}
+    for judge, scenario, criterion, version, provider, n in queries.judge_served(conn, run_ids):
+        versions, providers = seen.setdefault((judge, scenario, criterion), ({}, {}))
         if version:
             versions[version] = versions.get(version, 0) + n
         if provider:
             providers[provider] = providers.get(provider, 0) + n
     notes = []
-    for (judge, criterion), (versions, providers) in seen.items():
+    for (judge, scenario, criterion), (versions, providers) in seen.items():
         for what, counts in (("model versions", versions), ("providers", providers)):
             if len(counts) > 1:
                 shown = ", ".join(f"{k} ×{v}" for k, v in sorted(counts.items()))
-                notes.append(f"judge {judge} on {criterion}: {what} changed ({shown})")
+                notes.append(f"judge {judge} on {criterion_key(scenario, criterion)}: {what} changed ({shown})")
     return tuple(notes)

@@ -35,9 +35,12 @@ What every number means:
 - `cost`: billed cost (USD) of the calls behind the results shown: the call ledger's rows (any
   run's, failed attempts at the same requests included) whose request is an answer, a turn or a
   judgement the results use (`store/queries/outputs.py`), so a run that reused stored answers
-  shows what they cost; None when no cost is known (never estimated, e.g. a database from before
-  the ledger); `tokens` likewise. `billed_cost`: billed in this run (its own ledger rows).
-- `Leaderboard.judge_drift`: a note per judge and criterion whose judgements came from more than one
+  shows what they cost; each paid call counted once (one used by several runs' results is counted in
+  the run that sent it, else the lowest-numbered user; the others' `shared_calls` say so); split as
+  `model_cost` (the model's own answers and turns), `user_cost` (the simulated user) and `judge_cost`;
+  None when no cost is known (never estimated, e.g. a database from before the ledger); `tokens`
+  likewise. `billed_cost`: billed in this run (its own ledger rows).
+- `Leaderboard.judge_drift`: a note per judge, scenario and criterion whose judgements came from more than one
   returned model version or serving provider (score/judges.py, from the ledger's calls).
 - `judge_conflicts`: the judges behind the row's results that are of the model's own family
   (`helmbench.spec.families`, with the `families:` of models.yml the run was made with, kept in
@@ -72,10 +75,10 @@ from .severity import SEVERITY_BUCKETS, by_severity_bucket, severity_bucket
 from .summary import RunSummary, summarise
 from .weighted import weighted_scores
 
-#: Run statuses whose results count (a `running` or `failed` run is not published). A run row
-#: is reused by every invocation that continues it, so `partial` (the last invocation covered
-#: only some scenarios) still holds the results of the earlier ones; coverage shows the rest.
-FINISHED_STATUSES: tuple[str, ...] = ("completed", "interrupted", "partial", "stopped_cost")
+#: Run statuses whose results count (store.queries.runs, where `merge` reads it too). A run row is reused by
+#: every invocation that continues it, so `partial` (the last invocation covered only some scenarios) still
+#: holds the results of the earlier ones; coverage shows the rest.
+FINISHED_STATUSES = queries.FINISHED_STATUSES
 
 
 def _connection(db: str | Path | Connection) -> tuple[Connection, bool]:
@@ -113,19 +116,22 @@ def leaderboard_row(conn: Connection, run: RunInfo, n_cases: int, *,
                     results: list[ScoredResult] | None = None, bootstrap: int = 1000, seed: int = 0,
                     statuses: Sequence[str] = FINISHED_STATUSES,
                     summarise_fn: Callable[..., RunSummary] = summarise,
-                    floors: Sequence[Floor] = ()) -> LeaderboardRow:
-    """The (unranked) row of one run; pass `results` if already loaded with `scored_results`.
+                    floors: Sequence[Floor] = (), spend=None) -> LeaderboardRow:
+    """The (unranked) row of one run; pass `results` if already loaded with `scored_results`, and `spend`
+    (`queries.run_spend`) if already read for the manifest (`queries.manifest_spends`).
 
     `floors` cap the composite (`score`) after the weighted score; the uncapped one stays beside.
     """
     rows = scored_results(conn, run.id) if results is None else results
     summary = summarise_fn(rows, bootstrap=bootstrap, seed=seed)
-    spend = queries.run_spend(conn, run.id)
+    spend = spend or queries.run_spend(conn, run.id)
     return LeaderboardRow(
         rank=None, run=run, summary=summary, n_expected=n_cases * run.samples,
         n_format_failures=queries.format_failure_count(conn, run.id), model_cost=spend.model_cost,
         judge_cost=spend.judge_cost, prompt_tokens=spend.prompt_tokens, completion_tokens=spend.completion_tokens,
-        billed_model_cost=spend.billed_model, billed_judge_cost=spend.billed_judge,
+        billed_model_cost=spend.billed_model, billed_judge_cost=spend.billed_judge, user_cost=spend.user_cost,
+        billed_user_cost=spend.billed_user, shared_calls=spend.shared_calls, shared_cost=spend.shared_cost,
+        shared_with=spend.shared_with,
         pillar_scores={p: s.score for p, s in summary.by_pillar.items()},
         detection=detection(rows),
         served=(now := served(conn, run.id)),
@@ -168,8 +174,9 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
         if exclude_scenarios and chosen:
             n_cases -= queries.cases_in_scenarios(conn, chosen, sorted(exclude_scenarios))
             results = {k: [r for r in rs if r.scenario not in exclude_scenarios] for k, rs in results.items()}
+        spends = queries.manifest_spends(conn, chosen) if chosen else {}
         rows = [leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, seed=seed, summarise_fn=summarise_fn,
-                                results=results[run.id], statuses=statuses, floors=floors)
+                                results=results[run.id], statuses=statuses, floors=floors, spend=spends.get(run.id))
                 for run in runs]
         pillars = sorted({p for r in rows for p in r.pillar_scores}, key=natural_key)
         ranked, comparisons = grouped(rank_rows(rows), results, resamples=bootstrap, seed=seed, groups_fn=groups_fn,

@@ -18,6 +18,20 @@ ERROR = "ERROR"
 VERDICTS = frozenset({PASS, FAIL, ERROR})
 
 
+def criterion_key(scenario: str | None, code: str | None) -> str:
+    """A criterion's one printable key, `P1-B1-S1/CR1`: the scenario's full code and the criterion's code.
+    Why: a code alone (`CR1`) names a criterion in every scenario that has one (the shipped benchmark has
+    `CR1` in three), so every per-criterion number is grouped and shown by this full key."""
+    return f"{scenario}/{code}"
+
+
+def criterion_order(key: tuple[str | None, str | None]):
+    """(scenario, criterion code) in natural order: P1-B1-S2 before P1-B1-S10, CR2 before CR10."""
+    from .breakdown import natural_key
+
+    return natural_key(key[0] or ""), natural_key(key[1] or "")
+
+
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 

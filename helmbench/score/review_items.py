@@ -11,8 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from helmbench.store.queries.reviews import all_reviews, judged_manifests, judged_rows, latest_judged_manifest
-from helmbench.store.reviews import item_hash
+from helmbench.store.queries.reviews import all_reviews, judged_item_rows, latest_judged_manifest
 
 
 @dataclass
@@ -37,14 +36,9 @@ class JudgedItem:
 
     def verdict_of(self, judgment) -> str:
         """PASS or FAIL for an option (or list of options) under the criterion's current pass values."""
-        from helmbench.run.judge.judge import decide  # here: importing the judge costs ~0.1 s, unneeded to unpickle
+        from helmbench.run.judge.judge import decide  # here: importing the judge costs ~0.1 s, unneeded to decode
 
         return decide(self.criterion, judgment)[0]
-
-
-def _criteria(evaluation_json: str) -> dict[str, dict]:
-    evaluation = json.loads(evaluation_json)
-    return {c["code"]: c for c in evaluation.get("criteria") or []}
 
 
 def judged_items(db, manifest_hash: str | None = None) -> tuple[str | None, dict[str, JudgedItem]]:
@@ -55,16 +49,7 @@ def judged_items(db, manifest_hash: str | None = None) -> tuple[str | None, dict
     if manifest_hash is None:
         return None, {}
     items: dict[str, JudgedItem] = {}
-    criteria_of: dict[str, dict[str, dict]] = {}
-    for row in judged_rows(db, manifest_hash):
-        criteria = criteria_of.get(row["case_hash"])
-        if criteria is None:
-            criteria = criteria_of[row["case_hash"]] = _criteria(row["evaluation_json"])
-        criterion = criteria.get(row["criterion"])
-        if criterion is None:
-            continue
-        messages = json.loads(row["messages_json"])
-        h = item_hash(messages, row["content"], criterion)
+    for h, row, criterion, messages in judged_item_rows(db, manifest_hash):
         item = items.get(h)
         if item is None:
             item = items[h] = JudgedItem(h, row["case_id"], row["scenario"], messages, row["content"], criterion,
@@ -76,17 +61,6 @@ def judged_items(db, manifest_hash: str | None = None) -> tuple[str | None, dict
         if row["judged_at"] and (item.judged_at is None or row["judged_at"] > item.judged_at):
             item.judged_at = row["judged_at"]
     return manifest_hash, items
-
-
-def every_judged_item(db) -> dict[str, JudgedItem]:
-    """The judged items of every manifest with judgements (the latest manifest's first): what a
-    review may be of, stale ones (an earlier wording of a criterion) included, so a review
-    exported from this database can always be imported again."""
-    items: dict[str, JudgedItem] = {}
-    for manifest_hash in judged_manifests(db):
-        for h, item in judged_items(db, manifest_hash)[1].items():
-            items.setdefault(h, item)
-    return items
 
 
 @dataclass

@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from helmbench.score.calibration import judge_verdict
+from helmbench.score.model import criterion_key, criterion_order
 from helmbench.score.review_items import JudgedItem, Reviews
 from helmbench.store.review_packets import PLAN_FORMAT
 from helmbench.store.reviews import reviewer_key  # one rule for who a name stands for (import, page, plan)
@@ -217,7 +218,7 @@ class CriterionProgress:
 
     @property
     def key(self) -> str:
-        return f"{self.scenario}/{self.criterion}"
+        return criterion_key(self.scenario, self.criterion)
 
     def to_dict(self) -> dict:
         return {"key": self.key, "scenario": self.scenario, "criterion": self.criterion, "items": self.items,
@@ -246,8 +247,6 @@ def review_status(items: dict[str, JudgedItem], reviews: Reviews, plan: Plan | N
 
     Counts current reviews only (stale ones are of a wording that no longer exists); a reviewer's
     names are matched ignoring spaces and case, as `reviewer_key` says."""
-    from helmbench.score.breakdown import natural_key
-
     by_key: dict[str, set[str]] = {}  # reviewer key → items they have a current review of
     shown: dict[str, str] = {}
     for h, rs in reviews.current.items():
@@ -283,7 +282,7 @@ def review_status(items: dict[str, JudgedItem], reviews: Reviews, plan: Plan | N
             g.planned += 1
             g.assigned += len(reviewers_of.get(h, []))
             g.done += sum(1 for done in reviewers_of.get(h, []) if h in done)
-    status.criteria = sorted(groups.values(), key=lambda c: (natural_key(c.scenario), natural_key(c.criterion)))
+    status.criteria = sorted(groups.values(), key=lambda c: criterion_order((c.scenario, c.criterion)))
     return status
 
 

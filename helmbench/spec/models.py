@@ -7,6 +7,7 @@ Schemas for editors.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Annotated, Literal, Union
 
@@ -307,8 +308,72 @@ class Price(Strict):
     output_per_mtok: Annotated[float, Field(ge=0, le=1e6, allow_inf_nan=False)]
 
 
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$",
+                               description="the NAME of an environment variable (never its value)")]
+Placeholder = re.compile(r"\{\{\s*(messages|message|session_id|system)\s*\}\}")
+EnvRef = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]{0,127})\}")
+
+
+class HttpTarget(Strict):
+    """A deployed chatbot behind its own HTTP API (a model under test only). Each call POSTs `body` with its
+    placeholders filled in and reads the reply text at `reply` in the JSON it returns.
+
+    Placeholders in `body` (a whole string value is replaced by the value, which may be a list; inside a longer
+    string by its text): `{{messages}}` the whole conversation so far as [{role, content}] (a stateless
+    service), `{{message}}` only the newest user message, `{{session_id}}` an id that stays the same through
+    one conversation (a stateful service: it keeps the conversation itself), `{{system}}` the system text of
+    the case (with the deployment prompt). A body with `{{session_id}}` makes the target stateful."""
+
+    url: Annotated[str, Field(pattern=r"^https?://[^\s@]+$", max_length=2000, description="where to POST")]
+    body: dict = Field(description="the JSON request body, with placeholders")
+    reply: Annotated[str, Field(pattern=r"^[\w\-]+(\.[\w\-]+)*$", max_length=500)] = Field(
+        description="the dotted path of the reply text in the response JSON, e.g. `data.reply` or `choices.0.text`")
+    headers: dict[Annotated[str, Field(pattern=r"^[A-Za-z0-9\-_]{1,100}$")], Annotated[str, Field(max_length=2000)]] = Field(
+        {}, description="request headers; a secret is written `${ENV_NAME}` (e.g. `Authorization: Bearer ${BOT_TOKEN}`) "
+                        "and read from that environment variable at call time: only the name is in models.yml")
+
+    @model_validator(mode="after")
+    def _placeholders(self):
+        used = set(Placeholder.findall(repr(self.body)))
+        if not used & {"messages", "message"}:
+            raise ValueError("`body` must hold `{{messages}}` (the conversation so far) or `{{message}}` "
+                             "(the newest user message)")
+        if "message" in used and "messages" not in used and "session_id" not in used:
+            raise ValueError("a body with only `{{message}}` must also hold `{{session_id}}`: a service that gets "
+                             "only the newest message keeps the conversation itself, under that id")
+        return self
+
+    @property
+    def stateful(self) -> bool:
+        return "session_id" in Placeholder.findall(repr(self.body))
+
+
 class ModelEntry(ModelSettings):
-    id: Annotated[str, Field(pattern=r"^[\w.\-]+/[\w.:\-]+$", description="OpenRouter model id")]
+    id: Annotated[str, Field(pattern=r"^[\w.\-]+/[\w.:\-]+$",
+                             description="OpenRouter model id, or the name a local model or service is shown by")]
+    route: Annotated[str, Field(pattern=r"^[\w.\-]+/[\w.:/@\-]+$", max_length=300)] | None = Field(
+        None, description="any litellm route (`ollama/llama3.1:8b`, `openai/gpt-4.1`, `azure/<deployment>`, "
+                          "`openai/<name>` for an OpenAI-compatible server); default `openrouter/<id>`")
+    api_base: Annotated[str, Field(pattern=r"^https?://[^\s@]+$", max_length=2000)] | None = Field(
+        None, description="the base URL of that route's server (a local Ollama or vLLM server)")
+    api_key_env: EnvName | None = Field(
+        None, description="the NAME of the environment variable holding this entry's key (default: "
+                          "OPENROUTER_API_KEY for OpenRouter, litellm's own variable for another route); "
+                          "not sent as such, not in the cache key")
+    http: HttpTarget | None = Field(None, description="a deployed chatbot behind its own HTTP API instead of a model")
+    system_prompt: Annotated[str, Field(min_length=1, max_length=100_000)] | None = Field(
+        None, description="the deployment system prompt: sent before the case's own system instructions")
+    system_message: bool | None = Field(
+        None, description="false: the target takes no system message; the system text (deployment prompt and the "
+                          "case's) is put at the start of the first user message instead")
+
+    @model_validator(mode="after")
+    def _one_kind(self):
+        if self.http is not None and (self.route or self.api_base or self.api_key_env):
+            raise ValueError("an `http` target is called directly: `route`, `api_base` and `api_key_env` belong to "
+                             "model entries; put a secret in a header as `${ENV_NAME}`")
+        return self
+
     name: str | None = None
     price: Price | None = Field(None, description="USD per million input and output tokens, for cost estimates "
                                                    "(default: litellm's price list); never sent, not in the cache key")
@@ -318,8 +383,10 @@ class ModelEntry(ModelSettings):
 
     def settings(self) -> dict:
         """What is sent with each request (and keys the response cache): not the name, price or concurrency
-        (how fast answers are fetched does not change them)."""
-        return self.model_dump(exclude={"id", "name", "price", "concurrency"}, exclude_none=True)
+        (how fast answers are fetched does not change them), nor the name of the key's environment variable.
+        A field left out is absent (not null), so an entry that names no route, base URL, HTTP target or
+        deployment prompt keys its answers exactly as before these existed."""
+        return self.model_dump(exclude={"id", "name", "price", "concurrency", "api_key_env"}, exclude_none=True)
 
 
 class ModelsFile(Strict):
@@ -343,6 +410,22 @@ class ModelsFile(Strict):
             return [{"id": e} if isinstance(e, str) else e for e in v]
         return {"id": v} if isinstance(v, str) else v
 
+    @model_validator(mode="after")
+    def _chatbots_are_models(self):
+        """A deployed chatbot answers in free text: it can be a model under test, not the judge (whose answers
+        are structured), the simulated user or the generator."""
+        for name in ("marking_model", "user_model", "generator_model"):
+            value = getattr(self, name)
+            if any(e.http is not None for e in (value if isinstance(value, list) else [value]) if e is not None):
+                raise ValueError(f"`{name}` cannot be an `http` chatbot: only a model under test (`models:`) can; "
+                                 "give it a litellm `route` instead")
+        return self
+
+    @property
+    def every_entry(self) -> list[ModelEntry]:
+        """Every entry: the models, the judges, the simulated user and the generator (where keys come from)."""
+        return [*self.models, *self.judges, *(e for e in (self.user_model, self.generator_model) if e is not None)]
+
     @property
     def judges(self) -> list[ModelEntry]:
         """The marking model(s): one, several (an ensemble), or none."""
@@ -353,7 +436,7 @@ class ModelsFile(Strict):
 
 __all__ = [
     "Behaviour", "BenchmarkFile", "CategoryMatch", "ConditionMeta", "CriterionMeta", "EVALUATION_TYPES", "Floor",
-    "Generation", "ListIncludes", "ModelEntry", "ModelSettings", "ModelsFile", "Noise", "PerturbationMeta", "Pillar",
+    "Generation", "HttpTarget", "ListIncludes", "ModelEntry", "ModelSettings", "ModelsFile", "Noise", "PerturbationMeta", "Pillar",
     "Price", "Provenance", "ScenarioMeta", "ScoringFile", "Sqe", "TagThreshold", "UserContextMeta", "criterion_meta",
     "scenario_meta",
 ]

@@ -198,6 +198,10 @@ def _dotted(names: list) -> str:
     return out
 
 
+#: Fields whose wrong value may be a secret pasted where a variable's name belongs: shown by name only.
+SECRET_FIELDS = ("api_key_env",)
+
+
 def _describe(model, loc, errs: list[dict], names: list[str], what: str) -> tuple[str, str | None]:
     """(message, hint) for the errors at one place (several when a union's members all failed)."""
     err = errs[0]
@@ -238,6 +242,9 @@ def _describe(model, loc, errs: list[dict], names: list[str], what: str) -> tupl
     if kind == "too_short":
         return f"`{name}` in {what} must list at least {ctx.get('min_length', 1)} value(s)", None
     if kind == "string_pattern_mismatch":
+        if names and names[-1] in SECRET_FIELDS:  # it may be the key itself (lint HB610): never repeated
+            return (f"`{name}` in {what} must be the NAME of an environment variable (letters, digits and "
+                    "underscores), not its value", f"{names[-1]}: LOCAL_KEY, and export LOCAL_KEY=<the key>")
         if names and names[-1] == "id":
             return f"`{name}` in {what} must be an OpenRouter model id such as `openai/gpt-4.1-mini` (got {_shown(value)})", None
         return f"`{name}` in {what} does not have the expected form (got {_shown(value)})", None

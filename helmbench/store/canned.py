@@ -9,8 +9,9 @@ metadata it generates.
 # (helmbench.score.leaderboard.score_every_run: the weighted score after the safety floors its
 # manifest declares, the uncapped one beside), so the canned leaderboard agrees with the site. Its cost and
 # tokens are the site's and the report's (store.queries.ledger.run_spend): the ledger rows behind each run's
-# results (`cost`, `judge_cost`), and beside them what was billed in the run (`billed_in_run`).
-from helmbench.store.queries.outputs import calls_behind
+# results, each paid call counted once (`cost`: the model's own calls and the simulated user's, `user_cost` the
+# latter alone, `judge_cost`), and beside them what was billed in the run (`billed_in_run`).
+from helmbench.store.queries.outputs import calls_counted
 
 CANNED_QUERIES: dict[str, dict] = {
     "leaderboard": {
@@ -23,15 +24,16 @@ CANNED_QUERIES: dict[str, dict] = {
 ),
 spend AS (
   SELECT using_run AS run_id, SUM(CASE WHEN kind IN ('answer', 'turn', 'user') THEN cost END) AS cost,
+         SUM(CASE WHEN kind = 'user' THEN cost END) AS user_cost,
          SUM(CASE WHEN kind = 'judge' THEN cost END) AS judge_cost, SUM(prompt_tokens) AS prompt_tokens,
          SUM(completion_tokens) AS completion_tokens
-  FROM (""" + calls_behind("1") + """) GROUP BY using_run
+  FROM (""" + calls_counted("1") + """) WHERE using_run = counted_in GROUP BY using_run
 ),
 billed AS (SELECT run_id, SUM(cost) AS billed_in_run FROM calls WHERE run_id IS NOT NULL GROUP BY run_id)
 SELECT r.id AS run_id, r.model, m.name, r.status, r.manifest_hash,
        ROUND(s.weighted_score, 4) AS weighted_score, ROUND(s.uncapped_score, 4) AS uncapped_score, s.below_floor,
        ROUND(s.pass_rate, 4) AS pass_rate, ROUND(s.coverage, 4) AS coverage, s.n_format_failures,
-       c.pass, c.fail, c.errors, c.results, sp.cost, sp.judge_cost, sp.prompt_tokens, sp.completion_tokens,
+       c.pass, c.fail, c.errors, c.results, sp.cost, sp.user_cost, sp.judge_cost, sp.prompt_tokens, sp.completion_tokens,
        bl.billed_in_run, r.started_at, r.finished_at
 FROM runs r
 LEFT JOIN models m ON m.id = r.model

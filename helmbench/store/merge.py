@@ -14,15 +14,25 @@ What is not a conflict, by the store's own rules: a stored error yields to a suc
 key (responses, turns, judgements, an ERROR result), a judge request answered in two databases keeps
 its first answer (shards split the answers, not the judge requests: two models' identical answers
 make one judge request; each result keeps the verdict it was decided with), a ledger row `sent`
-yields to its completion,
-a clinician's later review replaces their earlier one (as `review import` does), a catalog title or
-a case's severities follow the newest manifest (as registering does), a model's display name keeps
-the first one known. Runs of one key are one run: their ledger rows, answers and results together,
-`runs.shard` the union of the parts (NULL once every part 1..N is there), the status the least
-finished of them (`completed` when the parts make the whole and every case has its result), the
-counts and costs recomputed from the merged rows (billed = the sum of the shards' own ledger rows,
-each row once); parts that differ in their settings or models.yml's `families:` are a conflict.
-Different manifests or settings stay different runs.
+yields to its completion, a model's display name keeps the first one known. Runs of one key are one
+run: their ledger rows, answers and results together, `runs.shard` the union of the parts (NULL once
+every part 1..N is there), the status the least finished of them (`completed` when the parts make the
+whole and every case has its result), the counts and costs recomputed from the merged rows (billed =
+the sum of the shards' own ledger rows, each row once); parts that differ in their settings or
+models.yml's `families:` are a conflict. Different manifests or settings stay different runs.
+
+Derived, never trusted (#36): what can be recomputed from content is. An input's manifests are taken only
+as their hashes vouch for them (store/catalog_check.py: the catalog hashes to its `catalog_hash`, it and
+the ordered case hashes to the manifest hash, each case's measures are its catalog's) or the input is
+refused, naming it; a manifest OUT lacks is registered from its verified header as `run` registers one,
+so the catalog tables and case measures are never copied and the registration date is OUT's own clock
+(an input's dates decide nothing about which catalog is "newest"). Reviews pass the rules and the writer of
+`review import` (`review_files.accepted`, `reviews.write_imported`: one reviewer however spelled, a later
+verdict replaces an earlier one, a name with control characters, a future date or a key that matches no
+judged output refused, each refusal said in `Merged.refused`), with `source` `import:<input file>`. An
+input dated in the future anywhere merge keeps a date (`DATED`) is refused. Kept from the inputs as they
+are, as bookkeeping that decides nothing: latency, tokens, provider and model version of a row already
+compared under its key, a model's display name, `runs.helmbench_version`.
 
 Safety: inputs are read inside one read transaction each (a consistent snapshot) and never written
 (an input of an older schema is copied and the copy migrated; a newer one is refused); OUT is built
@@ -34,18 +44,24 @@ by name until it is (tests/store/test_merge_tables.py checks a fresh database).
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from helmbench import safewrite
 from helmbench.errors import HelmbenchError, StorageError, explain
+from helmbench.store.catalog import CATALOG_TABLES, apply_catalog, register_rows
+from helmbench.store.catalog_check import EditedInput, verified_manifest, verified_manifests
+from helmbench.store.queries.runs import FINISHED_STATUSES, choose_manifest
 from helmbench.store.db import check_file, connect, open_db, open_readonly
 from helmbench.store.lock import RunLock
 from helmbench.store.migrations import MIGRATIONS
+from helmbench.store.review_files import CLOCK_SKEW
 from helmbench.store.schema_shard import union
 
 
@@ -70,7 +86,6 @@ class Table:
     refs: dict[str, str] = field(default_factory=dict)
     yields: Callable[[dict, dict], str | None] | None = None
     local_id: str | None = "id"
-    follows_newest: bool = False  # the manifests' catalog: the newest registered manifest's values win
 
 
 def _error_yields(stored: dict, incoming: dict) -> str | None:
@@ -102,15 +117,6 @@ def _sent_yields(stored: dict, incoming: dict) -> str | None:
     return None
 
 
-def _later_review_yields(stored: dict, incoming: dict) -> str | None:
-    """A reviewer's later verdict on an item replaces their earlier one (as `review import` does)."""
-    if incoming["created_at"] > stored["created_at"]:
-        return "replace"
-    if incoming["created_at"] < stored["created_at"]:
-        return "keep"
-    return None
-
-
 def _keep(stored: dict, incoming: dict) -> str | None:
     return "keep"
 
@@ -127,18 +133,20 @@ def _result_yields(stored: dict, incoming: dict) -> str | None:
 
 
 
+#: A case's own content (what its hashes cover, and its id): two databases differing in it under one hash conflict.
+CASE_CONTENT = ("id", "request_hash", "scenario", "evaluation_type", "messages_json", "response_format_json",
+                "evaluation_json")
+#: Tables `_merge_manifests` fills from the verified manifests of an input.
+FROM_MANIFESTS = ("manifests", *CATALOG_TABLES, "cases", "manifest_cases")
+
+
 #: Every table of results.db, in the order they point at each other (a table after those it references).
 TABLES: tuple[Table, ...] = (
-    # what the hash covers (cases, catalog); the benchmark's name, version and compiler follow the newest
-    Table("manifests", ("hash",), ("format", "cases", "catalog_hash"), local_id=None, follows_newest=True),
-    Table("pillars", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
-    Table("behaviours", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
-    Table("scenarios", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
-    Table("conditions", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
-    Table("user_contexts", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
-    Table("perturbations", ("code",), (), yields=_keep, local_id=None, follows_newest=True),
-    Table("cases", ("hash",), ("id", "request_hash", "scenario", "evaluation_type", "messages_json",
-                               "response_format_json", "evaluation_json"), local_id=None, follows_newest=True),
+    # the manifests and what they bring (catalog tables, cases, their lists): verified against their hashes and
+    # registered from the header by `_merge_manifests` (store/catalog_check.py), never copied row by row
+    Table("manifests", ("hash",), ("format", "cases", "catalog_hash"), local_id=None),
+    *(Table(name, ("code",), (), local_id=None) for name in CATALOG_TABLES),
+    Table("cases", ("hash",), CASE_CONTENT, local_id=None),
     Table("manifest_cases", ("manifest_hash", "case_hash"), ("position", "case_id"), local_id=None),
     Table("models", ("id",), (), yields=_keep, local_id=None),
     # runs: merged by `_merge_runs` (one run of several parts), listed here for the table check
@@ -169,8 +177,7 @@ TABLES: tuple[Table, ...] = (
     Table("generations", ("prompt_hash",), ("purpose", "model", "settings_json", "content", "finish_reason"),
           local_id=None),
     Table("reviews", ("item_hash", "reviewer"), ("case_id", "scenario", "criterion", "criterion_text",
-                                                 "judgment_json", "confidence", "note"),
-          yields=_later_review_yields),
+                                                 "judgment_json", "confidence", "note")),
 )
 _BY_NAME = {t.name: t for t in TABLES}
 #: A result's links: replaced with their result, compared as part of it.
@@ -199,6 +206,7 @@ class Merged:
     twice: dict[str, int] = field(default_factory=dict)  # the same request answered differently in two files, the first kept
     itself: list[Path] = field(default_factory=list)  # inputs that are OUT itself (skipped: nothing to add)
     still_running: list[Path] = field(default_factory=list)  # inputs holding a run marked `running` (merged as interrupted)
+    refused: list[str] = field(default_factory=list)  # rows left out by the rules `review import` applies, `where: why`
 
     @property
     def changed(self) -> bool:
@@ -336,20 +344,79 @@ class _Merger:
         if unknown:
             raise StorageError(f"{name} has table(s) merge does not know: {', '.join(unknown)}; nothing was merged",
                                hint="merge with the HELMBench release that wrote it")
-        newest_in = src.execute("SELECT max(registered_at) FROM manifests").fetchone()[0] or ""
-        newest_out = self.out.execute("SELECT max(registered_at) FROM manifests").fetchone()[0] or ""
-        newer = newest_in > newest_out
+        _refuse_future(src, name)
         ids: dict[str, dict[int, int]] = {}
         present = set(_tables(src))
         for table in TABLES:
             if table.name not in present or table.name in LINKS:
                 continue
-            if table.name == "runs":
+            if table.name in FROM_MANIFESTS and table.name != "manifests":
+                continue  # registered with their manifest by `_merge_manifests`
+            if table.name == "manifests":
+                self._merge_manifests(src, name)
+            elif table.name == "runs":
                 ids["runs"] = self._merge_runs(src, name)
             elif table.name == "results":
                 ids["results"] = self._merge_results(src, name, ids)
+            elif table.name == "reviews":
+                self._merge_reviews(src, name)
             else:
-                ids[table.name] = self._merge_table(table, src, name, ids, newer)
+                ids[table.name] = self._merge_table(table, src, name, ids)
+
+    # -- reviews: `review import`'s rules and writer, each refusal said
+
+    def _merge_reviews(self, src, name: str) -> None:
+        """An input's reviews pass the rules a review file passes (`review_files.accepted`: names normalised,
+        control characters, future dates and keys that match no judged output refused, against OUT with this
+        input's judgements merged) and are written as `review import` writes them; a refused row is left out,
+        said and counted (`Merged.refused`), never merged."""
+        from helmbench.store.review_files import FIELDS, accepted, review_rules
+        from helmbench.store.reviews import write_imported
+
+        records: list[tuple[str, dict | str]] = []
+        for row in _rows(src, "SELECT * FROM reviews ORDER BY created_at, id"):
+            where = f"{name}: reviews row {row.get('id')}"
+            try:
+                judgment = json.loads(row["judgment_json"]) if isinstance(row["judgment_json"], str) else None
+            except (ValueError, RecursionError):
+                records.append((where, "`judgment_json` is not JSON"))
+                continue
+            records.append((where, {**{k: row.get(k) for k in FIELDS if k != "judgment"}, "judgment": judgment}))
+        if not records:
+            return
+        options, known = review_rules(self.out)
+        rows, refused = accepted(records, options, known, f"import:{Path(name).name}")
+        self.merged.refused.extend(refused)
+        added, replaced = write_imported(self.out, rows)
+        for counts, n in ((self.merged.added, added), (self.merged.replaced, replaced)):
+            if n:
+                counts["reviews"] = counts.get("reviews", 0) + n
+
+    # -- manifests: taken only as their hashes vouch for them, registered here as `run` registers one
+
+    def _merge_manifests(self, src, name: str) -> None:
+        held = {(h, c) for h, c in self.out.execute("SELECT hash, catalog_hash FROM manifests")}
+        for manifest in verified_manifests(src, name, held):
+            table = _BY_NAME["manifests"]
+            stored = self._stored(table, (manifest.hash,))
+            cases = _BY_NAME["cases"]
+            new_cases = 0
+            for row in manifest.rows:
+                there = self._stored(cases, (row["hash"],))
+                if there is None:
+                    new_cases += 1
+                    self.origin[("cases", (row["hash"],))] = name
+                elif differ := [c for c in cases.compare if there[c] != row[c]]:
+                    self._conflict(cases, (row["hash"],), differ, name)
+            if stored is not None:
+                if differ := [c for c in table.compare if stored[c] != manifest.header.get(c)]:
+                    self._conflict(table, (manifest.hash,), differ, name)
+                continue  # OUT's registration (its date, and the catalog it set) stands
+            register_rows(self.out, manifest.header, manifest.rows)
+            self.origin[("manifests", (manifest.hash,))] = name
+            for table_name, n in (("manifests", 1), ("cases", new_cases), ("manifest_cases", len(manifest.rows))):
+                if n:
+                    self.merged.added[table_name] = self.merged.added.get(table_name, 0) + n
 
     def _translate(self, table: Table, row: dict, ids: dict[str, dict[int, int]]) -> dict:
         for col, parent in table.refs.items():
@@ -357,7 +424,7 @@ class _Merger:
                 row[col] = ids[parent][row[col]]
         return row
 
-    def _merge_table(self, table: Table, src, name: str, ids, newer: bool) -> dict[int, int]:
+    def _merge_table(self, table: Table, src, name: str, ids) -> dict[int, int]:
         mapping: dict[int, int] = {}
         order = f" ORDER BY {table.local_id}" if table.local_id else ""
         for row in _rows(src, f"SELECT * FROM {table.name}{order}"):
@@ -374,11 +441,7 @@ class _Merger:
             if local is not None:
                 mapping[local] = stored[table.local_id]
             differ = [c for c in table.compare if c in row and stored.get(c) != row[c]]
-            if table.follows_newest and newer:
-                self._replace(table, stored, {c: row[c] for c in row if c not in table.compare})
             if not differ:
-                if table.name == "manifests" and stored["registered_at"] is None and row["registered_at"]:
-                    self._replace(table, stored, {"registered_at": row["registered_at"]})
                 if table.name == "models" and stored["name"] is None and row["name"] is not None:
                     self._replace(table, stored, {"name": row["name"]})
                 continue
@@ -491,6 +554,16 @@ class _Merger:
                 self._conflict(table, key, differ, name)
         return mapping
 
+    def settle_catalog(self) -> None:
+        """The catalog and case measures of the manifest the leaderboard shows (its latest finished run's), set
+        last: two manifests share catalog rows by code and case rows by hash, so without this the input merged
+        last decided the current leaderboard's severities (a genuine older database merged into a newer one
+        rescored it, and the order of the inputs changed the ranking)."""
+        chosen = choose_manifest(self.out, None, FINISHED_STATUSES)
+        verified = verified_manifest(self.out, chosen) if chosen else None
+        if verified is not None:
+            apply_catalog(self.out, verified.header, verified.rows)
+
     def refresh_runs(self) -> None:
         """Counts, costs and status of every run this merge touched, from the merged rows."""
         from helmbench.store.judgements import record_judge_totals
@@ -506,6 +579,42 @@ class _Merger:
             before = self.before.get(run_id)
             if before is not None and any(before[c] != final[c] for c in before):
                 self.merged.replaced["runs"] = self.merged.replaced.get("runs", 0) + 1
+
+
+#: The dates merge keeps from an input (a run's start and end, when an answer, a verdict or a call was made):
+#: one after this machine's clock (as `review import` allows for another machine's drift) refuses the input,
+#: since "latest" decides which run the leaderboard shows and which manifest review opens on.
+DATED = (("runs", "started_at"), ("runs", "finished_at"), ("responses", "created_at"), ("turns", "created_at"),
+         ("judgements", "created_at"), ("results", "created_at"), ("calls", "sent_at"), ("calls", "completed_at"),
+         ("generations", "created_at"))
+
+
+#: An ISO date and time as the store writes them (`2026-11-27T21:31:54+00:00`; older releases wrote a space).
+_ISO = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9][T ][0-9][0-9]:[0-9][0-9]:[0-9][0-9]*"
+
+
+def _refuse_future(src, name: str) -> None:
+    """Every date merge keeps must be text in the store's ISO form and not after this machine's clock. A date
+    of another type (a BLOB sorts above every text in SQLite) or shape would win "latest" as surely as 2099."""
+    limit = (datetime.now(timezone.utc) + CLOCK_SKEW).strftime("%Y-%m-%dT%H:%M:%S")
+    future, odd = [], []
+    for table, col in DATED:
+        if table not in _tables(src) or col not in _columns(src, table):
+            continue
+        n = src.execute(f"SELECT count(*) FROM {table} WHERE typeof({col}) = 'text' AND {col} GLOB ? "
+                        f"AND substr({col}, 1, 19) > ?", [_ISO, limit]).fetchone()[0]
+        if n:
+            future.append(f"{table}.{col} of {n} row(s)")
+        n = src.execute(f"SELECT count(*) FROM {table} WHERE {col} IS NOT NULL AND "
+                        f"(typeof({col}) != 'text' OR {col} NOT GLOB ?)", [_ISO]).fetchone()[0]
+        if n:
+            odd.append(f"{table}.{col} of {n} row(s)")
+    why = ([f"dated in the future (after {limit} UTC): {', '.join(future)}"] if future else []) + \
+          ([f"dated with a value that is not an ISO date: {', '.join(odd)}"] if odd else [])
+    if why:
+        raise EditedInput(f"{name}: refused: {'; '.join(why)}; nothing was written",
+                          hint="a database a run wrote has no such dates: merge the unedited one "
+                               "(or fix this machine's clock)")
 
 
 class _Db:
@@ -597,6 +706,8 @@ def merge(out: Path | str, inputs: Sequence[Path | str]) -> Merged:
                 if merger.conflicts:
                     raise _refusal(merger.conflicts)
                 merger.refresh_runs()
+                with conn:
+                    merger.settle_catalog()
                 conn.execute("PRAGMA journal_mode = DELETE")  # the finished file stands alone
             finally:
                 conn.close()

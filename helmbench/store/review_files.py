@@ -6,8 +6,8 @@ every bad one reported as `file:line: what is wrong`; only a clean file is writt
 transaction. The reader is bounded (file size, rows, field length) because a shared file is
 untrusted input.
 
-Columns (both formats): item_hash, reviewer, case_id, scenario, criterion, criterion_text,
-judgment, confidence, note, created_at. `judgment` is the option chosen, or the list of options
+Columns (both formats): format (the rows' version, VERDICTS_FORMAT; verdicts.schema.json), item_hash,
+reviewer, case_id, scenario, criterion, criterion_text, judgment, confidence, note, created_at. `judgment` is the option chosen, or the list of options
 for a multi-answer criterion: in JSONL a string or a list, in CSV that value as JSON
 (`"PASS"`, `["A", "B"]`); a bare word in CSV (PASS) is read as that string.
 
@@ -37,6 +37,9 @@ from helmbench.store.reviews import CONFIDENCES, reviewer_key, reviewer_name
 
 FIELDS = ("item_hash", "reviewer", "case_id", "scenario", "criterion", "criterion_text", "judgment", "confidence",
           "note", "created_at")
+#: The version of a verdicts file's rows (a `format` key on each JSONL line, a `format` column in CSV):
+#: verdicts.schema.json's `format`. Optional on import: files written before it was added have none.
+VERDICTS_FORMAT = 1
 REQUIRED = ("item_hash", "reviewer", "case_id", "criterion", "criterion_text", "judgment", "created_at")
 MAX_BYTES = 64 << 20
 MAX_ROWS = 200_000
@@ -80,14 +83,16 @@ def export_rows(reviews: Iterable[dict]) -> list[dict]:
 def write(rows: list[dict], fmt: str, out: io.TextIOBase) -> None:
     if fmt == "jsonl":
         for r in rows:
-            out.write(json.dumps({k: r.get(k) for k in FIELDS}, ensure_ascii=False) + "\n")
+            line = {"format": VERDICTS_FORMAT, **{k: r.get(k) for k in FIELDS}}
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
         return
-    w = csv.DictWriter(out, fieldnames=FIELDS, lineterminator="\r\n")  # RFC 4180; a cell holding CR is then quoted
+    # RFC 4180; a cell holding CR is then quoted
+    w = csv.DictWriter(out, fieldnames=("format", *FIELDS), lineterminator="\r\n")
     w.writeheader()
     for r in rows:
         cells = {**{k: "" if r.get(k) is None else str(r[k]) for k in FIELDS},
                  "judgment": json.dumps(r["judgment"], ensure_ascii=False)}
-        w.writerow({k: csv_cell(v) for k, v in cells.items()})
+        w.writerow({"format": str(VERDICTS_FORMAT), **{k: csv_cell(v) for k, v in cells.items()}})
 
 
 def _csv_records(text: str) -> Iterable[tuple[int, dict | str]]:
@@ -142,9 +147,12 @@ def _jsonl_records(text: str) -> Iterable[tuple[int, dict | str]]:
 
 def _problem(row: dict, options_of: dict[str, list[str]], known: set[str] | None = None) -> str | None:
     """What is wrong with one row, or None."""
-    unknown = sorted(set(row) - set(FIELDS) - {"source"})
+    unknown = sorted(set(row) - set(FIELDS) - {"source", "format"})
     if unknown:
         return f"unknown column(s) {', '.join(unknown)}"
+    if row.get("format") not in (None, VERDICTS_FORMAT, str(VERDICTS_FORMAT)):
+        return (f"`format` {str(row['format'])[:20]!r} is not {VERDICTS_FORMAT}: written by another version of "
+                "HELMBench (upgrade it to read this file)")
     for f in REQUIRED:
         if row.get(f) in (None, ""):
             return f"`{f}` is missing"
@@ -190,8 +198,48 @@ def _utc(stamp: str) -> str:
     return (at if at.tzinfo else at.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).isoformat()
 
 
+def accepted(records: Iterable[tuple[str, dict | str]], options_of: dict[str, list[str]],
+             known: set[str] | None, source: str) -> tuple[list[dict], list[str]]:
+    """The rules every review from elsewhere passes, `review import`'s file and `helmbench merge`'s input
+    database alike (the one place they are written): (the rows taken, as they are stored, and the refusals as
+    `where: why`). `records`: (where, row or what is wrong with it) pairs, a row with the exchange columns
+    (FIELDS; `judgment` decoded). Names are normalised (whitespace; `store.reviews` matches case when writing),
+    a name with control characters, a date in the future, an option the criterion lacks and, with `known`, an
+    item key that matches no judged output are refused, and so is a second verdict by one reviewer (any
+    spelling) on one item. Dates are stored in UTC, so that "newer wins" compares like with like."""
+    rows: list[dict] = []
+    problems: list[str] = []
+    seen: dict[tuple[str, str], str] = {}
+    for where, rec in records:
+        if len(rows) + len(problems) >= MAX_ROWS:
+            problems.append(f"{where}: more than {MAX_ROWS} rows")
+            break
+        why = rec if isinstance(rec, str) else _problem(rec, options_of, known)
+        if why is None:
+            key = (rec["item_hash"], reviewer_key(rec["reviewer"]))
+            if key in seen:
+                why = f"a second verdict by {rec['reviewer']!r} on the same item (the first: {seen[key]})"
+            else:
+                seen[key] = where
+        if why is not None:
+            problems.append(f"{where}: {why}")
+            continue
+        rows.append({k: rec.get(k) for k in FIELDS} | {"source": source, "reviewer": reviewer_name(rec["reviewer"]),
+                                                      "created_at": _utc(rec["created_at"])})
+    return rows, problems
+
+
+def review_rules(db) -> tuple[dict[str, list[str]], set[str]]:
+    """(item hash → its criterion's options, the item hashes a review may be of) in a database: its judged
+    outputs (every manifest's, stale wordings included) and the items reviewed in it already."""
+    from helmbench.store.queries.reviews import judged_item_options, reviewed_items
+
+    options = judged_item_options(db)
+    return options, set(options) | reviewed_items(db)
+
+
 def read(path: Path, options_of: dict[str, list[str]] | None = None, known: set[str] | None = None) -> list[dict]:
-    """Every row of a review file, checked; raises naming each bad line (and imports nothing).
+    """Every row of a review file, checked (`accepted`); raises naming each bad line (and imports nothing).
 
     `options_of`: item hash → the criterion's options; `known`: the item hashes a review may be of
     (None: not checked)."""
@@ -201,26 +249,8 @@ def read(path: Path, options_of: dict[str, list[str]] | None = None, known: set[
                              hint="split it, or check that it is the file `helmbench review export` wrote")
     text = path.read_bytes().decode("utf-8-sig")  # no newline translation: a CR inside a quoted cell is text
     records = _csv_records(text) if fmt == "csv" else _jsonl_records(text)
-    rows: list[dict] = []
-    problems: list[str] = []
-    seen: dict[tuple[str, str], int] = {}
-    for line, rec in records:
-        if len(rows) + len(problems) >= MAX_ROWS:
-            problems.append(f"{path}:{line}: more than {MAX_ROWS} rows")
-            break
-        why = rec if isinstance(rec, str) else _problem(rec, options_of or {}, known)
-        if why is None:
-            key = (rec["item_hash"], reviewer_key(rec["reviewer"]))
-            if key in seen:
-                why = f"a second verdict by {rec['reviewer']!r} on the same item (first on line {seen[key]})"
-            else:
-                seen[key] = line
-        if why is not None:
-            problems.append(f"{path}:{line}: {why}")
-            continue
-        rows.append({k: rec.get(k) for k in FIELDS} | {"source": f"import:{path.name}",
-                                                      "reviewer": reviewer_name(rec["reviewer"]),
-                                                      "created_at": _utc(rec["created_at"])})
+    rows, problems = accepted(((f"{path}:{line}", rec) for line, rec in records), options_of or {}, known,
+                              f"import:{path.name}")
     if problems:
         shown = problems[:MAX_SHOWN] + ([f"… and {len(problems) - MAX_SHOWN} more"] if len(problems) > MAX_SHOWN else [])
         raise HelmbenchError(f"{len(problems)} bad row(s) in {path}; nothing was imported:\n" + "\n".join(shown),

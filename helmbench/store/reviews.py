@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import unicodedata
 from datetime import datetime, timezone
 from typing import Iterable
 
@@ -51,8 +52,9 @@ def reviewer_name(name: str) -> str:
 
 
 def reviewer_key(name: str) -> str:
-    """Who a name stands for: "ana ", "ANA" and "Ana" are one reviewer (whitespace and case ignored)."""
-    return reviewer_name(name).casefold()
+    """Who a name stands for: "ana ", "ANA", "Ana" and fullwidth "ａｎａ" are one reviewer (whitespace, case and
+    Unicode compatibility forms ignored: NFKC, then case-folded, then NFKC again as Unicode recommends)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", reviewer_name(name)).casefold())
 
 
 def known_reviewers(db) -> dict[str, str]:
@@ -100,13 +102,23 @@ def import_reviews(db, reviews: Iterable[dict]) -> tuple[int, int]:
     A review already here for the same item and reviewer is replaced only by a newer one, so
     importing the same file twice, or an older export, changes nothing.
     """
+    reviews = list(reviews)
+    with connection_of(db):
+        added, _ = write_imported(db, reviews)
+    return added, len(reviews) - added
+
+
+def write_imported(db, reviews: Iterable[dict]) -> tuple[int, int]:
+    """Reviews checked by `store.review_files.accepted` written in the caller's transaction, as `review import`
+    and `helmbench merge` write them (names joined to their stored spelling, a stored verdict replaced only
+    by a newer one); returns (added, replaced)."""
     conn = connection_of(db)
     before = conn.execute("SELECT count(*) FROM reviews").fetchone()[0]
+    changes = conn.total_changes
     rows = [_encoded(r) for r in _one_spelling(db, list(reviews))]
-    with conn:
-        conn.executemany(_UPSERT + _NEWER, [[_cell(r.get(c)) for c in REVIEW_COLUMNS] for r in rows])
-    after = conn.execute("SELECT count(*) FROM reviews").fetchone()[0]
-    return after - before, len(rows) - (after - before)
+    conn.executemany(_UPSERT + _NEWER, [[_cell(r.get(c)) for c in REVIEW_COLUMNS] for r in rows])
+    added = conn.execute("SELECT count(*) FROM reviews").fetchone()[0] - before
+    return added, conn.total_changes - changes - added
 
 
 def _encoded(review: dict) -> dict:

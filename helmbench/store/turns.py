@@ -140,6 +140,22 @@ class Transcript(NamedTuple):
     settings_hash: str
 
 
+class SessionRestart(NamedTuple):
+    """A conversation with a stateful service that was cut mid-way starts again: the service's session is
+    gone, so its stored turns cannot be continued. They are marked (error_kind `session_restarted`, their
+    text kept until the new turn takes its place) so the conversation's new turns may replace them."""
+
+    keys: list[str]
+    model: str
+    settings_hash: str
+    sample: int
+
+
+RESTARTED = "session_restarted"
+RESTART_MESSAGE = ("the stateful service's session was lost when the run stopped mid-conversation: the conversation "
+                   "started again")
+
+
 class VerdictWrite(NamedTuple):
     """A conversation case's result decided without the judge, and its transcript, committed together
     (a judged one is written by the judge phase: `store.judgements.JudgedCase`)."""
@@ -171,6 +187,11 @@ def write_conversation_batch(db: sqlite_utils.Database, writes: Iterable) -> int
             if isinstance(w, TurnWrite):
                 turn = {"stop": 0, "attempts": 1, **{k: v for k, v in w.turn.items() if v is not None}}
                 conn.execute(UPSERT_TURN, [turn.get(c) for c in TURN_COLUMNS]).fetchall()
+            elif isinstance(w, SessionRestart):
+                conn.execute(
+                    "UPDATE turns SET error_kind = ?, error_message = ? WHERE model = ? AND settings_hash = ? "
+                    f"AND sample = ? AND error_kind IS NULL AND turn_key IN ({', '.join('?' * len(w.keys))})",
+                    [RESTARTED, RESTART_MESSAGE, w.model, w.settings_hash, w.sample, *w.keys])
             else:
                 res = w.result
                 rid = conn.execute(UPSERT_RESULT + " RETURNING id", [res.get(c) for c in RESULT_COLUMNS]).fetchone()[0]

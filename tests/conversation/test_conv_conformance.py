@@ -21,7 +21,7 @@ from tests.conversation.conv_trees import MODEL, SCRIPTED
 from test_conv_ledger import assert_progress_within_its_total
 from test_conv_run import compile_, rows
 
-from helmbench.store.queries.ledger import JUDGE_KINDS, MODEL_KINDS
+from helmbench.store.queries.ledger import JUDGE_KINDS, MODEL_KINDS, OWN_KINDS, USER_KINDS
 
 JUDGES = ["test/judge", "test/judge-2", "test/judge-3"]
 OTHER = "test/model-b"
@@ -69,31 +69,60 @@ def invocation(tree: Path, fake, **kw):
     assert_database_agrees(tree)
     after = shown(tree)
     grew = {key: sum((after[r][key] or 0) - (before.get(r, {}).get(key) or 0) for r in report.ledger if r in after)
-            for key in ("billed_model_cost", "billed_judge_cost")}
-    assert grew["billed_model_cost"] == pytest.approx((sum(served.values()) - judges) * fake.cost), "billed (model)"
+            for key in ("billed_model_cost", "billed_user_cost", "billed_judge_cost")}
+    assert grew["billed_model_cost"] + grew["billed_user_cost"] == pytest.approx(
+        (sum(served.values()) - judges) * fake.cost), "billed (model and simulated user)"
     assert grew["billed_judge_cost"] == pytest.approx(judges * fake.cost), "billed (judge)"
     return report, served
 
 
-KEYS = ("model_cost", "judge_cost", "prompt_tokens", "completion_tokens", "billed_model_cost", "billed_judge_cost")
+KEYS = ("model_cost", "user_cost", "judge_cost", "prompt_tokens", "completion_tokens", "billed_model_cost",
+        "billed_user_cost", "billed_judge_cost")
 
 
-def behind_results(tree: Path, run_id: int) -> list[tuple]:
-    """The ledger rows behind a run's results, found here without the store's query: the calls (any run's,
-    every attempt) at the answers, turns and judgements its results link to."""
-    wanted = set(rows(tree, "SELECT 'answer', rs.model, rs.settings_hash, rs.request_hash, rs.sample FROM results res "
-                            "JOIN responses rs ON rs.id = res.response_id WHERE res.run_id = ?", [run_id]))
+def _outputs(tree: Path, run_id: int) -> set[tuple]:
+    """(kind, model, settings hash, request key, sample, model under test) of the outputs a run's results use."""
+    wanted = set(rows(tree, "SELECT 'answer', rs.model, rs.settings_hash, rs.request_hash, rs.sample, rs.model "
+                            "FROM results res JOIN responses rs ON rs.id = res.response_id WHERE res.run_id = ?",
+                      [run_id]))
     for role, caller, model, settings, key, sample in rows(
             tree, "SELECT t.role, t.caller, t.model, t.settings_hash, t.turn_key, t.sample FROM results res "
                   "JOIN result_turns rt ON rt.result_id = res.id JOIN turns t ON t.id = rt.turn_id "
                   "WHERE res.run_id = ?", [run_id]):
-        wanted.add(("turn" if role == "assistant" else "user", caller or model, settings, key, sample))
-    wanted |= set(rows(tree, "SELECT 'judge', j.judge_model, j.judge_settings_hash, j.judge_request_hash, NULL "
+        wanted.add(("turn" if role == "assistant" else "user", caller or model, settings, key, sample, model))
+    wanted |= set(rows(tree, "SELECT 'judge', j.judge_model, j.judge_settings_hash, j.judge_request_hash, NULL, NULL "
                              "FROM results res JOIN result_judgements rj ON rj.result_id = res.id JOIN judgements j "
                              "ON j.id = rj.judgement_id WHERE res.run_id = ?", [run_id]))
-    return [(kind, cost, pt, ct) for kind, model, settings, key, sample, cost, pt, ct in rows(
-        tree, "SELECT kind, model, settings_hash, request_key, sample, cost, prompt_tokens, completion_tokens "
-              "FROM calls") if (kind, model, settings, key, sample) in wanted]
+    return wanted
+
+
+def behind_results(tree: Path, run_id: int) -> list[tuple]:
+    """The ledger rows behind a run's results, found here without the store's query, by the rule the docs
+    give: the calls (any run's, every attempt) at the answers, turns and judgements its results link to, a
+    model's output only from a run of that model; a call the results of several runs of the manifest use is
+    counted in the one that sent it when its results use it, else in the lowest-numbered user."""
+    runs = {r: (manifest, model, status) for r, manifest, model, status in
+            rows(tree, "SELECT id, manifest_hash, model, status FROM runs")}
+    calls = rows(tree, "SELECT id, kind, model, settings_hash, request_key, sample, run_id, cost, prompt_tokens, "
+                       "completion_tokens FROM calls")
+
+    def used_by(run: int) -> set[int]:
+        wanted = _outputs(tree, run)
+        return {c[0] for c in calls if (c[1], c[2], c[3], c[4], c[5], None if c[1] == "judge" else
+                                        (runs.get(c[6]) or (None, None))[1]) in wanted}
+
+    mine = used_by(run_id)
+    if runs[run_id][2] != "preview":
+        peers = {r: used_by(r) for r, (m, _, status) in runs.items()
+                 if m == runs[run_id][0] and status != "preview"}
+        sender = {c[0]: c[6] for c in calls}
+
+        def owner(call: int) -> int:
+            users = [r for r, used in peers.items() if call in used]
+            return sender[call] if sender[call] in users else min(users)
+
+        mine = {c for c in mine if owner(c) == run_id}
+    return [(kind, cost, pt, ct) for i, kind, _, _, _, _, _, cost, pt, ct in calls if i in mine]
 
 
 def shown(tree: Path) -> dict[int, dict]:
@@ -118,13 +147,16 @@ def shown(tree: Path) -> dict[int, dict]:
     assert {r: {k: v[k] for k in KEYS} for r, v in by_json.items()} == by_api == by_site, "report, API, site"
     for run_id, row in by_json.items():
         behind = behind_results(tree, run_id)
-        model = [c for kind, c, _, _ in behind if kind in MODEL_KINDS and c is not None]
+        model = [c for kind, c, _, _ in behind if kind in OWN_KINDS and c is not None]
+        user = [c for kind, c, _, _ in behind if kind in USER_KINDS and c is not None]
         judge = [c for kind, c, _, _ in behind if kind in JUDGE_KINDS and c is not None]
         assert row["model_cost"] == pytest.approx(sum(model)) and model, "the cost behind the results (model)"
+        assert row["user_cost"] == (pytest.approx(sum(user)) if user else None), "behind the results (simulated user)"
         assert row["judge_cost"] == (pytest.approx(sum(judge)) if judge else None), "the cost behind the results (judge)"
         assert (row["prompt_tokens"], row["completion_tokens"]) == (sum(b[2] or 0 for b in behind),
                                                                     sum(b[3] or 0 for b in behind)), "tokens"
-        for key, of in {"billed_model_cost": MODEL_KINDS, "billed_judge_cost": JUDGE_KINDS}.items():
+        for key, of in {"billed_model_cost": OWN_KINDS, "billed_user_cost": USER_KINDS,
+                        "billed_judge_cost": JUDGE_KINDS}.items():
             marks = ",".join("?" * len(of))
             (paid,) = rows(tree, f"SELECT sum(cost) FROM calls WHERE run_id = ? AND kind IN ({marks})", [run_id, *of])[0]
             assert row[key] == (pytest.approx(paid) if paid is not None else None), key
@@ -160,7 +192,7 @@ def test_every_number_is_the_providers_count_across_scenario_kinds_and_run_patte
     (run_id,) = fresh.ledger
     spend = run_spend(conn, run_id)  # the report's (and the site's) cost of the run: what its results use
     conn.close()
-    assert spend.model_cost + spend.judge_cost == pytest.approx(fresh.spent)  # a fresh run uses all it paid
+    assert spend.model_cost + spend.user_cost + spend.judge_cost == pytest.approx(fresh.spent)  # a fresh run uses all it paid
     assert {MODEL, "test/user-model", *JUDGES} <= set(served)  # every kind of call was made
     assert set(dict(rows(tree, "SELECT kind, 1 FROM calls"))) == {"answer", "turn", "user", "judge"}
 

@@ -125,11 +125,14 @@ def test_a_database_of_the_release_before_the_ledger_is_migrated_without_paying_
     report = run(tree, samples=2)
     assert report.status == "completed"
     assert fake.by_model[MODEL] == dry.plan.new_turns and fake.by_model[USER_MODEL] == user_turns
-    # no answer and no scripted turn is paid again; the judge's request is unchanged (a free-text reply is
-    # read whole), so it is not paid again either
-    assert set(fake.by_model) == {MODEL, USER_MODEL}
+    # no answer and no scripted turn is paid again, and no single answer is judged again; the transcripts are,
+    # once: a transcript criterion is now judged with a wrapper of its own (the whole conversation, not "one
+    # assistant response"), so its judge request is new (the authors' guide says so)
+    judged = fake.requests_for(JUDGE)
+    assert judged and all("<conversation>" in str(b["messages"][-1]["content"]) for b in judged)
+    assert set(fake.by_model) == {MODEL, USER_MODEL, JUDGE}
     new = dict(rows(tree, "SELECT kind, count(*) FROM calls WHERE uid NOT LIKE 'm9:%' GROUP BY kind"))
-    assert new == {"turn": fake.by_model[MODEL], "user": fake.by_model[USER_MODEL]}
+    assert new == {"turn": fake.by_model[MODEL], "user": fake.by_model[USER_MODEL], "judge": fake.by_model[JUDGE]}
 
 
 def test_the_simulated_user_reads_only_the_reply_text_of_a_structured_answer(env, fake, conv_tree):
@@ -253,23 +256,56 @@ def _run_with(tree: Path, models_file: Path, dry_run: bool):
 
 def test_the_dry_run_estimate_is_the_sum_of_each_phases_estimate(env, fake, tree):
     """Each phase gives the estimate of the calls it would send; the dry run's is their sum, so a new
-    phase brings its own estimate and the numbers never depend on who remembered which kind of call."""
+    phase brings its own estimate and the numbers never depend on who remembered which kind of call.
+    The simulated user's turns are calls too: the conversation phase estimates and prices them on the
+    user model's own row (a dry run once said "new calls 0" for a conversation benchmark)."""
     from helmbench.run.estimate import Estimator, estimate_plan
     from helmbench.run.phases import phases
 
     plan = run(tree, samples=2, dry_run=True).plan
     assert fake.total == 0
+    assert plan.user_model is not None and plan.user_model.id == USER_MODEL
     per = {}
     for phase in phases():
-        est = Estimator([mp.entry for mp in plan.models], None)
+        est = Estimator([mp.entry for mp in plan.models], None, user=plan.user_model)
         phase.estimate(plan, est)
         per[type(phase).__name__] = est.result()
     total = estimate_plan(plan, None)
     assert per["AnswerPhase"].calls == plan.new_calls > 0  # single answers only
-    assert per["ConversationPhase"].calls == plan.new_turns > 0  # the model's turns not stored
+    assert plan.user_calls > 0
+    assert per["ConversationPhase"].calls == plan.new_turns + plan.user_calls  # the model's and the user's turns
+    [user_row] = [m for m in per["ConversationPhase"].models if m.role == "simulated user"]
+    assert user_row.calls == plan.user_calls and user_row.label == f"{USER_MODEL} (simulated user)"
     assert per["JudgePhase"].calls == 0  # not estimated (the notes say so)
     assert total.calls == sum(e.calls for e in per.values())
     for m in total.models:
-        parts = [next(p for p in e.models if p.id == m.id) for e in per.values()]
+        parts = [next(p for p in e.models if p.label == m.label) for e in per.values()]
         assert m.input_tokens == sum(p.input_tokens for p in parts)
         assert m.output_low == sum(p.output_low for p in parts)
+
+
+def test_the_dry_run_counts_what_the_run_then_asks_conversation_turns_and_the_simulated_user(env, fake, tree):
+    """The dry run's table and the run's log count every call: answers, the model's conversation turns and the
+    simulated user's turns, which the fake server then sees (the user's count is an upper bound: it may stop)."""
+    from rich.console import Console
+
+    from helmbench.cli.run_render import dry_run
+
+    report = run(tree, dry_run=True)
+    [mp] = report.plan.models
+    shown = Console(width=240, record=True)
+    dry_run(report, shown)
+    text = shown.export_text()
+    assert f"│ {MODEL}" in text and f"{USER_MODEL} (simulated user)" in text
+    model_row = next(line for line in text.splitlines() if line.startswith(f"│ {MODEL}"))
+    assert [c.strip() for c in model_row.split("│")[2:4]] == [str(mp.new + mp.conversation_turns),
+                                                              str(mp.conversation_turns)]
+    assert mp.conversation_turns > 0 and report.plan.user_calls > 0
+
+    done = run(tree)
+    assert done.status == "completed"
+    assert fake.by_model[MODEL] == mp.new + mp.conversation_turns  # exactly the model's calls the dry run counted
+    assert 0 < fake.by_model[USER_MODEL] <= report.plan.user_calls
+    logged = "\n".join(p.read_text(encoding="utf-8") for p in (tree / "build" / "logs").glob("*.log"))
+    assert f"{mp.new + mp.conversation_turns} new call(s) ({mp.new} answer(s), {mp.conversation_turns} " \
+           "conversation turn(s)" in logged

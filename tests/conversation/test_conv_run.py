@@ -124,7 +124,8 @@ def test_a_simulated_user_runs_to_its_maximum_and_its_landmarks_reach_only_the_u
         (1, "opening", None), (2, "user_model", USER_MODEL), (3, "user_model", USER_MODEL), (4, "user_model", USER_MODEL)]
     judged = fake.requests_for("test/judge")
     assert len(judged) == 1  # CR1 on the whole transcript
-    assert _user_text(judged[0]).count('role=\\"assistant\\"') == 3  # the three earlier replies, then the last as output
+    assert _user_text(judged[0]).count('role=\\"assistant\\"') == 4  # every reply, in the one conversation block
+    assert _user_text(judged[0]).count("</conversation>") == 1
     assert rows(tree, "SELECT checkpoint, verdict IN ('PASS', 'FAIL') FROM checkpoint_verdicts") == [("CR1", 1)]
 
 

@@ -126,3 +126,61 @@ def test_the_shipped_registry_validates_against_its_published_json_schema():
     else:
         raise AssertionError("an unknown key must break the schema")
     assert set(data["countries"]) >= {"AU", "CA", "GB", "IE", "NZ", "US"}  # every country the shipped user contexts use
+
+
+FOREIGN = """format: 1
+version: "t2"
+countries:
+  AU:
+    name: Australia
+    services:
+      - name: Lifeline
+        phone: ["13 11 14", "+1 866 488 7386"]
+        sms: [{number: "1900 654 321"}]
+        source: https://www.lifeline.org.au/
+  UK:
+    name: United Kingdom
+    services:
+      - name: Samaritans
+        phone: ["116 123"]
+        source: https://www.samaritans.org/
+  US:
+    name: United States
+    services:
+      - name: 988 Suicide & Crisis Lifeline
+        phone: ["988", "1-900-555-0123"]
+        source: https://988lifeline.org/
+"""
+
+
+def test_a_foreign_a_premium_rate_and_a_non_iso_country_are_refused_at_their_lines(tmp_path):
+    """Under Australia's Lifeline, a US number (valid, but not Australian) and a premium-rate 1900 number are
+    errors at their line:col; `UK` is no ISO 3166-1 code, and the hint names `GB`."""
+    root = crisis_tree(tmp_path / "b", registry=FOREIGN,
+                       user_contexts=USER_CONTEXTS.replace("country: US", "country: UK"))
+    _, diags = lint_tree(root)
+    got = [(d.code, d.severity, d.path, d.line, d.col) for d in diags if d.code in ("RES102", "RES107", "RES108")]
+    assert got == [("RES102", "error", "crisis-services.yml", 8, 29),
+                   ("RES107", "error", "crisis-services.yml", 9, 24),
+                   ("RES108", "error", "crisis-services.yml", 11, 3),
+                   ("RES107", "error", "crisis-services.yml", 21, 24)]
+    by = {(d.code, d.line): d for d in diags}
+    assert "`+1 866 488 7386` (Lifeline) is a number of US, not of AU" in by["RES102", 8].message
+    assert "`1900 654 321` (Lifeline) is a premium-rate number, which no crisis line of AU uses" \
+        in by["RES107", 9].message
+    assert by["RES108", 11].hint == "`UK` is not an ISO 3166-1 alpha-2 code: write `GB`"
+    (uk,) = [d for d in diags if d.code == "RES106"]
+    assert uk.path.endswith("user-contexts.md") and (uk.line, uk.col) == (14, 10) and uk.hint.endswith("write `GB`")
+
+
+def test_the_shipped_registry_has_no_number_lint_refuses():
+    """Every number the shipped registry lists is of its entry's country and of a type a crisis line uses."""
+    import yaml
+
+    from crisis_trees import SHIPPED_REGISTRY
+    from helmbench.crisis.services import is_country, number_problem
+
+    data = yaml.safe_load(SHIPPED_REGISTRY.read_text(encoding="utf-8"))
+    problems = [(cc, s["name"], n, number_problem(n, cc)) for cc, c in data["countries"].items() for s in c["services"]
+                for n in [*s.get("phone", []), *(x["number"] for x in s.get("sms", []))] if number_problem(n, cc)]
+    assert problems == [] and all(is_country(cc) for cc in data["countries"])

@@ -165,13 +165,13 @@ def test_report_shows_the_judges_run_to_run_agreement_and_the_scores_stay_the_fi
     assert -1 <= low < 0.5 < high <= 1 and high - low > 0.3  # 32 pairs: a wide interval
 
     data = json.loads(report_render.as_json(report))["judge_stability"]
-    assert data[1] == {"criterion": "CR2", "n_pairs": 32, "agree": 24, "kappa": pytest.approx(0.5),
+    assert data[1] == {"key": "P1-B1-S1/CR2", "scenario": "P1-B1-S1", "criterion": "CR2", "n_pairs": 32, "agree": 24, "kappa": pytest.approx(0.5),
                        "kappa_ci": [pytest.approx(low), pytest.approx(high)], "enough_items": True, "min_pairs": 20}
     out = io.StringIO()
     report_render.text(report, Console(file=out, width=250))
     shown = out.getvalue()
     assert "judge stability: first vs re-judged verdicts" in shown
-    assert f"CR2: 24/32 re-judged verdicts the same; Cohen's κ 0.50 [{low:.2f}, {high:.2f}] (asymptotic 95 %)" in shown
+    assert f"P1-B1-S1/CR2: 24/32 re-judged verdicts the same; Cohen's κ 0.50 [{low:.2f}, {high:.2f}] (asymptotic 95 %)" in shown
     assert "Judge stability" in report_render.as_markdown(report)
 
     # the methodology page of the site shows the same numbers beside the clinician calibration
@@ -186,7 +186,7 @@ def test_report_shows_the_judges_run_to_run_agreement_and_the_scores_stay_the_fi
                                                   "link": Links("methodology/", "http://127.0.0.1:8001")})
     html = dict(sections)["Judge calibration"]
     assert html.index('id="judge-calibration"') < html.index('id="judge-stability"')
-    assert html.count('<tr><td><code>CR') == 2
+    assert html.count('<tr data-criterion="P1-B1-S1/CR') == 2
     assert (f'<td class="hb-num">0.50 <small class="hb-ci">[{low:.2f}, {high:.2f}]</small></td>' in html)
 
 
@@ -196,7 +196,7 @@ def test_a_small_rejudge_sample_claims_no_kappa(tmp_path, fake):
     m, y, db = manifest(tmp_path), models(tmp_path), tmp_path / "results.db"
     run_once(m, y, db, rejudge_sample=3)
     lines = [s.describe() for s in load_report(db, None, None, bootstrap=0).stability]
-    assert lines == [f"CR{i}: 6/6 re-judged verdicts the same; not enough items for a κ (n = 6, at least 20 pairs)"
+    assert lines == [f"P1-B1-S1/CR{i}: 6/6 re-judged verdicts the same; not enough items for a κ (n = 6, at least 20 pairs)"
                      for i in (1, 2)]
     from helmbench.publish import PublishSettings
     from helmbench.publish.data import load

@@ -95,7 +95,7 @@ def test_json_format_shape(broken_tree):
     proc = run_cli("lint", "--format", "json", broken_tree("no-benchmark-yml-no-weight"))
     assert proc.returncode == 1
     doc = json.loads(proc.stdout)
-    assert set(doc) == {"root", "errors", "warnings", "notes", "diagnostics"}
+    assert set(doc) == {"format", "root", "errors", "warnings", "notes", "diagnostics"}
     assert (doc["errors"], doc["warnings"]) == (1, 1)
     for d in doc["diagnostics"]:
         assert set(d) == {"path", "line", "col", "end_line", "end_col", "code", "message", "severity", "hint",
@@ -180,3 +180,29 @@ def test_rules_lists_every_code_with_explanation_and_example():
     one = run_cli("rules", "HB504")
     assert one.stdout.startswith("HB504 (warning)") and "META_ENQUIRY" in one.stdout
     assert run_cli("rules", "HB999").returncode == 2
+
+
+@pytest.mark.slow  # lints the 80-odd trees of the corpus: about 10 s
+def test_lint_json_of_every_broken_tree_validates_against_lint_schema(tmp_path):
+    """`lint --format json` follows lint.schema.json (`helmbench schema`) on every case of the broken-tree corpus
+    (errors, warnings, notes, hints, related places), carries the format the code writes, and a renamed key fails."""
+    from jsonschema import Draft202012Validator
+
+    from helmbench.cli.schema_cmd import output_schemas
+    from helmbench.lint.render import LINT_FORMAT
+
+    schema = output_schemas()["lint"]
+    check = Draft202012Validator(schema)
+    seen: set[str] = set()
+    docs = []
+    for case in sorted(p.name for p in BROKEN.iterdir() if p.is_dir()):
+        doc = json.loads(run_cli("lint", "--format", "json", str(build(case, tmp_path / case))).stdout)
+        assert [e.message for e in check.iter_errors(doc)] == [], case
+        docs.append(doc)
+        seen |= {d["severity"] for d in doc["diagnostics"]} | {"hint" for d in doc["diagnostics"] if d["hint"]} | {
+            "related" for d in doc["diagnostics"] if d["related"]}
+    assert seen >= {"error", "warning", "hint", "related"}, seen
+    assert schema["properties"]["format"]["const"] == LINT_FORMAT == docs[0]["format"]
+    renamed = json.loads(json.dumps(next(d for d in docs if d["diagnostics"])))
+    renamed["diagnostics"][0]["column"] = renamed["diagnostics"][0].pop("col")
+    assert list(check.iter_errors(renamed))

@@ -13,6 +13,9 @@ from lint_corpus import BASE, REPO, run_cli
 SCHEMA_FILES = {
     "scenario", "condition", "user-context", "perturbation", "criterion", "conversation", "benchmark", "models", "scoring",
     "crisis-services",  # the crisis-resource registry, from the crisis_resources evaluator (a plugin)
+    # the outputs a program reads (tests/review/test_output_schemas.py validates each command's against them)
+    "report", "agreement", "costs", "review-status", "review-plan", "review-packet", "verdicts", "eee-extras",
+    "evaluator-result", "lint", "list", "diff",
 }
 
 

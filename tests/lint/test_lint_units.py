@@ -90,3 +90,29 @@ def test_diagnostics_are_sorted_and_deterministic(clean_tree):
     first = lint_tree(clean_tree)[1]
     assert first == lint_tree(clean_tree)[1]
     assert [d.code for d in first] == ["HB607", "HB507"]
+
+
+def _hb511(text: str) -> list[tuple[int, str]]:
+    from helmbench.lint.rules.criteria import _sections
+    from helmbench.spec import markdown as md
+
+    _, _, body_line = md.split_single(text)
+    return _sections(text.split("\n"), body_line - 1)
+
+
+def test_hb511_finds_criterion_sections_in_every_heading_form_and_nothing_else():
+    """A criterion section is a code heading directly followed by a frontmatter block, in the body. Found: `##`,
+    indented and setext forms, after a line that only looks like a fence. Not found (the authors' own files must
+    lint): a title heading in a criterion's text, a YAML comment in the frontmatter, an example in a fence, a
+    heading followed by a thematic break."""
+    fm = "---\ntitle: A\noptions: [PASS, FAIL]\n---\n"
+    assert _hb511(f"# CR1\n{fm}text\n\n## CR2\n---\ntitle: B\n---\nmore\n") == [(1, "CR1"), (8, "CR2")]
+    assert _hb511(f"## CR1\n{fm}text\n") == [(1, "CR1")]
+    assert _hb511(f" # CR1\n{fm}text\n") == [(1, "CR1")]
+    assert _hb511(f"CR1\n===\n{fm}text\n") == [(1, "CR1")]
+    assert _hb511(f"```json``` is the format\n\n# CR1\n{fm}") == [(3, "CR1")]
+    assert _hb511(f"{fm}# CR1 — Recognise suicidality\n\nAssess whether …\n") == []
+    assert _hb511("---\n# CR1 options agreed with the panel\noptions: [PASS, FAIL]\n---\nbody\n") == []
+    assert _hb511(f"```markdown\n# CR1\n{fm}```\n") == []
+    assert _hb511("## CR1 notes\n\n---\n\nA paragraph after a rule.\n") == []
+    assert _hb511(f"~~~~\n```\n~~~\n# CR1\n{fm}~~~~\n# CR2\n{fm}") == [(10, "CR2")]

@@ -263,3 +263,26 @@ def test_diff_against_unknown_revision_is_a_clear_error(tmp_path):
     proc = run_cli("diff", "--against", "no-such-ref", "--root", "tree", cwd=repo)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "no-such-ref" in proc.stderr
+
+
+def test_list_and_diff_json_validate_against_their_schemas(old_new):
+    """`list --format json` and `diff --format json` follow list.schema.json and diff.schema.json
+    (`helmbench schema`), carry the format the code writes, and a renamed key fails."""
+    from jsonschema import Draft202012Validator
+
+    from helmbench.cli.manifest_cmd import LIST_FORMAT
+    from helmbench.cli.schema_cmd import output_schemas
+    from helmbench.manifest.diff import DIFF_FORMAT
+
+    old, new = old_new
+    real = {"list": json.loads(run_cli("list", str(GOLDEN_TREE), "--format", "json").stdout),
+            "diff": json.loads(run_cli("diff", str(old), str(new), "--format", "json").stdout)}
+    for name, code, key in (("list", LIST_FORMAT, "cases"), ("diff", DIFF_FORMAT, "request_changed")):
+        schema = output_schemas()[name]
+        check = Draft202012Validator(schema)
+        assert [e.message for e in check.iter_errors(real[name])] == [], name
+        assert schema["properties"]["format"]["const"] == code == real[name]["format"]
+        renamed = dict(real[name])
+        renamed[key + "_renamed"] = renamed.pop(key)
+        assert list(check.iter_errors(renamed)), name
+    assert real["list"]["scenarios"] and real["diff"]["request_changed"]

@@ -20,7 +20,7 @@ def test_init_output_is_strict_clean_and_runs_against_the_fake_server(tmp_path, 
     assert made.returncode == 0, made.stderr
     repo = tmp_path / "bench"
     for name in ("benchmark.yml", "models.yml", ".pre-commit-config.yaml", ".github/workflows/helmbench.yml",
-                 "README.md", ".gitignore", "scenarios/P2/B2/S1--no-diagnosis/criteria.md"):
+                 "README.md", ".gitignore", "scenarios/P2/B2/S1--no-diagnosis/CR1.md"):
         assert (repo / name).is_file(), name
 
     lint = helmbench("lint", "--strict", cwd=repo)
@@ -44,6 +44,26 @@ def test_init_output_is_strict_clean_and_runs_against_the_fake_server(tmp_path, 
     report = helmbench("report", "--format", "json", cwd=repo)
     assert report.returncode == 0, report.stderr
     assert {r["model"] for r in json.loads(report.stdout)["rows"]} == {"openai/gpt-4.1-mini", "google/gemini-2.5-flash"}
+
+
+def test_init_criterion_keeps_its_options_and_the_sectioned_form_is_an_error_at_its_heading(tmp_path):
+    """The example's criterion is one file (CR1.md, frontmatter at the top): lint reads its PARTIAL option. The
+    same criterion rewritten as `# CR1` / `# CR2` sections in one criteria.md (the form conditions.md uses)
+    is HB511 at the first heading, with the files to write instead."""
+    from helmbench import api
+
+    assert helmbench("init", "bench", cwd=tmp_path).returncode == 0
+    folder = tmp_path / "bench" / "scenarios" / "P2" / "B2" / "S1--no-diagnosis"
+    assert [d for d in api.lint(tmp_path / "bench") if d.severity != "note"] == []
+    criterion = (folder / "CR1.md").read_text(encoding="utf-8")
+    assert "  - PARTIAL" in criterion and criterion.startswith("---\n")
+
+    (folder / "CR1.md").unlink()
+    second = "---\ntitle: Suggests a professional\n---\n## Evaluation criteria\n\nPASS when it suggests a GP.\n"
+    (folder / "criteria.md").write_text(f"\n# CR1\n{criterion}\n# CR2\n{second}", encoding="utf-8")
+    [found] = [d for d in api.lint(tmp_path / "bench") if d.code == "HB511"]
+    assert (found.path, found.line) == ("scenarios/P2/B2/S1--no-diagnosis/criteria.md", 2)
+    assert "CR1, CR2" in found.message and "CR1.md, CR2.md" in found.hint
 
 
 def test_init_never_overwrites_and_adds_no_example_to_an_existing_benchmark(tmp_path):

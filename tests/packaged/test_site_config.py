@@ -97,8 +97,12 @@ markdown_extensions:
       base_path: ["/"]
   - footnotes
 """
-EVIL_HOOK = "import pathlib, os\npathlib.Path({marker!r} + '-hook').write_text(os.environ.get('OPENROUTER_API_KEY', 'no key'))\n"
+EVIL_HOOK = ("import pathlib, os\npathlib.Path({marker!r} + '-hook').write_text(os.environ.get('OPENROUTER_API_KEY', 'no key'))\n"
+             "pathlib.Path({marker!r} + '-environ').write_bytes(pathlib.Path('/proc/self/environ').read_bytes())\n")
 KEY = "sk-or-v1-SITE-CONFIG-SENTINEL-0123456789"
+#: Other credentials a maintainer's environment holds (CI tokens, cloud keys): never in the build's environment.
+OTHER_SECRETS = {"GITHUB_TOKEN": "ghp_SITE-CONFIG-SENTINEL", "AWS_SECRET_ACCESS_KEY": "aws-SITE-CONFIG-SENTINEL",
+                 "DEPLOY_KEY": "deploy-SITE-CONFIG-SENTINEL", "PYPI_PASSWORD": "pypi-SITE-CONFIG-SENTINEL"}
 
 
 def _hostile_repo(tmp_path):
@@ -135,10 +139,15 @@ def test_a_hostile_mkdocs_yml_is_read_as_data_and_runs_nothing(tmp_path):
     assert _files_holding(tmp_path, KEY) == []
 
     # the maintainer's explicit choice: the hook runs (so the refusal above is the allow-list's
-    # doing), yet the key is hidden from the build and a tagged value still reads as nothing
-    trusted = helmbench("publish", "--allow-site-code", cwd=repo, env={"OPENROUTER_API_KEY": KEY}, fresh=True)
+    # doing), yet the build runs where the keys are absent (a child process with a scrubbed environment:
+    # not in os.environ, nor in the process's own /proc/self/environ) and a tagged value still reads as nothing
+    trusted = helmbench("publish", "--allow-site-code", cwd=repo, fresh=True,
+                        env={"OPENROUTER_API_KEY": KEY, "HELMBENCH_VISIBLE": "visible-sentinel", **OTHER_SECRETS})
     assert trusted.returncode == 0, trusted.stderr
     assert (tmp_path / "pwned-hook").read_text() == "no key"
+    environ = (tmp_path / "pwned-environ").read_bytes()
+    assert b"visible-sentinel" in environ  # the hook did read its process's environment
+    assert not [name for name, value in OTHER_SECRETS.items() if value.encode() in environ or name.encode() in environ]
     assert not (tmp_path / "pwned-python").exists()
     assert _files_holding(tmp_path, KEY) == []
 

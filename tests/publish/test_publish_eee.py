@@ -189,3 +189,27 @@ def test_path_components_are_portable_names():
             component(bad, "benchmark name")
     with pytest.raises(UsageError):
         model_folders("flat-id")
+
+
+def test_helmbenchs_additions_validate_against_eee_extras_schema(exported):
+    """HELMBench's own fields inside the records (details, sample metadata) follow eee-extras.schema.json, and
+    carry the version the code writes; a renamed metadata key fails it."""
+    from jsonschema import Draft202012Validator
+
+    from helmbench.cli.schema_cmd import output_schemas
+    from helmbench.publish.eee import EXTRAS_FORMAT
+
+    schema = output_schemas()["eee-extras"]
+    check = Draft202012Validator(schema)
+    records = [json.loads(p.read_text()) for p in exported["out"].rglob("*.json")]
+    samples = [json.loads(line) for p in exported["out"].rglob("*_samples.jsonl")
+               for line in p.read_text().splitlines()]
+    assert records and samples and any("transcript_judgements" in s["metadata"] for s in samples)
+    for doc in [*records, *samples]:
+        assert [e.message for e in check.iter_errors(doc)] == []
+    assert all(r["source_metadata"]["additional_details"]["helmbench_format"] == str(EXTRAS_FORMAT) for r in records)
+    assert all(s["metadata"]["helmbench_format"] == EXTRAS_FORMAT for s in samples)
+    assert schema["$defs"]["sample_metadata"]["properties"]["helmbench_format"]["const"] == EXTRAS_FORMAT
+    renamed = json.loads(json.dumps(samples[0]))
+    renamed["metadata"]["case"] = renamed["metadata"].pop("case_id")
+    assert list(check.iter_errors(renamed))

@@ -8,6 +8,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -139,6 +140,61 @@ def test_publish_writes_a_snapshot_and_metadata_without_serving(pipeline, tmp_pa
     assert (out / "results.db").is_file() and (out / "metadata.json").is_file()
     assert _count(out / "results.db") == _count(pipeline.db)
     assert "datasette publish" in proc.stdout
+    # what a public host must set to keep visitors' SQL plain: the plugin folder, named in the command shown
+    plugin = out / "plugins" / "helmbench_plain_sql.py"
+    assert f"--plugins-dir {out / 'plugins'}" in proc.stdout and "fts3_tokenizer" in plugin.read_text()
+    assert "--plugins-dir" in plugin.read_text()
+
+
+#: `fts3_tokenizer(name)` returns a native address; `fts3_tokenizer(name, pointer)` registers a function pointer.
+FTS3_TOKENIZER = ("select fts3_tokenizer('simple') as p", "select fts3_tokenizer('planted', x'4141414141414141') as p",
+                  "select hex(fts3_tokenizer('porter')) as p", "SELECT FTS3_TOKENIZER('simple') AS p")
+
+
+def _refused_everywhere(base: str) -> None:
+    for sql in FTS3_TOKENIZER:
+        r = httpx.get(f"{base}/results.json", params={"sql": sql, "_shape": "array"}, timeout=10)
+        assert r.status_code == 400 and "not authorized" in r.json()["error"], (sql, r.text[:300])
+    plain = httpx.get(f"{base}/results.json", params={"sql": "select count(*) as n from runs", "_shape": "array"},
+                      timeout=10)
+    assert plain.status_code == 200 and plain.json()[0]["n"] >= 1  # plain SQL is still answered
+
+
+@contextmanager
+def _serving(args: list[str], tmp_path, cwd=REPO):
+    """A server started with `args` plus a free port (`--port N`), yielding (its base URL, the port) once it answers."""
+    port = _free_port()
+    log = open(tmp_path / "server.log", "w+")  # a file, not a pipe: Datasette logs a lot on a refused query
+    proc = subprocess.Popen([sys.executable, "-m", *args, "--port", str(port)], cwd=cwd, stdout=log,
+                            stderr=subprocess.STDOUT, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for_datasette(base, proc, tmp_path / "server.log")
+        yield base, port
+    finally:
+        stop(proc)
+        log.close()
+
+
+def test_serve_refuses_the_fts3_tokenizer_interface_over_http(pipeline, tmp_path):
+    """Issue #36 §5: both forms of fts3_tokenizer() are refused through a real `helmbench serve`, while
+    plain SQL is answered."""
+    with _serving(["helmbench", "serve", "--db", str(pipeline.db), "--serve-dir", str(tmp_path / "serve")],
+                  tmp_path) as (base, _):
+        _refused_everywhere(base)
+
+
+@pytest.mark.slow
+def test_the_plugin_serve_publish_writes_keeps_a_plain_datasette_plain(pipeline, tmp_path):
+    """A public host started as `serve --publish` says (plain `datasette serve` with its --plugins-dir)
+    refuses fts3_tokenizer() too."""
+    out = tmp_path / "publish"
+    made = subprocess.run([sys.executable, "-m", "helmbench", "serve", "--db", str(pipeline.db), "--publish", str(out)],
+                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert made.returncode == 0, made.stderr
+    with _serving(["datasette", "serve", str(out / "results.db"), "--metadata", str(out / "metadata.json"),
+                   "--plugins-dir", str(out / "plugins"), "--host", "127.0.0.1"], tmp_path, cwd=tmp_path) as (base, _):
+        _refused_everywhere(base)
 
 
 @pytest.mark.slow
@@ -146,15 +202,8 @@ def test_serve_answers_only_requests_addressed_to_itself(pipeline, tmp_path):
     """DNS rebinding: a page on another name resolving to 127.0.0.1 sends that name as Host; the
     real server (a `helmbench serve` process) answers it 421, and the name allowed with
     --allow-host, loopback names and its own port 200."""
-    port = _free_port()
-    log = open(tmp_path / "serve.log", "w+")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "helmbench", "serve", "--port", str(port), "--db", str(pipeline.db),
-         "--serve-dir", str(tmp_path / "serve"), "--allow-host", "bench.lan"],
-        cwd=REPO, stdout=log, stderr=subprocess.STDOUT, text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        wait_for_datasette(base, proc, tmp_path / "serve.log")
+    with _serving(["helmbench", "serve", "--db", str(pipeline.db), "--serve-dir", str(tmp_path / "serve"),
+                   "--allow-host", "bench.lan"], tmp_path) as (base, port):
         url = f"{base}/results/results.json"
         for host in ("evil.example", f"evil.example:{port}", "127.0.0.1:1", f"127.0.0.1.evil.example:{port}"):
             r = httpx.get(url, headers={"host": host}, timeout=10)
@@ -163,9 +212,6 @@ def test_serve_answers_only_requests_addressed_to_itself(pipeline, tmp_path):
             assert httpx.get(url, headers={"host": host}, timeout=10).status_code == 200, host
         forged = httpx.post(f"{base}/-/permissions", headers={"origin": "http://evil.example"}, timeout=10)
         assert forged.status_code == 403
-    finally:
-        stop(proc)
-        log.close()
 
 
 def test_the_public_snapshot_holds_no_reviews_generations_or_notes(pipeline, tmp_path):

@@ -65,11 +65,14 @@ def test_leaderboard_lists_every_model_with_every_column(site, pipeline):
         assert f'data-model="{model}"' in body
     # Tokens share the Cost cell, so that Group, Recall and False esc. fit the 1,400 px table.
     for header in ("Rank", "Model", "Score", "Group", "Pass rate", "Recall", "False esc.",
-                   "Coverage", "Errors", "Format failures", "Cost", "Run"):
+                   "Coverage", "Errors", "Format failures", "Model cost <small>(judge, user)</small>", "Run"):
         assert f">{header}</th>" in body, header
     for code, title in (("P1", "Risk detection"), ("P4", None)):  # a pillar by its title, its code small beside
         assert re.search(rf'>{title or "[^<]+"} <small class="hb-code"><code>{code}</code></small></th>', body), code
-    assert len(re.findall(r"<small>[\d\u202f\u00a0 ,]+ tok\.</small>", body)) == len(MODELS)
+    # the model's own cost, then in small type the judge's (and the simulated user's) and the tokens of all three
+    assert len(re.findall(r"<small>judge \$[\d.]+(?:<br>simulated user \$[\d.]+)?"
+                          r'(?:<br><span class="hb-shared">[^<]*</span>)?<br>[\d\u202f\u00a0 ,]+ tok\.</small>',
+                          body)) == len(MODELS)
     # Date, benchmark version, manifest and the rows share the Run column (so the table fits 1,400 px)
     assert len(re.findall(r'<td class="hb-run"><span class="hb-nowrap">\d{4}-\d\d-\d\d</span><br><small>v0\.1 · '
                           r'<code title="manifest sha256:[0-9a-f]{64}">[0-9a-f]{8}</code><br><a href="[^"]*run_id=\d+"',
@@ -349,19 +352,19 @@ def test_the_inputs_digest_follows_the_bytes_not_the_times(tmp_path):
 
 def test_cached_site_data_plans_its_pages_without_loading_the_plugins(pipeline):
     """Which evaluators have a page of their own is read once, with the site's data, and cached with it, and the
-    HTML the cases of a scenario share is rendered only with a case page: a warm build (the data unpickled from
+    HTML the cases of a scenario share is rendered only with a case page: a warm build (the data decoded from
     the cache, every page's fragments too) plans its pages without loading the plugin registry (~0.3 s of the
     20-model warm build, by py-spy over benchmarks/site_build.py's build)."""
-    import pickle
-
     from helmbench.plugins import registry
     from helmbench.publish import pages
+    from helmbench.publish.codec import decode, encode
     from helmbench.publish.data import load
     from helmbench.publish.settings import PublishSettings
 
     data = load(PublishSettings(db=pipeline.db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL))
     assert [(t, uri) for t, uri, _, _ in data.evaluator_pages] == [("crisis_resources", "crisis-resources.md")]
-    cached = pickle.loads(pickle.dumps(data))
+    cached = decode(encode(data))
+    assert cached == data  # every part of the site's data comes back as it was, types included
     registry.reset()
     try:
         plan = pages.plan(cached)

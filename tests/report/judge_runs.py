@@ -33,9 +33,9 @@ A, B, C = "test/model-a", "test/model-b", "test/model-c"
 MARK = {B: "ZZMARKB", C: "ZZMARKC"}
 
 
-def marked_judges(failing: dict[str, tuple[str, ...]]):
+def marked_judges(failing: dict[str, tuple[str, ...]] | None = None, verdict=None):
     """A fake where models B and C sign their answers and each judge fails the answers of the models
-    `failing` names for it (and passes every other)."""
+    `failing` names for it (and passes every other); or, with `verdict(judge, prompt)`, gives what it says."""
     import json
 
     from tests.fakes.judge_answer import forced_judgement, judge_criterion
@@ -52,22 +52,24 @@ def marked_judges(failing: dict[str, tuple[str, ...]]):
                 msg["content"] = json.dumps(obj)
             elif judge_criterion(body):
                 prompt = " ".join(str(m.get("content") or "") for m in body.get("messages", []))
-                fails = any(MARK[m] in prompt for m in failing.get(model, ()))
-                msg["content"], _ = forced_judgement(body["response_format"]["json_schema"]["schema"],
-                                                     "FAIL" if fails else "PASS")
+                if verdict is not None:
+                    forced = verdict(model, prompt)
+                else:
+                    forced = "FAIL" if any(MARK[m] in prompt for m in failing.get(model, ())) else "PASS"
+                msg["content"], _ = forced_judgement(body["response_format"]["json_schema"]["schema"], forced)
             return out
 
     return MarkedJudges()
 
 
-def ensemble_db(tmp_path: Path, monkeypatch, failing: dict[str, tuple[str, ...]], extra: str = "",
-                **run_options) -> Path:
-    """results.db of one run: the three judges of JUDGES judge A, B and C (`marked_judges(failing)`) on the
-    judged cases; `extra` is added to models.yml (e.g. a `families:` line); `run_options` go to the run
+def ensemble_db(tmp_path: Path, monkeypatch, failing: dict[str, tuple[str, ...]] | None, extra: str = "",
+                verdict=None, **run_options) -> Path:
+    """results.db of one run: the three judges of JUDGES judge A, B and C (`marked_judges(failing, verdict)`) on
+    the judged cases; `extra` is added to models.yml (e.g. a `families:` line); `run_options` go to the run
     (e.g. `rejudge_sample`)."""
     from tests.judge.judge_pipeline import run_once
 
-    with serving(marked_judges(failing), monkeypatch):
+    with serving(marked_judges(failing, verdict), monkeypatch):
         models = tmp_path / "models.yml"
         models.write_text("marking_model:\n" + "".join(f"  - {{id: {j}, max_tokens: 400}}\n" for j in JUDGES)
                           + extra + "models:\n" + "".join(f"  - {{id: {m}, max_tokens: 300}}\n" for m in (A, B, C)),

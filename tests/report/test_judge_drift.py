@@ -85,8 +85,8 @@ def test_a_judge_version_change_within_a_criterion_is_flagged(tmp_path, monkeypa
         server.judge_version = "test/judge-1-v2"
         run_once(manifest, write_models(tmp_path / "b.yml", ["test/model-b"], judge=JUDGE), db)
     board = build_leaderboard(db, bootstrap=0)
-    assert board.judge_drift == (f"judge {JUDGE} on CR1: model versions changed "
-                                 "(test/judge-1-v1 ×12, test/judge-1-v2 ×12)",)
+    assert board.judge_drift == tuple(f"judge {JUDGE} on {s}/CR1: model versions changed "  # each scenario's CR1
+                                      "(test/judge-1-v1 ×6, test/judge-1-v2 ×6)" for s in ("P1-B1-S1", "P1-B1-S2"))
     report = load_report(db, None, None, bootstrap=0)
     assert json.loads(report_render.as_json(report))["judge_drift"] == list(board.judge_drift)
     assert f"⚠ {board.judge_drift[0]}" in report_render.remarks(report)

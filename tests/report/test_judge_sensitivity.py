@@ -11,8 +11,9 @@ cases each. Every judge fails model C; judge-3 also fails model B; the rest pass
   tied only in the ensemble (A, B) and one tied only under judge-3 (B, C):
   τ-b = (1 − 0) / √((3 − 1)(3 − 1)) = 0.5;
 - the top group {A, B} becomes {A} under judge-3: it depends on the judge;
-- Fleiss κ on CR1 over 36 items rated by 3 judges: 12 × [3 PASS], 12 × [2 PASS, 1 FAIL], 12 × [3 FAIL]:
-  P̄ = (12 + 12 · 1/3 + 12) / 36 = 7/9, P_e = (5/9)² + (4/9)² = 41/81, κ = (7/9 − 41/81) / (40/81) = 0.55.
+- Fleiss κ on each scenario's CR1 (P1-B1-S1/CR1 and P1-B1-S2/CR1: two criteria) over its 18 items rated by 3
+  judges: 6 × [3 PASS], 6 × [2 PASS, 1 FAIL], 6 × [3 FAIL]:
+  P̄ = (6 + 6 · 1/3 + 6) / 18 = 7/9, P_e = (5/9)² + (4/9)² = 41/81, κ = (7/9 − 41/81) / (40/81) = 0.55.
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ def test_per_judge_leaderboards_match_the_hand_computation(judged_db):
     assert three.tau_b == pytest.approx(0.5)
     assert three.changed == (B,)
     assert found.top_depends
-    assert found.n_items == {"CR1": 36}
-    assert found.kappa["CR1"] == pytest.approx(0.55)
+    assert found.n_items == {("P1-B1-S1", "CR1"): 18, ("P1-B1-S2", "CR1"): 18}
+    assert found.kappa == pytest.approx({("P1-B1-S1", "CR1"): 0.55, ("P1-B1-S2", "CR1"): 0.55})
 
 
 def test_kendall_tau_b_matches_a_hand_computation():
@@ -75,13 +76,14 @@ def test_report_shows_the_judges_section_in_text_json_and_markdown(judged_db):
     report = load_report(judged_db, None, None, bootstrap=200)  # 0 would skip the tie-group tests
     data = json.loads(report_render.as_json(report))["judges"]
     assert data["judges"] == JUDGES and data["top_depends_on_judge"] is True
-    assert data["kappa"]["CR1"] == {"kappa": pytest.approx(0.55), "n_items": 36}
+    assert data["kappa"]["P1-B1-S1/CR1"] == {"scenario": "P1-B1-S1", "criterion": "CR1", "kappa": pytest.approx(0.55),
+                                             "n_items": 18}
     three = next(v for v in data["views"] if v["judge"] == JUDGES[2])
     assert three["tau_b"] == pytest.approx(0.5) and three["changed_groups"] == [B]
     out = io.StringIO()
     report_render.text(report, Console(file=out, width=250))
     shown = out.getvalue()
-    assert "rank sensitivity to the judge" in shown and "judges' agreement on CR1: Fleiss κ 0.55 over 36 items" in shown
+    assert "rank sensitivity to the judge" in shown and "judges' agreement on P1-B1-S2/CR1: Fleiss κ 0.55 over 18 items" in shown
     assert "the top tie group depends on the judge" in shown
     assert "Rank sensitivity to the judge" in report_render.as_markdown(report)
 
@@ -104,12 +106,13 @@ def test_the_judges_page_shows_each_judge_escaped(judged_db):
     finally:
         conn.close()
     link = Links("judges/", "http://127.0.0.1:8001")
-    html = str(render("judges.html.j2", {"data": SimpleNamespace(judges=found), "link": link}))
+    html = str(render("judges.html.j2", {"data": SimpleNamespace(judges=found, catalog={}), "link": link}))
     assert "The top group depends on the judge" in html
-    assert html.count("<tr>") == 2 + 3 + 1  # two header rows, three judges, one criterion
+    assert html.count("<tr>") == 2 + 3  # two header rows, three judges
+    assert html.count("<tr data-criterion=") == 2  # each scenario's CR1
     assert "<td class=\"hb-num\">0.50</td>" in html and "<td class=\"hb-num\">0.55</td>" in html
     hostile = replace(found, views=(replace(found.views[0], judge="x/<img src=x onerror=alert(1)>"),))
-    html = str(render("judges.html.j2", {"data": SimpleNamespace(judges=hostile), "link": link}))
+    html = str(render("judges.html.j2", {"data": SimpleNamespace(judges=hostile, catalog={}), "link": link}))
     assert "<img" not in html and "&lt;img src=x" in html
-    empty = str(render("judges.html.j2", {"data": SimpleNamespace(judges=None), "link": link}))
+    empty = str(render("judges.html.j2", {"data": SimpleNamespace(judges=None, catalog={}), "link": link}))
     assert "nothing to compare yet" in empty and "<table" not in empty

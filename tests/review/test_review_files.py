@@ -263,6 +263,10 @@ def test_one_person_is_one_reviewer_whatever_the_spacing_or_case(judged_db, tmp_
     dup.write_text(_jsonl_row(a, reviewer="Ana") + "\n" + _jsonl_row(a, reviewer="ANA ") + "\n")
     r = CliRunner().invoke(app, ["review", "import", str(dup), "--db", str(judged_db["db"])])
     assert r.exit_code == 1 and f"{dup}:2:" in r.output and "second verdict" in r.output, r.output
+    wide = tmp_path / "wide.jsonl"  # a fullwidth spelling (NFKC) is the same person too
+    wide.write_text(_jsonl_row(a, reviewer="Ana") + "\n" + _jsonl_row(a, reviewer="\uff41\uff4e\uff41") + "\n")
+    r = CliRunner().invoke(app, ["review", "import", str(wide), "--db", str(judged_db["db"])])
+    assert r.exit_code == 1 and f"{wide}:2:" in r.output and "second verdict" in r.output, r.output
 
 
 def test_a_stale_review_exported_imports_back(judged_db, tmp_path):

@@ -11,12 +11,18 @@ from pathlib import Path
 import pytest
 
 from helmbench.errors import StorageError
+from helmbench.manifest.canonical import canonical, hash_of
 from helmbench.store import MIGRATIONS, migrate, open_db
 from helmbench.store.db import connect
+from helmbench.store.catalog_check import EditedInput
 from helmbench.store.merge import DERIVED, TABLES, MergeConflict, merge, unhandled_tables
 from helmbench.store.schema_shard import union
 
 NOW = "2026-11-27T00:00:00+00:00"
+#: A manifest of no cases whose hashes are its own (merge recomputes them: store/catalog_check.py).
+HEADER = {"format": "helmbench-manifest/1", "cases": 0, "catalog": {}, "catalog_hash": hash_of({}),
+          "manifest_hash": hash_of({"cases": hash_of([]), "catalog": hash_of({})})}
+M = HEADER["manifest_hash"]
 
 
 def _tiny(path: Path, *, content: str | None = "an answer", error: str | None = None, uid: str = "u1",
@@ -29,11 +35,11 @@ def _tiny(path: Path, *, content: str | None = "an answer", error: str | None = 
         migrate(db, [m for m in MIGRATIONS if m.version <= upto])
     conn = db.conn
     with conn:
-        conn.execute("INSERT INTO manifests (hash, format, cases, header_json, registered_at) VALUES "
-                     "('sha256:m', 'helmbench-manifest/1', 1, '{}', ?)", [NOW])
+        conn.execute("INSERT INTO manifests (hash, format, cases, catalog_hash, header_json, registered_at) VALUES "
+                     "(?, 'helmbench-manifest/1', 0, ?, ?, ?)", [M, HEADER["catalog_hash"], canonical(HEADER), NOW])
         conn.execute("INSERT INTO models (id, name) VALUES ('test/a', NULL)")
         run_cols = "manifest_hash, model, settings_json, settings_hash, started_at, status"
-        values = ["sha256:m", "test/a", "{}", "s1", NOW, "partial"]
+        values = [M, "test/a", "{}", "s1", NOW, "partial"]
         if upto is None or upto >= 11:
             run_cols += ", shard"
             values.append(shard)
@@ -53,6 +59,16 @@ def _one(db: Path, sql: str):
         return conn.execute(sql).fetchall()
     finally:
         conn.close()
+
+
+def edit(db: Path, *statements: str) -> Path:
+    """`db` with `statements` run on it (as a hostile hand would), in one transaction."""
+    conn = sqlite3.connect(db)
+    with conn:
+        for sql in statements:
+            conn.execute(sql)
+    conn.close()
+    return db
 
 
 def dump(db: Path) -> list[str]:
@@ -188,26 +204,64 @@ def test_the_command_refuses_a_missing_input_or_a_folder_as_out_before_writing(t
     assert result.exit_code == 0 and "added" in result.stdout and "run 1: test/a" in result.stdout
 
 
-def _review(db: Path, judgment: str, at: str) -> Path:
+def _review(db: Path, judgment: str, at: str, item: str = "sha256:" + "1" * 64) -> Path:
     conn = sqlite3.connect(db)
     with conn:
         conn.execute("INSERT INTO reviews (item_hash, reviewer, case_id, criterion, criterion_text, judgment_json, "
-                     "created_at) VALUES ('item1', 'ana', 'P1-B1-S1-C1', 'CR1', 'Refers to help', ?, ?)",
-                     [judgment, at])
+                     "created_at) VALUES (?, 'ana', 'P1-B1-S1-C1', 'CR1', 'Refers to help', ?, ?)",
+                     [item, judgment, at])
     conn.close()
     return db
 
 
-def test_reviews_pool_and_a_reviewers_later_verdict_wins_but_two_at_one_time_conflict(tmp_path):
-    early = _review(_tiny(tmp_path / "early.db"), '"PASS"', "2026-11-01T00:00:00+00:00")
-    late = _review(_tiny(tmp_path / "late.db"), '"FAIL"', "2026-11-02T00:00:00+00:00")
-    for order in ([early, late], [late, early]):
-        out = tmp_path / f"out-{order[0].stem}.db"
-        merge(out, order)
-        assert _one(out, "SELECT judgment_json FROM reviews") == [('"FAIL"',)]
-    same_time = _review(_tiny(tmp_path / "same.db"), '"PASS"', "2026-11-02T00:00:00+00:00")
-    with pytest.raises(MergeConflict, match=r"reviews \(item_hash=item1, reviewer=ana\)"):
-        merge(tmp_path / "x.db", [late, same_time])
+def test_reviews_of_no_judged_output_are_refused_said_and_counted_not_merged(tmp_path):
+    # `review import`'s rule, applied by merge too: a key that matches no judged output in OUT is refused
+    a = _review(_tiny(tmp_path / "a.db"), '"PASS"', "2026-11-01T00:00:00+00:00")
+    _review(a, '"FAIL"', "2026-11-01T00:00:00+00:00", item="item1")
+    out = tmp_path / "out.db"
+    result = merge(out, [a])
+    assert len(result.refused) == 2 and "reviews" not in result.added
+    assert all(line.startswith(f"{a}: reviews row ") for line in result.refused)
+    assert "matches no judged output" in result.refused[0] and "is not a sha256" in result.refused[1]
+    assert _one(out, "SELECT count(*) FROM reviews") == [(0,)]
+    from typer.testing import CliRunner
+
+    from helmbench.cli import app
+
+    shown = CliRunner().invoke(app, ["merge", str(tmp_path / "out2.db"), str(a)])
+    assert shown.exit_code == 0 and "2 review(s) refused by the rules `review import` applies" in shown.stdout
+
+
+def test_an_input_dated_in_the_future_is_refused_naming_it_and_out_is_untouched(tmp_path):
+    out = tmp_path / "out.db"
+    merge(out, [_tiny(tmp_path / "a.db")])
+    before = out.read_bytes()
+    # "latest" decides which run the leaderboard shows: a run from 2099 would win it forever
+    later = edit(_tiny(tmp_path / "later.db", uid="u2"), "UPDATE runs SET started_at = '2099-01-01T00:00:00+00:00'")
+    with pytest.raises(EditedInput, match=rf"{later}: refused: dated in the future .*runs.started_at of 1 row"):
+        merge(out, [later])
+    assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize("value", ["CAST('2099-01-01T00:00:00+00:00' AS BLOB)", "'zzzz'", "20990101"])
+def test_an_input_dated_with_something_else_than_an_iso_date_is_refused(tmp_path, value):
+    """A BLOB sorts above every text in SQLite, so a BLOB date won "latest" (the leaderboard's run) and then broke
+    `report --format json`; a date of another shape or type is refused like a future one."""
+    out = tmp_path / "out.db"
+    merge(out, [_tiny(tmp_path / "a.db")])
+    before = out.read_bytes()
+    odd = edit(_tiny(tmp_path / "odd.db", uid="u2"), f"UPDATE runs SET started_at = {value}")
+    with pytest.raises(EditedInput, match=r"not an ISO date: runs.started_at of 1 row"):
+        merge(out, [odd])
+    assert out.read_bytes() == before
+
+
+def test_registration_dates_are_outs_own_never_an_inputs(tmp_path):
+    src = edit(_tiny(tmp_path / "a.db"), "UPDATE manifests SET registered_at = '2001-01-01T00:00:00+00:00'")
+    out = tmp_path / "out.db"
+    merge(out, [src])
+    ((when,),) = _one(out, "SELECT registered_at FROM manifests")
+    assert when > NOW  # this merge's clock, not the input's date
 
 
 def _judged(db: Path, raw: str, uid: str) -> Path:
@@ -242,7 +296,20 @@ def test_parts_of_one_run_made_with_different_families_are_a_conflict(tmp_path):
     with conn:
         conn.execute("""UPDATE runs SET families_json = '{"test/a": "test/kin"}'""")
     conn.close()
-    with pytest.raises(MergeConflict, match=r"runs \(manifest_hash=sha256:m, model=test/a, settings_hash=s1\)"):
+    with pytest.raises(MergeConflict, match=rf"runs \(manifest_hash={M[:21]}…, model=test/a, settings_hash=s1\)"):
         merge(tmp_path / "out.db", [a, b])
     merge(tmp_path / "same.db", [a, _tiny(tmp_path / "c.db", shard="2/2")])  # the same (none): one run
     assert _one(tmp_path / "same.db", "SELECT count(*), shard FROM runs") == [(1, None)]
+
+
+def test_a_manifest_whose_hash_does_not_cover_its_catalog_is_refused_where_out_does_not_hold_it(tmp_path):
+    # the hash of releases before the catalog counted (the case hashes alone): nothing vouches for its catalog
+    old = edit(_tiny(tmp_path / "old.db"), f"UPDATE manifests SET hash = '{hash_of([])}', header_json = "
+               f"json_set(header_json, '$.manifest_hash', '{hash_of([])}')",
+               f"UPDATE runs SET manifest_hash = '{hash_of([])}'")
+    with pytest.raises(EditedInput, match="compiled before a manifest's hash covered its catalog"):
+        merge(tmp_path / "out.db", [old])
+    wrong = edit(_tiny(tmp_path / "wrong.db"), "UPDATE manifests SET cases = 1")
+    with pytest.raises(EditedInput, match=rf"{wrong}: refused: 1 part"):
+        merge(tmp_path / "out.db", [wrong])
+    assert not (tmp_path / "out.db").exists()

@@ -7,6 +7,8 @@ earns its partial credit).
 
 from __future__ import annotations
 
+import re
+
 from helmbench.diagnostics import Collector
 from helmbench.lint.rulebook import rule
 from helmbench.lint.where import item_span, key_span, value_span
@@ -56,3 +58,70 @@ def deterministic_criteria(bench: Benchmark, out: Collector) -> None:
                         f"criterion {cr.code}: evaluation type `{ev.type}` {why}, so it cannot be a criterion's check",
                         hint="use a type that reads text (such as crisis_resources), or remove `evaluation:` to "
                              "have the judge decide the criterion")
+
+
+#: A heading naming a criterion code (`# CR1`, `## CR2 — title`, up to three spaces in), or a setext one's text.
+_CODE_HEADING = re.compile(r"^ {0,3}(?:#{1,6}[ \t]+)?(CR\d+)\b")
+_SETEXT = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_YAML_KEY = re.compile(r"^[A-Za-z_][\w-]*[ \t]*:")
+
+
+@rule("HB511")
+def one_criterion_per_file(bench: Benchmark, out: Collector) -> None:
+    """`criteria.md` written as `# CR1 … # CR5` sections compiled silently as ONE PASS/FAIL criterion whose
+    frontmatter went to the judge as text (and lost its PARTIAL option). The documented form is one file per
+    criterion; this names it at the first section. A section is a heading naming a criterion code directly
+    followed by a frontmatter block, in the file's body (a `## … CR1 …` heading in a criterion's text, the
+    authors' own CR1.md has one, or a YAML comment in the frontmatter is not)."""
+    for sc in bench.scenarios:
+        for cr in sc.criteria:
+            found = _sections(cr.source.text.split("\n"), cr.body_line - 1)  # the body: after a frontmatter
+            if not found:
+                continue
+            codes = ", ".join(code for _, code in found)
+            name = cr.path.rsplit("/", 1)[-1]
+            out.add("HB511", cr.path, found[0][0],
+                    f"`{name}` holds criterion sections ({codes}); a criteria file is one criterion, so this "
+                    "would be judged as one PASS/FAIL criterion with the frontmatter sent to the judge as text",
+                    hint="write one file per criterion beside the scenario file: "
+                         + ", ".join(f"{code}.md" for _, code in found)
+                         + " (each with its frontmatter at the top, without the `# CR…` heading)")
+
+
+def _sections(lines: list[str], start: int) -> list[tuple[int, str]]:
+    """(1-based line, code) of each criterion section from line index `start`: a code heading followed (after
+    blank lines, and a setext underline) by `---`, a YAML key and a closing `---`; fenced code is skipped."""
+    found, fence, i = [], None, start
+    while i < len(lines):
+        line = lines[i]
+        if (m := _FENCE.match(line)) and _fence_edge(m.group(1), line[m.end():], fence):
+            fence = None if fence is not None else m.group(1)
+        elif fence is None and (m := _CODE_HEADING.match(line)):
+            j = i + 1
+            if j < len(lines) and _SETEXT.match(lines[j]) and not lines[j].strip().startswith("---"):
+                j += 1
+            while j < len(lines) and not lines[j].strip():
+                j += 1
+            if j < len(lines) and lines[j].strip() == "---" and _frontmatter_at(lines, j + 1):
+                found.append((i + 1, m.group(1)))
+        i += 1
+    return found
+
+
+def _fence_edge(marker: str, rest: str, fence: str | None) -> bool:
+    """Whether a line starting with `marker` opens a fence (`fence` None) or closes `fence` (CommonMark: a
+    backtick opener's info string has no backtick; a closer is the same character, at least as long, alone)."""
+    if fence is None:
+        return not (marker[0] == "`" and "`" in rest)
+    return marker[0] == fence[0] and len(marker) >= len(fence) and not rest.strip()
+
+
+def _frontmatter_at(lines: list[str], k: int) -> bool:
+    """Whether the lines from `k` hold a YAML key before a closing `---` (a frontmatter, not a thematic break)."""
+    keys = False
+    for line in lines[k:k + 200]:
+        if line.strip() == "---":
+            return keys
+        keys = keys or bool(_YAML_KEY.match(line))
+    return False

@@ -6,6 +6,8 @@ twice under one name; judged scenarios cannot be scored without a judge.
 
 from __future__ import annotations
 
+import re
+
 from helmbench.diagnostics import Collector
 from helmbench.lint.rulebook import rule
 from helmbench.lint.where import value_span
@@ -91,3 +93,57 @@ def judge_of_own_family(bench: Benchmark, out: Collector) -> None:
                 f"`{family_of(model_id, parsed.families)}`: a conflict of interest",
                 hint="judge with a model from a family not under test (or an ensemble across families); "
                      "`families:` in models.yml corrects a wrong family")
+
+
+_KEY_SHAPED = re.compile(r"(?:sk|pk|rk|hf|ghp|gho|xox[abp]|AKIA|AIza|Bearer\s+[A-Za-z0-9])[-_A-Za-z0-9]{6,}"
+                         r"|[A-Za-z0-9+/=_\-]{24,}")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_SECRET_KEYS = ("api_key", "key", "token", "secret", "password")
+
+
+def looks_like_secret(value: str) -> bool:
+    """Key-shaped: a known key prefix, or a long run of letters and digits mixed (an environment variable's
+    name is letters, digits and underscores only, and is not a key by shape unless it mixes cases and digits
+    at length)."""
+    text = value.strip()
+    if _ENV_NAME.match(text) and not (len(text) >= 24 and re.search(r"[a-z]", text) and re.search(r"\d", text)):
+        return False
+    return bool(_KEY_SHAPED.search(text)) and bool(re.search(r"\d", text))
+
+
+def _entries(data: LineDict):
+    for name in ("marking_model", "user_model", "generator_model", "models"):
+        value = data.get(name)
+        for entry in value if isinstance(value, list) else [value]:
+            if isinstance(entry, LineDict):
+                yield entry
+
+
+@rule("HB610")
+def literal_secrets(bench: Benchmark, out: Collector) -> None:
+    """A key written where the name of its environment variable belongs, flagged at its line (never repeated)."""
+    data = bench.models_data
+    if bench.models_source is None or not isinstance(data, LineDict):
+        return
+    path = bench.models_source.path
+    for entry in _entries(data):
+        where = f"`{entry.get('id')}`" if isinstance(entry.get("id"), str) else "an entry"
+        env = entry.get("api_key_env")
+        if isinstance(env, str) and (looks_like_secret(env) or not _ENV_NAME.match(env.strip())):
+            out.add("HB610", path, value_span(entry, "api_key_env"),
+                    f"{where}: `api_key_env` holds what looks like a key, not the name of an environment variable",
+                    hint="write the variable's name (api_key_env: LOCAL_KEY) and export LOCAL_KEY=<the key>")
+        for name in _SECRET_KEYS:
+            if isinstance(entry.get(name), str):
+                out.add("HB610", path, value_span(entry, name),
+                        f"{where}: `{name}` would put a secret in models.yml",
+                        hint="name its environment variable instead: api_key_env: LOCAL_KEY")
+        http = entry.get("http")
+        headers = http.get("headers") if isinstance(http, LineDict) else None
+        if isinstance(headers, LineDict):
+            for header, value in headers.items():
+                literal = re.sub(r"\$\{[A-Za-z_][A-Za-z0-9_]*\}", "", value) if isinstance(value, str) else ""
+                if literal and looks_like_secret(literal):
+                    out.add("HB610", path, value_span(headers, header),
+                            f"{where}: header `{header}` holds what looks like a secret value",
+                            hint=f"read it from the environment: {header}: Bearer ${{BOT_TOKEN}}")

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import uuid
 from typing import Any, Hashable, Iterator
 
 from helmbench.run.calls import Completion, ProviderError
@@ -31,9 +32,10 @@ from helmbench.run.conversation.transcript import Conversation, conversation_of,
 from helmbench.run.evaluate import outcome_for
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
+from helmbench.run.http_target import stateful
 from helmbench.store.ledger import Account
 from helmbench.store.runs import now
-from helmbench.store.turns import TurnWrite, VerdictWrite, write_conversation_batch
+from helmbench.store.turns import SessionRestart, TurnWrite, VerdictWrite, write_conversation_batch
 
 log = logging.getLogger("helmbench.run.conversation")
 USER_ATTEMPTS = 3
@@ -65,6 +67,7 @@ class ConversationTurns:
         self.concurrency = max(1, concurrency)
         self.writer: Writer | None = None  # one per round: the engine closes (commits) it when the round ends
         self.states: list[Conversation] = []
+        self.restarted: list[str] = []  # stateful conversations started again (`new_session`)
         self._round: dict[Hashable, list[Conversation]] = {}
         self._lanes = {mp.id: AdaptiveLimiter(mp.entry.concurrency or self.concurrency, name=mp.id)
                        for mp in plan.models}
@@ -84,8 +87,29 @@ class ConversationTurns:
                     if (case["hash"], sample) in mp.settled:
                         continue
                     state = conversation_of(case, mp, sample, self.db)
+                    if stateful(mp.settings):
+                        self.new_session(state)
                     self.states.append(state)
                     self.advance(state)
+
+    def new_session(self, s: Conversation) -> None:
+        """A stateful service keeps the conversation itself, under a session id made here for this walk. A
+        conversation with it that was cut mid-way (a run stopped, a turn failed) cannot be continued: the
+        service's session is gone, so it starts again from its first turn, and the run says so."""
+        s.session = uuid.uuid4().hex
+        if not any(role == "assistant" for _, role in s.stored):
+            return
+        probe = conversation_of(s.case, s.mp, s.sample, self.db)
+        walk(probe, None)
+        if probe.pending is None:  # every turn stored: nothing to continue
+            return
+        self.writer.add(SessionRestart(s.keys, s.mp.id, s.mp.settings_hash, s.sample))
+        asked = sum(role == "assistant" and not row.get("error_kind") for (_, role), row in s.stored.items())
+        s.stored = {}
+        self.restarted.append(f"{s.mp.id} {s.case['id']}#{s.sample}")
+        log.warning("%s %s#%d: a conversation with a stateful service was cut mid-way; its session cannot be "
+                    "resumed, so it starts again from turn 1 (%d stored repl%s asked again)", s.mp.id, s.case["id"],
+                    s.sample, asked, "y" if asked == 1 else "ies", extra={"run_id": s.mp.run_id})
 
     @property
     def going(self) -> int:
@@ -120,7 +144,10 @@ class ConversationTurns:
         if state.pending == "user":
             um = state.conv["user_model"]
             return um["id"], um["settings"], T.user_request(state.case, state.transcript, state.turn)
-        return state.mp.id, state.mp.settings, T.model_request(state.case, state.transcript)
+        request = T.model_request(state.case, state.transcript)
+        if state.session is not None:  # not part of any key: the service's own handle on the conversation
+            request["session"] = state.session
+        return state.mp.id, state.mp.settings, request
 
     def label(self, state: Conversation) -> str:
         return f"{state.label} ({state.pending})"

@@ -38,6 +38,7 @@ class Conversation:
     user_attempts: int = 0
     user_cost: float | None = None
     rows: list[dict] = field(default_factory=list)  # checkpoint and criterion verdicts so far
+    session: str | None = None  # a stateful service's session id for this walk (kind.new_session)
 
     @property
     def conv(self) -> dict:

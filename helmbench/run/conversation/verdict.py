@@ -3,9 +3,9 @@
 - A turn checkpoint runs its deterministic evaluator on the model's reply at that turn (its
   last reply when the conversation ended earlier), through the same checks as a single answer:
   an API error is an ERROR, empty, truncated or malformed output the model's FAIL.
-- A judged scenario's criteria see the whole transcript: every message in order, the last reply
-  as the output to assess (judge_prompt's request, so the judge's safeguards against text that
-  tries to sway it apply unchanged). A deterministic scenario evaluation checks the last reply.
+- A judged scenario's criteria see the whole transcript: every message in order, graded as one
+  conversation (judge_prompt's transcript request, with the same safeguards against text that
+  tries to sway the judge as a single answer's). A deterministic scenario evaluation checks the last reply.
 - A judged scenario's deterministic criteria (`checks`: a `CR#.md` with an `evaluation:`) read every
   reply of the assistant, with no judge call (judge.check_verdicts).
 - The case passes when every checkpoint and criterion passes; its score is their mean, each
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from helmbench.run.evaluate import Outcome, outcome_for
 from helmbench.run.judge.judge import CriterionVerdict, check_verdicts
-from helmbench.run.judge.judge_prompt import judge_request
+from helmbench.run.judge.judge_prompt import transcript_judge_request
 
 
 def _pseudo_case(case: dict, evaluation: dict) -> dict:
@@ -58,8 +58,8 @@ def criterion_requests(case: dict, messages: list[dict]) -> list[tuple[dict, dic
     conversation as the model saw it, ending with its last reply."""
     if case["evaluation"]["type"] != "sqe":
         return []
-    before, last = messages[:-1], messages[-1]["content"] or ""
-    return [(cr, judge_request(cr, before, last)) for cr in case["evaluation"]["criteria"]]
+    opening = len(case["request"]["messages"])
+    return [(cr, transcript_judge_request(cr, messages, opening)) for cr in case["evaluation"]["criteria"]]
 
 
 def criterion_row(verdict: CriterionVerdict, title: str | None) -> dict:

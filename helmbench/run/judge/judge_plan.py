@@ -64,6 +64,13 @@ class Panel:
         """The judge(s) in a message: `openai/gpt-4.1` or `a/one + b/two + c/three`."""
         return " + ".join(m.id for m in self.members)
 
+    @property
+    def where(self) -> str:
+        """Where its calls go, per judge (the dry run names it)."""
+        from helmbench.run.provider import openrouter_base, where_to
+
+        return "; ".join(where_to(m.id, m.settings, openrouter_base()) for m in self.members)
+
     def lane(self, replicate: int) -> "Panel":
         """The same judges in re-judge lane `replicate` (`run --rejudge-sample`): the same requests with the
         same settings are sent, and their judgements are keyed apart (`store.judgements.lane_settings_hash`),
@@ -223,6 +230,7 @@ class JudgeEstimate:
     rejudge_wanted: int = 0  # `--rejudge-sample N`: N (0: no re-judge lane)
     rejudge_outputs: int = 0  # judged outputs drawn for it now (fewer than N while fewer are judged)
     rejudge_calls: int = 0  # re-judge calls for them not yet stored (exact, as `calls`)
+    where: str = ""  # where its calls go (the dry run names it): a route and base URL per judge
 
     @property
     def total(self) -> int:
@@ -255,7 +263,7 @@ def rejudge_sample(plan: Plan, db, n: int, seed: int) -> frozenset[tuple[str, st
 
 def estimate(plan: Plan, db, judge: Panel | None, settled: dict[str, set] | None = None,
              transcripts: dict | None = None, only: frozenset | None = None) -> JudgeEstimate:
-    est = JudgeEstimate(judge.id if judge else None)
+    est = JudgeEstimate(judge.id if judge else None, where=judge.where if judge else "")
     if judge is None or not plan.sqe_cases:
         return est
     needed: set[tuple[str, str]] = set()

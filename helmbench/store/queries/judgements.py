@@ -11,8 +11,9 @@ from helmbench.store.judgements import judge_totals
 def judgement_rows(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[sqlite3.Row]:
     """The judgements behind the runs' results, by result then criterion, with the verdict and score each
     gave that result (`result_judgements.verdict/score`, migration 3: a reused judgement is re-decided per
-    case; the judgement's own on a database from before it) and the output judged (`answer`, or a
-    conversation's `transcript`; `answer` on a database from before migration 10)."""
+    case; the judgement's own on a database from before it), the output judged (`answer`, or a
+    conversation's `transcript`; `answer` on a database from before migration 10) and the result's
+    `scenario` (a criterion is its scenario and its code: every scenario may have a `CR1`)."""
     if not run_ids:
         return []
     link_cols = {r[1] for r in conn.execute("PRAGMA table_info(result_judgements)")}
@@ -21,10 +22,12 @@ def judgement_rows(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[sql
     output = "j.output" if "output" in {r[1] for r in conn.execute("PRAGMA table_info(judgements)")} else "'answer'"
     cur = conn.execute(
         f"""SELECT rj.result_id, j.criterion, {verdict} AS verdict, {score} AS score, j.justification,
-                   j.judgment_json, j.judge_model, j.error_kind, j.error_message, {output} AS output
+                   j.judgment_json, j.judge_model, j.error_kind, j.error_message, {output} AS output,
+                   cs.scenario
             FROM result_judgements rj
             JOIN judgements j ON j.id = rj.judgement_id
             JOIN results res ON res.id = rj.result_id
+            JOIN cases cs ON cs.hash = res.case_hash
             WHERE res.run_id IN ({",".join("?" * len(run_ids))})
             ORDER BY rj.result_id, j.criterion""", list(run_ids))
     cur.row_factory = sqlite3.Row
@@ -55,21 +58,23 @@ def run_families(conn: sqlite3.Connection, run_id: int) -> dict[str, str]:
     return read_families(row[0]) if row else {}
 
 
-def judge_served(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[tuple[str, str, str | None, str | None, int]]:
-    """(judge, criterion, returned model version, serving provider, judgements) over the answered judge calls
-    (the ledger's `calls`) behind the runs' results; [] on a database from before the ledger."""
+def judge_served(conn: sqlite3.Connection, run_ids: Sequence[int]
+                 ) -> list[tuple[str, str, str, str | None, str | None, int]]:
+    """(judge, scenario, criterion code, returned model version, serving provider, judgements) over the answered
+    judge calls (the ledger's `calls`) behind the runs' results; [] on a database from before the ledger."""
     if not run_ids:
         return []
     marks = ",".join("?" * len(run_ids))
     try:
         rows = conn.execute(
-            f"""SELECT j.judge_model, j.criterion, c.model_version, c.provider, COUNT(DISTINCT j.id)
+            f"""SELECT j.judge_model, used.scenario, j.criterion, c.model_version, c.provider, COUNT(DISTINCT j.id)
                 FROM judgements j
+                JOIN (SELECT DISTINCT rj.judgement_id, cs.scenario FROM result_judgements rj
+                      JOIN results res ON res.id = rj.result_id JOIN cases cs ON cs.hash = res.case_hash
+                      WHERE res.run_id IN ({marks})) used ON used.judgement_id = j.id
                 JOIN calls c ON c.kind = 'judge' AND c.request_key = j.judge_request_hash AND c.model = j.judge_model
                  AND c.settings_hash IS j.judge_settings_hash AND c.state = 'answered'
-                WHERE j.id IN (SELECT rj.judgement_id FROM result_judgements rj JOIN results res ON res.id = rj.result_id
-                               WHERE res.run_id IN ({marks}))
-                GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4""", list(run_ids)).fetchall()
+                GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 2, 3, 4, 5""", list(run_ids)).fetchall()
     except sqlite3.OperationalError:
         return []
     return [tuple(r) for r in rows]
@@ -109,8 +114,8 @@ def judged_outputs(conn: sqlite3.Connection, run_ids: Sequence[int]) -> list[tup
 
 
 def rejudge_pairs(conn: sqlite3.Connection, run_ids: Sequence[int], replicate: int = 1
-                  ) -> list[tuple[str, str, str | None, str | None]]:
-    """(judge, criterion, first verdict, re-judge verdict) per judgement behind the runs' results that was
+                  ) -> list[tuple[str, str, str, str | None, str | None]]:
+    """(judge, scenario, criterion code, first verdict, re-judge verdict) per judgement behind the runs' results that was
     asked again in re-judge lane `replicate` (the same request, judge and settings; store.judgements'
     `lane_settings_hash`); a verdict is None when that judgement is an ERROR. [] before the judge stage."""
     from helmbench.store.judgements import REJUDGE_MARK
@@ -119,15 +124,16 @@ def rejudge_pairs(conn: sqlite3.Connection, run_ids: Sequence[int], replicate: i
         return []
     try:
         rows = conn.execute(
-            f"""SELECT DISTINCT j.id, j.judge_model, j.criterion,
+            f"""SELECT DISTINCT j.id, j.judge_model, used.scenario, j.criterion,
                        CASE WHEN j.error_kind IS NULL THEN j.verdict END,
                        CASE WHEN again.error_kind IS NULL THEN again.verdict END
                 FROM judgements j
+                JOIN (SELECT DISTINCT rj.judgement_id, cs.scenario FROM result_judgements rj
+                      JOIN results res ON res.id = rj.result_id JOIN cases cs ON cs.hash = res.case_hash
+                      WHERE res.run_id IN ({",".join("?" * len(run_ids))})) used ON used.judgement_id = j.id
                 JOIN judgements again ON again.judge_request_hash = j.judge_request_hash
                  AND again.judge_model = j.judge_model AND again.judge_settings_hash = j.judge_settings_hash || ?
-                WHERE j.id IN (SELECT rj.judgement_id FROM result_judgements rj JOIN results res ON res.id = rj.result_id
-                               WHERE res.run_id IN ({",".join("?" * len(run_ids))}))
-                ORDER BY j.id""", [f"{REJUDGE_MARK}{replicate}", *run_ids]).fetchall()
+                ORDER BY j.id, used.scenario""", [*run_ids, f"{REJUDGE_MARK}{replicate}"]).fetchall()
     except sqlite3.OperationalError:
         return []
     return [tuple(r[1:]) for r in rows]

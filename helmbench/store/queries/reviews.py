@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from helmbench.store.reviews import REVIEW_COLUMNS, connection_of as _conn, reviewer_key
+from helmbench.store.reviews import REVIEW_COLUMNS, connection_of as _conn, item_hash, reviewer_key
 
 
 def _dicts(cur: sqlite3.Cursor) -> list[dict]:
@@ -43,6 +43,38 @@ def judged_rows(db, manifest_hash: str) -> list[dict]:
         if "no such" in str(exc):
             return []
         raise
+
+
+def judged_item_rows(db, manifest_hash: str):
+    """(item hash, judged row, its criterion, the case's messages) for every row of `judged_rows`: the one place
+    a judged output's item key is computed (score's judged items, the keys `review import` and `merge` accept).
+    A row whose case holds no such criterion, or whose stored JSON does not parse, is no item."""
+    import json
+
+    criteria_of: dict[str, dict[str, dict]] = {}
+    for row in judged_rows(db, manifest_hash):
+        try:
+            criteria = criteria_of.get(row["case_hash"])
+            if criteria is None:
+                evaluation = json.loads(row["evaluation_json"])
+                criteria = criteria_of[row["case_hash"]] = {c["code"]: c for c in evaluation.get("criteria") or []}
+            criterion = criteria.get(row["criterion"])
+            if criterion is None:
+                continue
+            messages = json.loads(row["messages_json"])
+            key = item_hash(messages, row["content"], criterion)
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue
+        yield key, row, criterion, messages
+
+
+def judged_item_options(db) -> dict[str, list[str]]:
+    """Item hash → its criterion's options, over every manifest with judged answers (the latest first)."""
+    options: dict[str, list[str]] = {}
+    for manifest_hash in judged_manifests(db):
+        for key, _, criterion, _ in judged_item_rows(db, manifest_hash):
+            options.setdefault(key, list(criterion["options"]))
+    return options
 
 
 _TRANSCRIPT_JUDGED = """

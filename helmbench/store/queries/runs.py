@@ -21,6 +21,7 @@ class RunInfo:
     finished_at: str | None
     settings_hash: str
     helmbench_version: str | None
+    settings_json: str | None = None  # what the run's target was sent with (route, base URL, deployment prompt)
 
     @property
     def date(self) -> str | None:
@@ -30,7 +31,7 @@ class RunInfo:
 
 
 _RUN_COLUMNS = """r.id, r.model, COALESCE(m.name, r.model) AS model_name, r.manifest_hash, r.status, r.samples,
-       r.started_at, r.finished_at, r.settings_hash, r.helmbench_version
+       r.started_at, r.finished_at, r.settings_hash, r.helmbench_version, r.settings_json
 FROM runs r LEFT JOIN models m ON m.id = r.model"""
 
 
@@ -40,7 +41,12 @@ def _placeholders(values: Sequence) -> str:
 
 def _run(r) -> RunInfo:
     return RunInfo(id=r[0], model=r[1], model_name=r[2], manifest_hash=r[3], status=r[4], samples=r[5] or 1,
-                   started_at=r[6], finished_at=r[7], settings_hash=r[8], helmbench_version=r[9])
+                   started_at=r[6], finished_at=r[7], settings_hash=r[8], helmbench_version=r[9],
+                   settings_json=r[10])
+
+
+#: The statuses of a run whose results the leaderboard shows (a run still going or one that failed shows nothing).
+FINISHED_STATUSES: tuple[str, ...] = ("completed", "interrupted", "partial", "stopped_cost")
 
 
 def choose_manifest(conn: sqlite3.Connection, preferred: str | None, statuses: Sequence[str]) -> str | None:
