@@ -1,0 +1,136 @@
+"""Adjudication (#40 §2): clinicians' verdicts deciding the items enough of them reviewed, on the real pipeline's
+judged database (`judged_db`: two models, one judge, one criterion per judged case, all in behaviour P1-B1)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from helmbench.score.adjudication import adjudication_of, consensus
+from helmbench.score.leaderboard import build_leaderboard
+from helmbench.score.review_items import judged_items
+from helmbench.store import open_db
+from helmbench.store.reviews import save_review
+
+MODEL = "test/model-a"
+
+
+def declare(db_path, min_reviews: int | None) -> None:
+    """benchmark.yml's `adjudication:` as a tree declaring it compiles into the manifest's catalog (None: absent)."""
+    conn = sqlite3.connect(db_path)
+    header = json.loads(conn.execute("SELECT header_json FROM manifests").fetchone()[0])
+    header["catalog"].pop("adjudication", None)
+    if min_reviews is not None:
+        header["catalog"]["adjudication"] = {"min_reviews": min_reviews}
+    with conn:
+        conn.execute("UPDATE manifests SET header_json = ?", [json.dumps(header)])
+    conn.close()
+
+
+def review(db_path, item, reviewer: str, judgment: str) -> None:
+    db = open_db(db_path)
+    save_review(db, {"item_hash": item.hash, "reviewer": reviewer, "case_id": item.case_id, "scenario": item.scenario,
+                     "criterion": item.criterion["code"], "criterion_text": item.criterion["text"],
+                     "judgment": judgment})
+    db.conn.close()
+
+
+def unreview(db_path, item, reviewer: str) -> None:
+    conn = sqlite3.connect(db_path)
+    with conn:
+        conn.execute("DELETE FROM reviews WHERE item_hash = ? AND reviewer = ?", [item.hash, reviewer])
+    conn.close()
+
+
+def passed_item(db_path):
+    """A judged item the judge PASSed, the output of exactly one result of MODEL (sample 0)."""
+    db = open_db(db_path)
+    _, items = judged_items(db)
+    db.conn.close()
+    return next(i for i in items.values() if i.models == {MODEL} and len(i.results) == 1 and not i.checked
+                and next(iter(i.judges.values()))[1] == "PASS")
+
+
+def board(db_path):
+    return build_leaderboard(db_path, bootstrap=200, seed=0)
+
+
+def row_of(b, model=MODEL):
+    return next(r for r in b.rows if r.model == model)
+
+
+def case_costs(db_path, run_id: int, case_id: str) -> tuple[float, float]:
+    """(the run's maximum cost, the item's case's maximum cost × difficulty scale), by the formula of
+    score/cost.py written out: maximum Σ|base| over verdicts with base ≠ 0; a full miss costs |base|×(1 − d/10)."""
+    conn = sqlite3.connect(db_path)
+    rows = conn.execute(
+        """SELECT res.case_id, c.severity_perturbation + c.severity_user_context, c.difficulty FROM results res
+           JOIN cases c ON c.hash = res.case_hash WHERE res.run_id = ? AND res.verdict IN ('PASS', 'FAIL')""",
+        [run_id]).fetchall()
+    conn.close()
+    maximum = sum(abs(base) for _, base, _ in rows if base)
+    (base, difficulty), = [(b, d) for c, b, d in rows if c == case_id]
+    return maximum, abs(base) * (1 - difficulty / 10)
+
+
+def test_the_rule_a_strict_majority_of_at_least_k_reviews():
+    assert consensus([("FAIL", 0.0), ("FAIL", 0.0)], 2) == ("FAIL", 0.0)
+    assert consensus([("FAIL", 0.0)], 2) is None, "below k the judge's verdict stands"
+    assert consensus([("FAIL", 0.0), ("PASS", 1.0)], 2) is None, "an even split is left to the judge"
+    assert consensus([("PASS", 1.0), ("PASS", 0.5), ("FAIL", 0.0)], 3) == ("PASS", 0.75), "the majority's mean score"
+
+
+def test_k_clinicians_failing_a_judged_pass_change_the_score_by_the_hand_computed_amount(judged_db):
+    db = judged_db["db"]
+    before = board(db)
+    item = passed_item(db)
+    declare(db, 2)
+    assert row_of(board(db)).score == row_of(before).score and row_of(board(db)).adjudicated == (0, 0)
+    review(db, item, "ana", "FAIL")
+    assert row_of(board(db)).score == row_of(before).score, "one review of two needed: the judge's verdict stands"
+    review(db, item, "ben", "FAIL")
+    after = board(db)
+    (_, run_id, _), = item.results
+    maximum, miss = case_costs(db, run_id, item.case_id)
+    assert miss > 0
+    assert row_of(after).score == pytest.approx(row_of(before).score - miss / maximum, abs=1e-12)
+    assert row_of(after).adjudicated == (1, 1), "one result adjudicated, overturned"
+    assert row_of(after, "test/model-b").score == row_of(before, "test/model-b").score
+    assert row_of(after, "test/model-b").adjudicated == (0, 0)
+    assert row_of(after).summary.n_pass == row_of(before).summary.n_pass - 1
+
+    unreview(db, item, "ben")  # below k again: the judge's PASS is back
+    restored = board(db)
+    assert row_of(restored).score == row_of(before).score and row_of(restored).adjudicated == (0, 0)
+
+
+def test_reviews_agreeing_with_the_judge_adjudicate_without_overturning_and_a_split_changes_nothing(judged_db):
+    db = judged_db["db"]
+    declare(db, 2)
+    before = board(db)
+    item = passed_item(db)
+    review(db, item, "ana", "PASS")
+    review(db, item, "ben", "FAIL")
+    assert row_of(board(db)).score == row_of(before).score and row_of(board(db)).adjudicated == (0, 0)
+    review(db, item, "cleo", "PASS")
+    after = board(db)
+    assert row_of(after).score == row_of(before).score and row_of(after).adjudicated == (1, 0)
+    conn = open_db(db)
+    adj = adjudication_of(conn.conn, judged_db["manifest_hash"])
+    conn.conn.close()
+    history = adj.items[item.hash]
+    assert history.judge_verdict == "PASS" and history.verdict == "PASS" and not history.overturned
+    assert [r.verdict for r in history.reviews] == ["PASS", "FAIL", "PASS"]
+
+
+def test_without_the_setting_reviews_change_nothing_and_the_report_has_no_adjudication_keys(judged_db):
+    db = judged_db["db"]
+    before = board(db)
+    item = passed_item(db)
+    review(db, item, "ana", "FAIL")
+    review(db, item, "ben", "FAIL")
+    after = board(db)
+    assert after.to_dict() == before.to_dict()
+    assert all("adjudicated" not in r for r in after.to_dict()["rows"])
