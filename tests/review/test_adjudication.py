@@ -134,3 +134,56 @@ def test_without_the_setting_reviews_change_nothing_and_the_report_has_no_adjudi
     after = board(db)
     assert after.to_dict() == before.to_dict()
     assert all("adjudicated" not in r for r in after.to_dict()["rows"])
+
+
+def _site(judged_db, folder):
+    from helmbench.publish import PublishSettings, build_site
+
+    build_site(PublishSettings(db=judged_db["db"], manifest=judged_db["manifest"], datasette_url="http://127.0.0.1:8001"),
+               site_dir=folder)
+    return folder
+
+
+def _text(html: str) -> str:
+    import re
+
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
+
+
+def _pages(site) -> dict[str, bytes]:
+    return {str(p.relative_to(site)): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def test_the_case_page_shows_the_history_and_the_leaderboard_counts_it(judged_db, tmp_path):
+    db = judged_db["db"]
+    item = passed_item(db)
+    declare(db, 2)
+    review(db, item, "ana", "FAIL")
+    review(db, item, "ben", "FAIL")
+    site = _site(judged_db, tmp_path / "site")
+    case = _text((site / "cases" / item.case_id / "index.html").read_text(encoding="utf-8"))
+    head = case.index("test/model-a")
+    mine = case[head:case.index("test/model-b", head)]
+    assert "adjudicated by clinicians (the judge: ✓ PASS score 1.0)" in mine
+    assert "CR1 reviewed by clinicians: The judge ✓ PASS" in mine
+    assert mine.count("✗ FAIL FAIL —") == 2, "each review: its verdict, its option and its date"
+    assert "Published verdict: adjudicated ✗ FAIL (overturns the judge) on" in mine
+    assert "ana" not in mine and "ben" not in mine, "clinicians' names stay private"
+    board = _text((site / "index.html").read_text(encoding="utf-8"))
+    assert "1 result adjudicated by clinicians, 1 overturned" in board
+    assert "0 results adjudicated by clinicians, 0 overturned" in board  # model-b
+    assert "Clinicians adjudicate:" in board
+
+
+def test_without_the_setting_the_site_is_byte_identical_whatever_the_reviews(judged_db, tmp_path):
+    db = judged_db["db"]
+    before = _pages(_site(judged_db, tmp_path / "before"))
+    item = passed_item(db)
+    review(db, item, "ana", "FAIL")
+    review(db, item, "ben", "FAIL")
+    after = _pages(_site(judged_db, tmp_path / "after"))
+    assert after.keys() == before.keys()
+    changed = [p for p in before if before[p] != after[p]]
+    # the reviews count on the calibration badges (n reviewed), which exist without adjudication; nothing else moves
+    assert all("hb-adjudicat" not in after[p].decode("utf-8", "replace") for p in after if p.endswith(".html"))
+    assert "index.html" not in changed or b"reviewed" in after["index.html"]
