@@ -187,3 +187,30 @@ def test_without_the_setting_the_site_is_byte_identical_whatever_the_reviews(jud
     # the reviews count on the calibration badges (n reviewed), which exist without adjudication; nothing else moves
     assert all("hb-adjudicat" not in after[p].decode("utf-8", "replace") for p in after if p.endswith(".html"))
     assert "index.html" not in changed or b"reviewed" in after["index.html"]
+
+
+def test_the_eee_export_carries_the_clinicians_verdict_marked_as_theirs(judged_db, tmp_path):
+    from jsonschema import Draft202012Validator
+
+    from helmbench.cli.schema_cmd import output_schemas
+    from helmbench.publish.eee import export_eee
+
+    db = judged_db["db"]
+    item = passed_item(db)
+    declare(db, 2)
+    review(db, item, "ana", "FAIL")
+    review(db, item, "ben", "FAIL")
+    out = export_eee(db, tmp_path / "eee", judged_db["manifest"], bootstrap=0).out_dir
+    check = Draft202012Validator(output_schemas()["eee-extras"])
+    records = [json.loads(p.read_text()) for p in out.rglob("*.json")]
+    samples = [json.loads(line) for p in out.rglob("*_samples.jsonl") for line in p.read_text().splitlines()]
+    for doc in [*records, *samples]:
+        assert [e.message for e in check.iter_errors(doc)] == []
+    marked = [s for s in samples if "adjudication" in s["metadata"]]
+    assert [(s["model_id"], s["metadata"]["case_id"]) for s in marked] == [(MODEL, item.case_id)]
+    (s,) = marked
+    assert s["evaluation"] == {"score": 0.0, "is_correct": False} and s["metadata"]["verdict"] == "FAIL"
+    assert s["metadata"]["adjudication"] == {"judge_verdict": "PASS", "judge_score": 1.0, "criteria": [
+        {"criterion": "CR1", "judge_verdict": "PASS", "verdict": "FAIL", "reviews": 2}]}
+    details = {r["model_info"]["id"]: r["source_metadata"]["additional_details"] for r in records}
+    assert (details[MODEL]["adjudicated"], details[MODEL]["overturned"]) == ("1", "1")
