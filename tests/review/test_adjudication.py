@@ -44,6 +44,15 @@ def unreview(db_path, item, reviewer: str) -> None:
     conn.close()
 
 
+def overturned(db_path, k: int = 2):
+    """Adjudication declared with `k`, and a judged PASS that k clinicians FAIL; returns the item."""
+    item = passed_item(db_path)
+    declare(db_path, k)
+    for reviewer in ("ana", "ben", "cleo")[:k]:
+        review(db_path, item, reviewer, "FAIL")
+    return item
+
+
 def passed_item(db_path):
     """A judged item the judge PASSed, the output of exactly one result of MODEL (sample 0)."""
     db = open_db(db_path)
@@ -155,11 +164,7 @@ def _pages(site) -> dict[str, bytes]:
 
 
 def test_the_case_page_shows_the_history_and_the_leaderboard_counts_it(judged_db, tmp_path):
-    db = judged_db["db"]
-    item = passed_item(db)
-    declare(db, 2)
-    review(db, item, "ana", "FAIL")
-    review(db, item, "ben", "FAIL")
+    item = overturned(judged_db["db"])
     site = _site(judged_db, tmp_path / "site")
     case = _text((site / "cases" / item.case_id / "index.html").read_text(encoding="utf-8"))
     head = case.index("test/model-a")
@@ -173,6 +178,9 @@ def test_the_case_page_shows_the_history_and_the_leaderboard_counts_it(judged_db
     assert "1 result adjudicated by clinicians, 1 overturned" in board
     assert "0 results adjudicated by clinicians, 0 overturned" in board  # model-b
     assert "Clinicians adjudicate:" in board
+    method = _text((site / "methodology" / "index.html").read_text(encoding="utf-8"))
+    assert "k = 2" in method and "strict majority" in method and "not per model" in method
+    assert "test/model-a 18 1 1 100.0 %" in method and "test/model-b 18 0 0 —" in method, "the overturn rate per model"
 
 
 def test_without_the_setting_the_site_is_byte_identical_whatever_the_reviews(judged_db, tmp_path):
@@ -183,10 +191,16 @@ def test_without_the_setting_the_site_is_byte_identical_whatever_the_reviews(jud
     review(db, item, "ben", "FAIL")
     after = _pages(_site(judged_db, tmp_path / "after"))
     assert after.keys() == before.keys()
-    changed = [p for p in before if before[p] != after[p]]
-    # the reviews count on the calibration badges (n reviewed), which exist without adjudication; nothing else moves
-    assert all("hb-adjudicat" not in after[p].decode("utf-8", "replace") for p in after if p.endswith(".html"))
-    assert "index.html" not in changed or b"reviewed" in after["index.html"]
+    changed = {p for p in before if before[p] != after[p]}
+    # the reviews count on the calibration badges (n of N reviewed, on the leaderboard and the item's scenario
+    # page, and so in the search index), as they did before adjudication existed; no result, score or case moves
+    assert changed == {"index.html", f"scenarios/{item.scenario}/index.html", "search/search_index.json"}
+    assert all(b"adjudicat" not in after[p] for p in after if p.endswith(".html"))
+
+    def leaderboard(page: bytes) -> bytes:  # the page without its judge-calibration table
+        start = page.index(b'<h2 id="judge-calibration"')
+        return page[:start] + page[page.index(b"</table>", start):]
+    assert leaderboard(after["index.html"]) == leaderboard(before["index.html"])
 
 
 def test_the_eee_export_carries_the_clinicians_verdict_marked_as_theirs(judged_db, tmp_path):
@@ -196,10 +210,7 @@ def test_the_eee_export_carries_the_clinicians_verdict_marked_as_theirs(judged_d
     from helmbench.publish.eee import export_eee
 
     db = judged_db["db"]
-    item = passed_item(db)
-    declare(db, 2)
-    review(db, item, "ana", "FAIL")
-    review(db, item, "ben", "FAIL")
+    item = overturned(db)
     out = export_eee(db, tmp_path / "eee", judged_db["manifest"], bootstrap=0).out_dir
     check = Draft202012Validator(output_schemas()["eee-extras"])
     records = [json.loads(p.read_text()) for p in out.rglob("*.json")]
