@@ -181,7 +181,7 @@ def _redecide(conn: Connection, items, adjudicated: dict[int, dict[str, tuple[st
         return {}, 0
     from helmbench.store.turns import conversation_details
 
-    from .judges import criterion_verdict
+    from .scored import criterion_verdict
     from .review_items import CHECKER
     from helmbench.run.judge.judge import combine
 

@@ -195,7 +195,7 @@ def test_without_the_setting_the_site_is_byte_identical_whatever_the_reviews(jud
     # the reviews count on the calibration badges (n of N reviewed, on the leaderboard and the item's scenario
     # page, and so in the search index), as they did before adjudication existed; no result, score or case moves
     assert changed == {"index.html", f"scenarios/{item.scenario}/index.html", "search/search_index.json"}
-    assert all(b"adjudicat" not in after[p] for p in after if p.endswith(".html"))
+    assert all(b"class=\"hb-adjudicat" not in after[p] and b"id=\"adjudication" not in after[p] for p in after)
 
     def leaderboard(page: bytes) -> bytes:  # the page without its judge-calibration table
         start = page.index(b'<h2 id="judge-calibration"')
