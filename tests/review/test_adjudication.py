@@ -225,3 +225,99 @@ def test_the_eee_export_carries_the_clinicians_verdict_marked_as_theirs(judged_d
         {"criterion": "CR1", "judge_verdict": "PASS", "verdict": "FAIL", "reviews": 2}]}
     details = {r["model_info"]["id"]: r["source_metadata"]["additional_details"] for r in records}
     assert (details[MODEL]["adjudicated"], details[MODEL]["overturned"]) == ("1", "1")
+
+
+def test_a_stale_review_counts_for_nothing(judged_db):
+    """A review of the criterion as it was worded before (its key no longer an item's) is stale: below k again."""
+    db = judged_db["db"]
+    before = board(db)
+    item = overturned(db)
+    assert row_of(board(db)).adjudicated == (1, 1)
+    conn = sqlite3.connect(db)
+    with conn:  # as a reworded criterion leaves it: the review's key names no current item
+        conn.execute("UPDATE reviews SET item_hash = 'sha256:reworded' WHERE item_hash = ? AND reviewer = 'ben'",
+                     [item.hash])
+    conn.close()
+    assert row_of(board(db)).score == row_of(before).score and row_of(board(db)).adjudicated == (0, 0)
+
+
+def test_the_report_json_counts_adjudication_and_follows_its_schema(judged_db):
+    from typer.testing import CliRunner
+
+    from helmbench.cli import app
+    from tests.review.test_output_schemas import errors
+
+    item = overturned(judged_db["db"])
+    out = CliRunner().invoke(app, ["report", "--db", str(judged_db["db"]), "--manifest", str(judged_db["manifest"]),
+                                   "--format", "json", "--bootstrap", "0"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert errors("report", data) == []
+    rows = {r["model"]: r for r in data["rows"]}
+    assert (rows[MODEL]["adjudicated"], rows[MODEL]["overturned"]) == (1, 1)
+    assert (rows["test/model-b"]["adjudicated"], rows["test/model-b"]["overturned"]) == (0, 0)
+    assert item.case_id
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    """The shipped conversation scenarios' database (tests/review/shipped_conversations.py)."""
+    import os
+
+    from tests.review.shipped_conversations import LifelineFake, build
+    from tests.shared import build_once
+
+    fake = LifelineFake().start()
+    values = {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-TEST-shipped",
+              "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield build_once(tmp_path_factory, "review-shipped-conversations", build)
+    finally:
+        fake.stop()
+        for k, v in saved.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["transcript", "transcript (checked)", "reply (checked)"])
+def test_a_transcript_or_a_checked_item_overturned_re_decides_its_result(shipped, tmp_path, kind):
+    """One item of each other kind, overturned by two clinicians: its result is re-decided from its stored
+    criteria (a conversation's checkpoint rows; a reply's judged criteria and recomputed checks), losing
+    1/n of its score for the criterion that no longer passes (n: the criteria and checkpoints it was decided on)."""
+    from tests.review.review_pipeline import copy_of
+
+    db = copy_of(shipped["db"], tmp_path / "results.db")
+    conn = open_db(db)
+    _, items = judged_items(conn)
+    conn.conn.close()
+    item = next(i for i in items.values() if i.kind == kind and len(i.results) == 1
+                and next(iter(i.judges.values()))[1] == "PASS")
+    (result_id, run_id, sample), = item.results
+    raw = sqlite3.connect(db)
+    verdict, score = raw.execute("SELECT verdict, score FROM results WHERE id = ?", [result_id]).fetchone()
+    if item.transcript is not None:
+        n = raw.execute("SELECT count(*) FROM checkpoint_verdicts WHERE result_id = ?", [result_id]).fetchone()[0]
+    else:
+        evaluation = json.loads(raw.execute("SELECT c.evaluation_json FROM results r JOIN cases c ON c.hash = "
+                                            "r.case_hash WHERE r.id = ?", [result_id]).fetchone()[0])
+        n = len(evaluation.get("criteria") or []) + len(evaluation.get("checks") or [])
+    raw.close()
+    declare(db, 2)
+    for reviewer in ("ana", "ben"):
+        review(db, item, reviewer, "FAIL")
+    conn = open_db(db)
+    adjudication = adjudication_of(conn.conn, shipped_manifest(conn.conn))
+    conn.conn.close()
+    assert adjudication.unreproduced == 0, "every re-decided result's stored criteria reproduce its verdict"
+    decision = adjudication.decisions[(run_id, item.case_id, sample)]
+    assert (decision.judge_verdict, decision.judge_score) == (verdict, score)
+    assert decision.verdict == "FAIL" and decision.overturned
+    assert decision.score == pytest.approx(score - 1 / n, abs=1e-9)
+
+
+def shipped_manifest(conn) -> str:
+    from helmbench.store.queries.reviews import latest_judged_manifest
+
+    return latest_judged_manifest(conn)
