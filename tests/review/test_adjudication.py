@@ -259,27 +259,6 @@ def test_the_report_json_counts_adjudication_and_follows_its_schema(judged_db):
     assert item.case_id
 
 
-@pytest.fixture(scope="module")
-def shipped(tmp_path_factory):
-    """The shipped conversation scenarios' database (tests/review/shipped_conversations.py)."""
-    import os
-
-    from tests.review.shipped_conversations import LifelineFake, build
-    from tests.shared import build_once
-
-    fake = LifelineFake().start()
-    values = {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-TEST-shipped",
-              "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield build_once(tmp_path_factory, "review-shipped-conversations", build)
-    finally:
-        fake.stop()
-        for k, v in saved.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["transcript", "transcript (checked)", "reply (checked)"])
 def test_a_transcript_or_a_checked_item_overturned_re_decides_its_result(shipped, tmp_path, kind):
