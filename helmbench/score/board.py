@@ -56,6 +56,14 @@ class LeaderboardRow:
                 "a judge may favour answers like its own")
 
     @property
+    def adjudication_note(self) -> str:
+        """One sentence for a reader (benchmark.yml `adjudication:`), or "" when the benchmark declares none."""
+        if self.adjudicated is None:
+            return ""
+        n, overturned = self.adjudicated
+        return f"{n} result{'s' if n != 1 else ''} adjudicated by clinicians, {overturned} overturned"
+
+    @property
     def complete(self) -> bool:
         """Every expected (case × sample) has a verdict: only such runs are ranked."""
         return self.n_expected > 0 and self.summary.n_verdicts >= self.n_expected

@@ -257,6 +257,9 @@ def test_the_report_json_counts_adjudication_and_follows_its_schema(judged_db):
     assert (rows[MODEL]["adjudicated"], rows[MODEL]["overturned"]) == (1, 1)
     assert (rows["test/model-b"]["adjudicated"], rows["test/model-b"]["overturned"]) == (0, 0)
     assert item.case_id
+    text = CliRunner().invoke(app, ["report", "--db", str(judged_db["db"]), "--manifest", str(judged_db["manifest"]),
+                                    "--bootstrap", "0"])
+    assert f"{MODEL}: 1 result adjudicated by clinicians, 1 overturned" in text.output
 
 
 @pytest.mark.slow
