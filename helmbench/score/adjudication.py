@@ -32,6 +32,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
+from helmbench.spec.naming import natural_key
 from helmbench.store import Connection, queries
 
 from .model import ERROR, FAIL, PASS, ScoredResult
@@ -170,7 +171,7 @@ def adjudication_of(conn: Connection, manifest_hash: str | None) -> Adjudication
                 adjudicated[result_id][item.criterion["code"]] = (*decided, decided[0] != judge)
     decisions, unreproduced = _redecide(conn, items, adjudicated, result_key)
     for key in by_result:
-        by_result[key].sort(key=lambda h: (histories[h].criterion, h))
+        by_result[key].sort(key=lambda h: (natural_key(histories[h].criterion), h))
     return Adjudication(k, histories, decisions, {k_: tuple(v) for k_, v in by_result.items()}, unreproduced)
 
 

@@ -303,3 +303,18 @@ def shipped_manifest(conn) -> str:
     from helmbench.store.queries.reviews import latest_judged_manifest
 
     return latest_judged_manifest(conn)
+
+
+def test_benchmark_yml_declares_it_lint_checks_it_at_its_line_and_the_manifest_carries_it(tmp_path):
+    from helmbench.lint import lint_tree
+    from helmbench.manifest import compile_tree
+    from tests.review.test_review_spec import _tree
+
+    root = _tree(tmp_path / "ok", "adjudication:\n  min_reviews: 3\n")
+    assert not [d for d in lint_tree(root)[1] if d.is_error]
+    assert compile_tree(root, tmp_path / "ok" / "build").header["catalog"]["adjudication"] == {"min_reviews": 3}
+    bad = _tree(tmp_path / "bad", "adjudication:\n  min_reviews: 0\n")
+    lines = len((bad / "benchmark.yml").read_text().splitlines())
+    assert any(str(d.path).endswith("benchmark.yml") and d.line == lines and d.is_error for d in lint_tree(bad)[1])
+    plain = _tree(tmp_path / "plain", "")
+    assert "adjudication" not in compile_tree(plain, tmp_path / "plain" / "build").header["catalog"]
