@@ -318,12 +318,15 @@ def _model_data(row: LeaderboardRow, results: list[Result], scored: list[ScoredR
 
 
 def _history(conn: Connection, row: LeaderboardRow, loaded: dict[int, list[ScoredResult]],
-             summarise_fn) -> list[HistoryPoint]:
+             summarise_fn, adjudication=None) -> list[HistoryPoint]:
     """The model's runs with their scores (the rows already read for the leaderboard are reused)."""
     floors: dict[str, tuple] = {}
 
-    def load_rows(c, run_id):
-        return loaded[run_id] if run_id in loaded else scored_results(c, run_id)
+    def load_rows(c, run_id):  # an earlier run of the manifest is adjudicated as the leaderboard's is
+        if run_id in loaded:
+            return loaded[run_id]
+        rows = scored_results(c, run_id)
+        return adjudication.apply(run_id, rows) if adjudication is not None else rows
 
     def floors_of(manifest_hash):
         if manifest_hash not in floors:
@@ -439,7 +442,7 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
                 models = [_model_data(r, details[r.run.id], scored[r.run.id], slugs[r.model],
                                       digests[id(scored[r.run.id])]) for r in board.rows]
                 for m in models:
-                    m.history = _history(conn, m.row, scored, summarise_fn)
+                    m.history = _history(conn, m.row, scored, summarise_fn, adjudication)
                 from helmbench.score.calibration import load_calibration
 
                 calibration = load_calibration(conn, board.manifest_hash)
