@@ -107,6 +107,8 @@ def remarks(report: Report) -> list[str]:
             out.append(f"{r.model}: ⚠ {note}")
         if r.conflict_note:
             out.append(f"{r.model}: ⚠ {r.conflict_note}")
+        if r.adjudication_note:
+            out.append(f"{r.model}: {r.adjudication_note}")
         if r.served and (r.served.versions or r.served.providers):
             out.append(f"{r.model}: model versions {_counts(r.served.versions)}; providers {_counts(r.served.providers)}")
         if r.detection and r.detection.non_monotonic:

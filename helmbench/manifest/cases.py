@@ -176,6 +176,8 @@ def catalog(bench: Benchmark) -> dict:
         cat["floors"] = [dict(f) for f in bench.floors]
     if bench.calibration:  # likewise: only when declared
         cat["calibration"] = dict(bench.calibration)
+    if bench.adjudication:  # likewise
+        cat["adjudication"] = dict(bench.adjudication)
     return cat
 
 

@@ -111,6 +111,12 @@ class Result:
     checkpoints: list[dict] = field(default_factory=list)  # and the verdict of each of its checkpoints
     sample_label: bool = False  # the model answered this case more than once: label each sample
     failure_kind: str | None = None  # results.failure_kind: "format" when the output was not a usable answer
+    #: with benchmark.yml's `adjudication:` only: the result's reviewed items (score.adjudication.ItemHistory),
+    #: and the verdict and score the run stored when clinicians' verdicts re-decided it (`verdict`/`score` then
+    #: are the clinicians')
+    reviewed: tuple = ()
+    judge_verdict: str | None = None
+    judge_score: float | None = None
 
     @property
     def format_failure(self) -> bool:
@@ -272,8 +278,9 @@ def _judgements(conn: Connection, run_ids: list[int]) -> dict[int, list[Judgemen
 
 
 def _read_results(conn: Connection, run, judgements: dict[int, list[Judgement]],
-                  into: dict[int, list[Result]]) -> list[ScoredResult]:
-    """One query per run for both uses: `Result`s for the pages, `ScoredResult`s for scoring."""
+                  into: dict[int, list[Result]], adjudication=None) -> list[ScoredResult]:
+    """One query per run for both uses: `Result`s for the pages, `ScoredResult`s for scoring; with an
+    `adjudication` (score.adjudication) both carry the clinicians' verdicts where they decide."""
     results: list[Result] = []
     scored: list[ScoredResult] = []
     for r in queries.result_detail_rows(conn, run.id):
@@ -285,9 +292,23 @@ def _read_results(conn: Connection, run, judgements: dict[int, list[Judgement]],
             error_message=r["error_message"], cost=r["cost"], latency_ms=r["latency_ms"],
             judgements=judgements.get(r["result_id"], []), failure_kind=r["failure_kind"],
         ))
+    if adjudication is not None:
+        for res in results:
+            _adjudicated(res, adjudication)
+        scored = adjudication.apply(run.id, scored)
     results.sort(key=lambda x: (_case_order(x.case_id), x.sample))
     into[run.id] = results
     return scored
+
+
+def _adjudicated(res: Result, adjudication) -> None:
+    """A result's page: its reviewed items' history and, when clinicians' verdicts re-decided it, theirs."""
+    key = (res.run_id, res.case_id, res.sample)
+    res.reviewed = tuple(adjudication.history(*key))
+    decision = adjudication.decisions.get(key)
+    if decision is not None and res.verdict != "ERROR":
+        res.judge_verdict, res.judge_score = res.verdict, res.score
+        res.verdict, res.score = decision.verdict, decision.score
 
 
 def _model_data(row: LeaderboardRow, results: list[Result], scored: list[ScoredResult], slug: str,
@@ -297,12 +318,15 @@ def _model_data(row: LeaderboardRow, results: list[Result], scored: list[ScoredR
 
 
 def _history(conn: Connection, row: LeaderboardRow, loaded: dict[int, list[ScoredResult]],
-             summarise_fn) -> list[HistoryPoint]:
+             summarise_fn, adjudication=None) -> list[HistoryPoint]:
     """The model's runs with their scores (the rows already read for the leaderboard are reused)."""
     floors: dict[str, tuple] = {}
 
-    def load_rows(c, run_id):
-        return loaded[run_id] if run_id in loaded else scored_results(c, run_id)
+    def load_rows(c, run_id):  # an earlier run of the manifest is adjudicated as the leaderboard's is
+        if run_id in loaded:
+            return loaded[run_id]
+        rows = scored_results(c, run_id)
+        return adjudication.apply(run_id, rows) if adjudication is not None else rows
 
     def floors_of(manifest_hash):
         if manifest_hash not in floors:
@@ -395,14 +419,18 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
             judgements = _judgements(conn, [run.id for run in latest_runs(conn, chosen)] if chosen else [])
             details: dict[int, list[Result]] = {}
             scored: dict[int, list[ScoredResult]] = {}
+            from helmbench.score.adjudication import adjudication_of
+
+            adjudication = adjudication_of(conn, chosen)
 
             def load_results(c, run):
-                scored[run.id] = _read_results(c, run, judgements, details)
+                scored[run.id] = _read_results(c, run, judgements, details, adjudication)
                 return scored[run.id]
 
             summarise_fn, digests = _cached_summarise(cache)
             board = build_leaderboard(conn, file_hash, bootstrap=BOOTSTRAP, seed=SEED, load_results=load_results,
-                                      summarise_fn=summarise_fn, groups_fn=_cached_tie_groups(cache))
+                                      summarise_fn=summarise_fn, groups_fn=_cached_tie_groups(cache),
+                                      adjudication=adjudication)
             if board.manifest_hash:
                 header, cases = _db_manifest(conn, board.manifest_hash)
                 slugs = _unique_slugs([r.model for r in board.rows])
@@ -414,7 +442,7 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
                 models = [_model_data(r, details[r.run.id], scored[r.run.id], slugs[r.model],
                                       digests[id(scored[r.run.id])]) for r in board.rows]
                 for m in models:
-                    m.history = _history(conn, m.row, scored, summarise_fn)
+                    m.history = _history(conn, m.row, scored, summarise_fn, adjudication)
                 from helmbench.score.calibration import load_calibration
 
                 calibration = load_calibration(conn, board.manifest_hash)

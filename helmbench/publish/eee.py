@@ -12,7 +12,9 @@ written, laid out as the datastore expects (`data/<benchmark>/<developer>/<model
   a single-answer case as `single_turn` (its messages, the reply), a conversation as `multi_turn`
   (its transcript, with the judges' verdicts on the whole transcript and its turn checkpoints as the
   answer attributions it was decided from), the verdict's score, each criterion's judge verdict, tokens, cost and latency
-  where the store knows them. ERROR results have no verdict and count in no score: they are left
+  where the store knows them; a result clinicians' verdicts re-decided (benchmark.yml `adjudication:`,
+  score/adjudication.py) carries their verdict and score, marked in `metadata.adjudication` (the judge's
+  verdict and score, each reviewed criterion's verdicts and its review count). ERROR results have no verdict and count in no score: they are left
   out, and the aggregate says how many there were.
 
 Numbers come from the score layer (`score.report.load_report`: the same as the report and the
@@ -200,6 +202,8 @@ def _sample(common: dict, row, case, judgements: list, usage: tuple | None, tran
                      "reason": row["reason"], "evaluation_type": evaluation.get("type"), "judgements": judged,
                      "cost_usd": cost},
     }
+    if isinstance(row, dict) and "adjudication" in row:  # clinicians' verdicts decided it: a human verdict, marked
+        record["metadata"]["adjudication"] = row["adjudication"]
     if transcript is None:
         record.update(interaction_type="single_turn", output={"raw": [row["content"] or ""]})
         turn_of_answer = 0
@@ -227,6 +231,19 @@ def _sample(common: dict, row, case, judgements: list, usage: tuple | None, tran
     return record
 
 
+def _adjudicated(row, run_id: int, adjudication):
+    """The result row with the clinicians' verdict and score where they decide it, and `adjudication` (what
+    `_sample` writes as `metadata.adjudication`); the row itself otherwise."""
+    key = (run_id, row["case_id"], row["sample"] or 0)
+    decision = adjudication.decisions.get(key) if adjudication is not None else None
+    if decision is None:
+        return row
+    items = [{"criterion": h.criterion, "judge_verdict": h.judge_verdict, "verdict": h.verdict,
+              "reviews": len(h.reviews)} for h in adjudication.history(*key) if h.adjudicated]
+    return {**dict(row), "verdict": decision.verdict, "score": decision.score, "adjudication": {
+        "judge_verdict": decision.judge_verdict, "judge_score": decision.judge_score, "criteria": items}}
+
+
 def export_eee(db: Path, out_dir: Path, manifest: Path | None = None, *, bootstrap: int = 1000) -> Exported:
     """Write the EEE records of every ranked run of the leaderboard (see the module docstring)."""
     from helmbench.score.report import load_report
@@ -245,6 +262,9 @@ def export_eee(db: Path, out_dir: Path, manifest: Path | None = None, *, bootstr
     files: list[Path] = []
     samples = 0
     try:
+        from helmbench.score.adjudication import adjudication_of
+
+        adjudication = adjudication_of(conn, board.manifest_hash)
         cases = {r["hash"]: r for r in queries.manifest_case_rows(conn, board.manifest_hash)}
         criteria = {f"{c['scenario']}-{cr['code']}": str(cr.get("text") or "")
                     for c in cases.values() for cr in json.loads(c["evaluation_json"]).get("criteria") or []}
@@ -267,9 +287,10 @@ def export_eee(db: Path, out_dir: Path, manifest: Path | None = None, *, bootstr
                 if r["verdict"] not in ("PASS", "FAIL") or r["score"] is None or r["case_hash"] not in cases:
                     continue  # an ERROR has no verdict and counts in no score
                 convo = conversations.get(r["result_id"])
-                lines.append(_dumps(_sample(common, r, cases[r["case_hash"]], judgements.get(r["result_id"], []),
-                                            usage.get(r["result_id"]), convo[0] if convo else None,
-                                            convo[1] if convo else None)))
+                record = _sample(common, _adjudicated(r, run.id, adjudication), cases[r["case_hash"]],
+                                 judgements.get(r["result_id"], []), usage.get(r["result_id"]),
+                                 convo[0] if convo else None, convo[1] if convo else None)
+                lines.append(_dumps(record))
             if not lines:
                 continue
             samples_path = folder / f"{uid}_samples.jsonl"
@@ -321,7 +342,9 @@ def _aggregate(board, row, bench: str, uid: str, repo_path: str, n_samples: int,
         "n_errors": row.n_errors, "cost_usd": row.cost, "model_cost_usd": row.model_cost,
         "judge_cost_usd": row.judge_cost, "prompt_tokens": row.prompt_tokens,
         "completion_tokens": row.completion_tokens, "run_status": run.status, "samples_per_case": run.samples,
-        "settings_hash": run.settings_hash, "capped": row.capped}.items() if v is not None}
+        "settings_hash": run.settings_hash, "capped": row.capped,
+        **({} if row.adjudicated is None else {"adjudicated": row.adjudicated[0], "overturned": row.adjudicated[1]}),
+    }.items() if v is not None}
     return {
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": uid,

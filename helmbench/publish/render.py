@@ -181,6 +181,9 @@ def model_output(res, ds_responses: str, titles: dict | None = None) -> Markup:
         out.append(f" score {round(res.score, 2)}")
         if shown == "PARTIAL":
             out.append(" (partial credit: counts in the score, not as a pass in the pass rate)")
+    if res.judge_verdict is not None:
+        judged = f" score {round(res.judge_score, 2)}" if res.judge_score is not None else ""
+        out.append(f" — adjudicated by clinicians (the judge: {verdict_badge(res.judge_verdict)}{judged})")
     plain = plain_reason(res.reason, titles)
     if plain:
         out.append(f' — <span class="hb-reason">{e(plain)}</span> <small class="hb-code">(<code>{e(res.reason)}</code>)</small>')
@@ -219,6 +222,8 @@ def model_output(res, ds_responses: str, titles: dict | None = None) -> Markup:
             out.append(f'<pre class="hb-text" data-search-exclude {_REGION}"Judge\'s justification">'
                        f"{e(j.justification)}</pre>\n")
         out.append("</div>\n")
+    if res.reviewed:
+        out.append(review_history(res.reviewed))
     return Markup("".join(out))
 
 
@@ -262,6 +267,32 @@ def criterion_titles(evaluation: dict | None) -> dict[str, str]:
     ev = evaluation or {}
     return {c.get("code"): c.get("title") for c in (ev.get("criteria") or []) + (ev.get("checks") or [])
             if isinstance(c, dict) and c.get("code") and c.get("title")}
+
+
+def review_history(items) -> str:
+    """Each reviewed item of a result (benchmark.yml `adjudication:`): the judge's verdict, every current review
+    (its verdict and date; clinicians' names and notes stay private), and the verdict that stands."""
+    e = _esc
+    out = ['<div class="hb-adjudication">\n']
+    for h in items:
+        who = "The check" if h.checked else "The judge"
+        out.append(f"<p><strong>{e(h.criterion)}</strong> reviewed by clinicians: {who} "
+                   f"{verdict_badge(h.judge_verdict)}{' (' + e(h.judged_at) + ')' if h.judged_at else ''}</p>\n<ol>")
+        out.extend(f"<li>{verdict_badge(r.verdict)} {e(_show_judgment(r.judgment))}"
+                   f"{' — ' + e(r.created_at) if r.created_at else ''}</li>" for r in h.reviews)
+        if h.adjudicated:
+            outcome = f"adjudicated {verdict_badge(h.verdict)}" + (" (overturns the judge)" if h.overturned else "")
+            outcome += f" on {e(h.decided_at)}" if h.decided_at else ""
+        else:
+            outcome = (f"{len(h.reviews)} current review{'s' if len(h.reviews) != 1 else ''}: fewer than adjudication "
+                       "requires, or split evenly; the judge's verdict stands")
+        out.append(f"</ol>\n<p>Published verdict: {outcome}</p>\n")
+    out.append("</div>\n")
+    return "".join(out)
+
+
+def _show_judgment(judgment) -> str:
+    return ", ".join(map(str, judgment)) if isinstance(judgment, list) else str(judgment)
 
 
 def case_outputs(case, data, link) -> Markup:

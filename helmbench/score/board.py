@@ -43,6 +43,9 @@ class LeaderboardRow:
     shared_calls: int = 0  # calls behind the results that another run of the manifest counts (queries.ledger)
     shared_cost: float | None = None
     shared_with: tuple[int, ...] = ()  # the runs that count them
+    #: (results re-decided by clinicians' verdicts, those with an overturned item): score/adjudication.py;
+    #: None when the benchmark declares no adjudication
+    adjudicated: tuple[int, int] | None = None
 
     @property
     def conflict_note(self) -> str:
@@ -51,6 +54,14 @@ class LeaderboardRow:
             return ""
         return (f"judged by {', '.join(self.judge_conflicts)} of its own family: "
                 "a judge may favour answers like its own")
+
+    @property
+    def adjudication_note(self) -> str:
+        """One sentence for a reader (benchmark.yml `adjudication:`), or "" when the benchmark declares none."""
+        if self.adjudicated is None:
+            return ""
+        n, overturned = self.adjudicated
+        return f"{n} result{'s' if n != 1 else ''} adjudicated by clinicians, {overturned} overturned"
 
     @property
     def complete(self) -> bool:
@@ -170,6 +181,8 @@ class LeaderboardRow:
             "providers": dict(self.served.providers) if self.served else {},
             "crisis_recall": self.detection.recall.value if self.detection else None,
             "false_escalation": self.detection.false_escalation.value if self.detection else None,
+            **({} if self.adjudicated is None else
+               {"adjudicated": self.adjudicated[0], "overturned": self.adjudicated[1]}),
         }
 
 

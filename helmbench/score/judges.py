@@ -39,7 +39,7 @@ from .board import Leaderboard
 from .consistency import fleiss_kappa
 from .leaderboard import FINISHED_STATUSES, build_leaderboard
 from .model import ERROR, FAIL, PASS, ScoredResult, criterion_key, criterion_order
-from .scored import to_scored
+from .scored import criterion_verdict, to_scored
 
 if TYPE_CHECKING:
     from helmbench.run.judge.judge import CriterionVerdict
@@ -103,20 +103,6 @@ def kendall_tau_b(x: list[float], y: list[float]) -> float | None:
 
     tau = kendalltau(x, y, variant="b").statistic
     return None if tau is None or math.isnan(tau) else float(tau)
-
-
-def criterion_verdict(row) -> CriterionVerdict:
-    """A stored link (its verdict and score for the result) as the judge step's `CriterionVerdict`: an error,
-    or a verdict other than PASS/FAIL, is an ERROR; a missing score is the verdict's 1 or 0."""
-    # imported here: the site's cached data decodes JudgeSensitivity from this module, and must not load the judge
-    from helmbench.run.judge.judge import CriterionVerdict
-
-    if row["error_kind"] or row["verdict"] not in (PASS, FAIL):
-        return CriterionVerdict(row["criterion"], ERROR, None, error_kind=row["error_kind"] or "no_verdict",
-                                error_message=row["error_message"] or "")
-    score = row["score"]
-    return CriterionVerdict(row["criterion"], row["verdict"],
-                            float(score) if score is not None else (1.0 if row["verdict"] == PASS else 0.0))
 
 
 def redecide(per: dict[str, list], judges: Sequence[str]) -> tuple[str, float | None]:

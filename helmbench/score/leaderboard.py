@@ -42,6 +42,10 @@ What every number means:
   likewise. `billed_cost`: billed in this run (its own ledger rows).
 - `Leaderboard.judge_drift`: a note per judge, scenario and criterion whose judgements came from more than one
   returned model version or serving provider (score/judges.py, from the ledger's calls).
+- adjudication (benchmark.yml `adjudication:`, score/adjudication.py): an item enough clinicians
+  reviewed takes their verdict; each run's results are re-decided before any number here (scores,
+  intervals, tie groups) is computed, and `adjudicated`/`overturned` count its results re-decided and
+  those with an overturned item. Without the setting both are None and nothing changes.
 - `judge_conflicts`: the judges behind the row's results that are of the model's own family
   (`helmbench.spec.families`, with the `families:` of models.yml the run was made with, kept in
   `runs.families_json`: lint, the leaderboard and the report decide a conflict alike).
@@ -62,6 +66,7 @@ from helmbench.store.queries import RunInfo
 
 from helmbench.spec.families import conflicts
 
+from .adjudication import adjudication_of
 from .board import Leaderboard, LeaderboardRow
 from helmbench.spec.naming import natural_key
 from .detection import detection
@@ -116,13 +121,16 @@ def leaderboard_row(conn: Connection, run: RunInfo, n_cases: int, *,
                     results: list[ScoredResult] | None = None, bootstrap: int = 1000, seed: int = 0,
                     statuses: Sequence[str] = FINISHED_STATUSES,
                     summarise_fn: Callable[..., RunSummary] = summarise,
-                    floors: Sequence[Floor] = (), spend=None) -> LeaderboardRow:
+                    floors: Sequence[Floor] = (), spend=None, adjudication=None) -> LeaderboardRow:
     """The (unranked) row of one run; pass `results` if already loaded with `scored_results`, and `spend`
     (`queries.run_spend`) if already read for the manifest (`queries.manifest_spends`).
 
     `floors` cap the composite (`score`) after the weighted score; the uncapped one stays beside.
+    `adjudication` (score.adjudication, None: not declared) re-decides the adjudicated results first.
     """
     rows = scored_results(conn, run.id) if results is None else results
+    if adjudication is not None:
+        rows = adjudication.apply(run.id, rows)
     summary = summarise_fn(rows, bootstrap=bootstrap, seed=seed)
     spend = spend or queries.run_spend(conn, run.id)
     return LeaderboardRow(
@@ -140,6 +148,7 @@ def leaderboard_row(conn: Connection, run: RunInfo, n_cases: int, *,
         floored=apply_floors(weighted_scores(rows), floors) if floors else None,
         judge_conflicts=tuple(conflicts(queries.judges_of(conn, run.id), [run.model],
                                         queries.run_families(conn, run.id)).get(run.model, ())),
+        adjudicated=adjudication.counts(run.id) if adjudication is not None else None,
     )
 
 
@@ -148,7 +157,7 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
                       load_results: Callable[[Connection, RunInfo], list[ScoredResult]] | None = None,
                       summarise_fn: Callable[..., RunSummary] = summarise,
                       groups_fn: Callable[..., TieGroups] = tie_groups,
-                      exclude_scenarios: frozenset[str] = frozenset()) -> Leaderboard:
+                      exclude_scenarios: frozenset[str] = frozenset(), adjudication=None) -> Leaderboard:
     """The ranked leaderboard of a manifest (see the module docstring for every choice).
 
     `db` is a path (opened read-only; FileNotFoundError if absent) or an open connection.
@@ -160,6 +169,8 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
     `groups_fn` (same signature as `pairwise.tie_groups`) likewise for the paired comparisons.
     `exclude_scenarios`: scenarios left out of every number and of the expected case count
     (`report --calibrated-only` leaves out the judged scenarios whose judge is uncalibrated).
+    `adjudication`: the manifest's (score.adjudication), if the caller derived it already (the site
+    applies it to the result pages too); else it is derived here when benchmark.yml declares it.
     """
 
     conn, owned = _connection(db)
@@ -168,14 +179,19 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
         name, version, n_cases = queries.manifest_meta(conn, chosen) if chosen else (None, None, 0)
         floors = manifest_floors(conn, chosen)
         runs = latest_runs(conn, chosen, statuses) if chosen else []
+        if adjudication is None and runs:
+            adjudication = adjudication_of(conn, chosen)
         results = {run.id: (load_results(conn, run) if load_results else scored_results(conn, run.id))
                    for run in runs}
+        if adjudication is not None:  # before every number: scores, intervals, ranks and tie groups
+            results = {k: adjudication.apply(k, rs) for k, rs in results.items()}
         if exclude_scenarios and chosen:
             n_cases -= queries.cases_in_scenarios(conn, chosen, sorted(exclude_scenarios))
             results = {k: [r for r in rs if r.scenario not in exclude_scenarios] for k, rs in results.items()}
         spends = queries.manifest_spends(conn, chosen) if chosen else {}
         rows = [leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, seed=seed, summarise_fn=summarise_fn,
-                                results=results[run.id], statuses=statuses, floors=floors, spend=spends.get(run.id))
+                                results=results[run.id], statuses=statuses, floors=floors, spend=spends.get(run.id),
+                                adjudication=adjudication)
                 for run in runs]
         pillars = sorted({p for r in rows for p in r.pillar_scores}, key=natural_key)
         ranked, comparisons = grouped(rank_rows(rows), results, resamples=bootstrap, seed=seed, groups_fn=groups_fn,
@@ -198,14 +214,15 @@ def score_every_run(db: str | Path | Connection) -> list[LeaderboardRow]:
     """
     conn, owned = _connection(db)
     try:
-        meta: dict[str, tuple[int, tuple[Floor, ...]]] = {}
+        meta: dict[str, tuple] = {}
         rows = []
         for run in queries.all_runs(conn):
             if run.manifest_hash not in meta:
                 meta[run.manifest_hash] = (queries.manifest_meta(conn, run.manifest_hash)[2],
-                                           manifest_floors(conn, run.manifest_hash))
-            n_cases, floors = meta[run.manifest_hash]
-            rows.append(leaderboard_row(conn, run, n_cases, bootstrap=0, floors=floors))
+                                           manifest_floors(conn, run.manifest_hash),
+                                           adjudication_of(conn, run.manifest_hash))
+            n_cases, floors, adjudication = meta[run.manifest_hash]
+            rows.append(leaderboard_row(conn, run, n_cases, bootstrap=0, floors=floors, adjudication=adjudication))
         return rows
     finally:
         if owned:

@@ -102,8 +102,11 @@ def _single_run(conn: Connection, run_id: int, bootstrap: int, keep=None) -> Lea
         raise UsageError(f"no run with id {run_id}", hint="list runs with `helmbench costs`")
     name, version, n_cases = queries.manifest_meta(conn, run.manifest_hash)
     floors = manifest_floors(conn, run.manifest_hash)
+    from helmbench.score.adjudication import adjudication_of
+
     row = leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, floors=floors,
-                          results=_kept_results(keep)(conn, run) if keep else None)
+                          results=_kept_results(keep)(conn, run) if keep else None,
+                          adjudication=adjudication_of(conn, run.manifest_hash))
     row = replace(row, rank=1 if row.score is not None and row.complete else None,
                   group=1 if row.score is not None and row.complete else None)
     return Leaderboard(manifest_hash=run.manifest_hash, requested_manifest=None, benchmark_name=name,

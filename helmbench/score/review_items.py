@@ -34,6 +34,8 @@ class JudgedItem:
     judged_at: str | None = None
     legacy: str | None = None  # the key before the title was hashed (`store.reviews.legacy_item_hash`), single replies only
     transcript: list[dict] | None = None  # a conversation's turns after the opening: turn, role, by, content, checkpoint
+    #: (result id, run id, sample) of every result whose output this is: what adjudication re-decides (never shown)
+    results: set[tuple[int, int, int]] = field(default_factory=set)
 
     @property
     def kind(self) -> str:
@@ -80,7 +82,7 @@ def judged_items(db, manifest_hash: str | None = None) -> tuple[str | None, dict
         if it.judge is None:
             replies = [it.output] if it.transcript is None else \
                 [t["content"] for t in it.transcript if t["role"] == "assistant"]
-            at = (row["case_hash"], row.get("result_id"), it.output)
+            at = (row["case_hash"], row["result_id"] if it.transcript is not None else None, it.output)
             if at not in checked:
                 case = {"evaluation": json.loads(row["evaluation_json"]),
                         "request": {"response_format": json.loads(row["response_format_json"] or "null")}}
@@ -99,6 +101,7 @@ def judged_items(db, manifest_hash: str | None = None) -> tuple[str | None, dict
                                               judged_at=row["judged_at"], legacy=it.legacy, transcript=it.transcript)
         item.judges.setdefault(judge, given)
         item.models.add(row["model"])
+        item.results.add((row["result_id"], row["run_id"], int(row["sample"] or 0)))
         if row["judged_at"] and (item.judged_at is None or row["judged_at"] > item.judged_at):
             item.judged_at = row["judged_at"]
     return manifest_hash, items

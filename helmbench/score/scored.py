@@ -1,11 +1,16 @@
-"""Result rows read from the store, as the `ScoredResult`s every score is computed from."""
+"""Result rows read from the store, as the `ScoredResult`s every score is computed from, and a stored criterion link as the judge step's verdict."""
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from helmbench.store import Connection, Row
 from helmbench.store.queries import result_case_rows
 
-from .model import ERROR, PASS, ScoredResult
+from .model import ERROR, FAIL, PASS, ScoredResult
+
+if TYPE_CHECKING:
+    from helmbench.run.judge.judge import CriterionVerdict
 
 
 def to_scored(row: Row) -> ScoredResult:
@@ -38,3 +43,17 @@ def to_scored(row: Row) -> ScoredResult:
 def scored_results(conn: Connection, run_id: int) -> list[ScoredResult]:
     """Every result row of a run (ERROR included), ready for `summarise`."""
     return [to_scored(r) for r in result_case_rows(conn, run_id)]
+
+
+def criterion_verdict(row) -> CriterionVerdict:
+    """A stored link (its verdict and score for the result) as the judge step's `CriterionVerdict`: an error,
+    or a verdict other than PASS/FAIL, is an ERROR; a missing score is the verdict's 1 or 0."""
+    # imported here: the site's cached data decodes dataclasses of the score stage, and must not load the judge
+    from helmbench.run.judge.judge import CriterionVerdict
+
+    if row["error_kind"] or row["verdict"] not in (PASS, FAIL):
+        return CriterionVerdict(row["criterion"], ERROR, None, error_kind=row["error_kind"] or "no_verdict",
+                                error_message=row["error_message"] or "")
+    score = row["score"]
+    return CriterionVerdict(row["criterion"], row["verdict"],
+                            float(score) if score is not None else (1.0 if row["verdict"] == PASS else 0.0))

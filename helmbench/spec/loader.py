@@ -235,6 +235,7 @@ class Loader:
         bench.calibration = model.calibration.model_dump(
             exclude=None if "reviewers_per_item" in model.calibration.model_fields_set else {"reviewers_per_item"}
         ) if model.calibration else None
+        bench.adjudication = model.adjudication.model_dump() if model.adjudication else None
 
     def load_scoring(self, bench: Benchmark) -> None:
         path = self.find(self.root, "scoring.yaml", "scoring.yml")

@@ -269,6 +269,18 @@ class CalibrationThreshold(Strict):
                                                                      "measure the clinicians' agreement (α)")] = 2
 
 
+class AdjudicationRule(Strict):
+    """When clinicians' verdicts decide an item instead of the judge's (score/adjudication.py has the rule).
+
+    Why opt-in: adjudication changes published scores, so a benchmark says so explicitly; without it
+    nothing published depends on reviews.
+    """
+
+    min_reviews: Annotated[int, Field(ge=1, le=20, description="the fewest current reviews of an item (one per "
+                                                               "clinician) whose majority replaces the judge's "
+                                                               "verdict; an even split leaves the judge's")] = 2
+
+
 class BenchmarkFile(Strict):
     name: str
     version: str
@@ -278,6 +290,9 @@ class BenchmarkFile(Strict):
     calibration: CalibrationThreshold | None = Field(None, description="when a judged criterion counts as calibrated "
                                                                        "(helmbench agreement) and how many clinicians review "
                                                                        "each sampled item; default κ ≥ 0.6, n ≥ 30, 2 per item")
+    adjudication: AdjudicationRule | None = Field(None, description="clinicians' verdicts decide the items enough of them "
+                                                                    "reviewed (the majority of at least `min_reviews` "
+                                                                    "current reviews); absent: the judge decides every item")
 
     _v = field_validator("version", mode="before")(lambda cls, v: _as_text(v))
 

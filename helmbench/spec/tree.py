@@ -153,6 +153,7 @@ class Benchmark:
     scoring_weights: dict[str, float] = field(default_factory=dict)
     floors: list[dict] = field(default_factory=list)  # benchmark.yml `floors:` as {part, minimum, cap}
     calibration: dict | None = None  # benchmark.yml `calibration:` as {min_kappa, min_n}
+    adjudication: dict | None = None  # benchmark.yml `adjudication:` as {min_reviews}
     scoring_source: SourceText | None = None
     scoring_data: LineDict | None = None
     scenarios: list[Scenario] = field(default_factory=list)

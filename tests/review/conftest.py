@@ -39,3 +39,23 @@ def env(fake_server, monkeypatch):
     monkeypatch.setenv("OPENROUTER_API_BASE", fake_server.api_base)
     monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-review-tests")
     return fake_server
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    """The shipped conversation scenarios' database (tests/review/shipped_conversations.py), built once."""
+    import os
+
+    from tests.review.shipped_conversations import LifelineFake, build
+
+    fake = LifelineFake().start()
+    values = {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-TEST-shipped",
+              "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield build_once(tmp_path_factory, "review-shipped-conversations", build)
+    finally:
+        fake.stop()
+        for k, v in saved.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)

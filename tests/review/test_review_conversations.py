@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import sqlite3
 from collections import Counter
@@ -21,30 +20,14 @@ from helmbench.cli import app
 from helmbench.publish.review.serve import prepare, running
 from helmbench.score.review_items import CHECKER, judged_items
 from tests.publish.browser_helpers import launched, recording_page
-from tests.review.shipped_conversations import JUDGE, MODELS, LifelineFake, build
+from tests.review.shipped_conversations import JUDGE, MODELS
 from tests.review.test_item_key_doc import recompute
 from tests.review.test_output_schemas import errors
 from tests.review.test_review_packets_browser import _packet_server
-from tests.shared import build_once
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REVIEWERS = ["Ana", "Ben", "Cleo"]
-
-
-@pytest.fixture(scope="module")
-def shipped(tmp_path_factory):
-    fake = LifelineFake().start()
-    values = {"OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-TEST-shipped",
-              "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield build_once(tmp_path_factory, "review-shipped-conversations", build)
-    finally:
-        fake.stop()
-        for k, v in saved.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
 
 
 @pytest.fixture(scope="module")

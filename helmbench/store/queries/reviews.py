@@ -19,7 +19,8 @@ def _dicts(cur: sqlite3.Cursor) -> list[dict]:
 
 _JUDGED = """
 SELECT c.id AS case_id, c.hash AS case_hash, c.scenario, c.messages_json, c.evaluation_json, c.response_format_json,
-       r.content, ru.model, j.judge_model, j.criterion, j.judgment_json, rj.verdict, j.created_at AS judged_at
+       r.content, ru.model, j.judge_model, j.criterion, j.judgment_json, rj.verdict, j.created_at AS judged_at,
+       res.id AS result_id, res.run_id, res.sample
 FROM runs ru
 JOIN results res ON res.run_id = ru.id
 JOIN result_judgements rj ON rj.result_id = res.id
@@ -115,7 +116,7 @@ def judged_item_rows(db, manifest_hash: str) -> Iterator[ItemRow]:
         for c in evaluation.get("checks") or []:
             yield item(row, criteria[c["code"]], output, transcript, None)
 
-    seen: set[tuple[str, str]] = set()
+    seen: set[int] = set()
     for row in judged_rows(db, manifest_hash):
         try:
             evaluation, criteria = parsed(row)
@@ -123,8 +124,8 @@ def judged_item_rows(db, manifest_hash: str) -> Iterator[ItemRow]:
             if criterion is None or criterion.get("check"):
                 continue
             yield item(row, criterion, row["content"], None, row["judge_model"])
-            if (row["case_hash"], row["content"]) not in seen:
-                seen.add((row["case_hash"], row["content"]))
+            if row["result_id"] not in seen:  # a reply's checks once per result (any judge's row), so each
+                seen.add(row["result_id"])  # result its output belongs to is known (score.adjudication)
                 yield from checks(row, evaluation, criteria, row["content"], None)
         except (ValueError, TypeError, KeyError, AttributeError):
             continue
@@ -162,7 +163,7 @@ def judged_item_options(db) -> dict[str, list[str]]:
 
 _TRANSCRIPT_JUDGED = """
 SELECT c.id AS case_id, c.hash AS case_hash, c.scenario, c.messages_json, c.evaluation_json, c.response_format_json,
-       res.id AS result_id, ru.model, j.judge_model, j.criterion, j.judgment_json,
+       res.id AS result_id, res.run_id, res.sample, ru.model, j.judge_model, j.criterion, j.judgment_json,
        coalesce(rj.verdict, cv.verdict) AS verdict, j.created_at AS judged_at
 FROM runs ru
 JOIN results res ON res.run_id = ru.id
@@ -176,7 +177,7 @@ ORDER BY c.id, j.criterion, ru.model, j.judge_model
 
 _CHECKED_TRANSCRIPTS = """
 SELECT DISTINCT c.id AS case_id, c.hash AS case_hash, c.scenario, c.messages_json, c.evaluation_json,
-       c.response_format_json, res.id AS result_id, ru.model, res.created_at AS judged_at
+       c.response_format_json, res.id AS result_id, res.run_id, res.sample, ru.model, res.created_at AS judged_at
 FROM runs ru
 JOIN results res ON res.run_id = ru.id
 JOIN cases c ON c.hash = res.case_hash
