@@ -199,11 +199,114 @@ def check(root: Path = PACKAGE) -> list[Violation]:
                                        f"{module} (layer {own[0]}) imports {target} (layer {theirs[0]}), "
                                        "which comes later in spec → lint → manifest → store → run → score → "
                                        "publish → cli"))
+    found += _cli_through_api(graph, root)
     found += _litellm_reachable(graph, root)
     first: dict[tuple[str, int, str], Violation] = {}
     for v in found:  # one per import statement and rule: the module it names, not each imported name
         first.setdefault((v.path, v.line, v.rule), v)
     return list(first.values())
+
+
+#: What a cli/ module may import of helmbench: the public API, the terminal and error helpers, the version, and
+#: cli's own modules. Everything else (a stage) is reached through `helmbench.api` (#41 §1): every command is one
+#: API call and its rendering, so a notebook can do what the command does without reaching into a stage.
+CLI_MAY_IMPORT = ("api", "terminal", "errors", "cli", "__version__")
+
+#: The stage imports cli/ still makes, (cli file, module) → why it is not through the API yet. Documented debt:
+#: a new one fails `test_the_package_keeps_its_layers`, and a stale entry (the import is gone) fails
+#: `test_the_cli_allow_list_only_shrinks`, so this list can only get shorter.
+CLI_ALLOWED: dict[tuple[str, str], str] = {
+    ("helmbench/cli/diff_comment.py", "helmbench.manifest.diff"): "not through the API yet",
+    ("helmbench/cli/diff_comment.py", "helmbench.manifest.reader"): "not through the API yet",
+    ("helmbench/cli/diff_comment.py", "helmbench.run"): "not through the API yet",
+    ("helmbench/cli/diff_comment.py", "helmbench.run.selection"): "not through the API yet",
+    ("helmbench/cli/export_cmd.py", "helmbench.spec.discover"): "not through the API yet",
+    ("helmbench/cli/generate_cmd.py", "helmbench.generate.noise"): "not through the API yet",
+    ("helmbench/cli/generate_cmd.py", "helmbench.generate.noisy"): "not through the API yet",
+    ("helmbench/cli/generate_cmd.py", "helmbench.generate.scenario"): "not through the API yet",
+    ("helmbench/cli/generate_cmd.py", "helmbench.generate.tree"): "not through the API yet",
+    ("helmbench/cli/generate_cmd.py", "helmbench.generate.variants"): "not through the API yet",
+    ("helmbench/cli/generate_cmd.py", "helmbench.run.estimate"): "not through the API yet",
+    ("helmbench/cli/generate_cmd.py", "helmbench.spec"): "not through the API yet",
+    ("helmbench/cli/init_cmd.py", "helmbench.safewrite"): "not through the API yet",
+    ("helmbench/cli/lint_cmd.py", "helmbench.lint.render"): "not through the API yet",
+    ("helmbench/cli/lint_cmd.py", "helmbench.lint.rulebook"): "not through the API yet",
+    ("helmbench/cli/lint_cmd.py", "helmbench.spec.discover"): "not through the API yet",
+    ("helmbench/cli/manifest_cmd.py", "helmbench.lint.render"): "not through the API yet",
+    ("helmbench/cli/manifest_cmd.py", "helmbench.manifest"): "not through the API yet",
+    ("helmbench/cli/manifest_cmd.py", "helmbench.manifest.canonical"): "not through the API yet",
+    ("helmbench/cli/manifest_cmd.py", "helmbench.manifest.cases"): "not through the API yet",
+    ("helmbench/cli/manifest_cmd.py", "helmbench.manifest.diff"): "not through the API yet",
+    ("helmbench/cli/manifest_cmd.py", "helmbench.spec"): "not through the API yet",
+    ("helmbench/cli/manifest_cmd.py", "helmbench.spec.discover"): "not through the API yet",
+    ("helmbench/cli/plugins_cmd.py", "helmbench.plugins"): "not through the API yet",
+    ("helmbench/cli/publish_cmd.py", "helmbench.publish"): "not through the API yet",
+    ("helmbench/cli/publish_cmd.py", "helmbench.score.report"): "not through the API yet",
+    ("helmbench/cli/publish_cmd.py", "helmbench.spec"): "not through the API yet",
+    ("helmbench/cli/report_cmd.py", "helmbench.spec.discover"): "not through the API yet",
+    ("helmbench/cli/report_render.py", "helmbench.score.leaderboard"): "not through the API yet",
+    ("helmbench/cli/report_render.py", "helmbench.score.model"): "not through the API yet",
+    ("helmbench/cli/report_render.py", "helmbench.score.pairwise"): "not through the API yet",
+    ("helmbench/cli/report_render.py", "helmbench.score.report"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.publish.local_guard"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.publish.review.serve"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.safewrite"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.score.report"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.score.review_items"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.score.review_plan"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.spec.discover"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.store"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.store.queries.reviews"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.store.review_files"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.store.review_packets"): "not through the API yet",
+    ("helmbench/cli/review_cmd.py", "helmbench.store.reviews"): "not through the API yet",
+    ("helmbench/cli/run_cmd.py", "helmbench.run"): "not through the API yet",
+    ("helmbench/cli/run_cmd.py", "helmbench.run.provider"): "not through the API yet",
+    ("helmbench/cli/run_cmd.py", "helmbench.run.selection"): "not through the API yet",
+    ("helmbench/cli/run_cmd.py", "helmbench.run.single"): "not through the API yet",
+    ("helmbench/cli/run_cmd.py", "helmbench.spec"): "not through the API yet",
+    ("helmbench/cli/run_render.py", "helmbench.run.session"): "not through the API yet",
+    ("helmbench/cli/run_render.py", "helmbench.store.queries.ledger"): "not through the API yet",
+    ("helmbench/cli/schema_cmd.py", "helmbench.plugins"): "not through the API yet",
+    ("helmbench/cli/schema_cmd.py", "helmbench.safewrite"): "not through the API yet",
+    ("helmbench/cli/schema_cmd.py", "helmbench.spec"): "not through the API yet",
+    ("helmbench/cli/validate.py", "helmbench.manifest.reader"): "not through the API yet",
+    ("helmbench/cli/validate.py", "helmbench.score.report"): "not through the API yet",
+    ("helmbench/cli/validate.py", "helmbench.store.db"): "not through the API yet",
+}
+
+
+def _cli_through_api(graph, root: Path) -> list[Violation]:
+    """A cli/ module importing a stage module (lazy imports count), reported at its line unless allow-listed."""
+    found = []
+    for module, (path, imports) in graph.items():
+        if not module.startswith("helmbench.cli"):
+            continue
+        rel = str(path.relative_to(root.parent))
+        seen_lines: set[int] = set()
+        for line, target in imports:  # the first name of a statement is its module: one violation per statement
+            parts = target.split(".")
+            if parts[0] != "helmbench" or line in seen_lines:
+                continue
+            if len(parts) == 1 or parts[1] in CLI_MAY_IMPORT:
+                continue
+            seen_lines.add(line)
+            if (rel, target) not in CLI_ALLOWED:
+                found.append(Violation(rel, line, "cli-through-api",
+                                       f"{module} imports {target}; cli/ reaches the stages only through "
+                                       "helmbench.api (add a function there that returns the data, render it here)"))
+    return found
+
+
+def cli_stage_imports(root: Path = PACKAGE) -> set[tuple[str, str]]:
+    """Every (cli file, stage module) import, allow-listed or not."""
+    saved = dict(CLI_ALLOWED)
+    CLI_ALLOWED.clear()
+    try:
+        return {(v.path, v.detail.split(" imports ")[1].split(";")[0])
+                for v in _cli_through_api(import_graph(root), root)}
+    finally:
+        CLI_ALLOWED.update(saved)
 
 
 def _litellm_reachable(graph, root: Path) -> list[Violation]:
@@ -366,3 +469,28 @@ def test_a_module_loaded_by_name_is_an_arrow_too(tmp_path):
                    for v in check(root) if v.path == "helmbench/plugins/zz_bad.py")
     assert found == [(3, "layer-upward", "helmbench.run.evaluate.builtin"), (4, "layer-upward", "helmbench.lint.rules"),
                      (5, "layer-upward", "helmbench.publish.site")]
+
+
+def test_a_cli_import_of_a_stage_is_reported_at_its_line(tmp_path):
+    """Every command is one API call (#41 §1): a cli/ module reaching into a stage, even lazily, is a violation."""
+    root = _copy(tmp_path)
+    _write(root, "cli/zz_bad.py", '''\
+        """A deliberate bad import: a command opening the database itself."""
+        from helmbench.api import report
+        from helmbench import terminal, errors, __version__
+
+
+        def f():
+            from helmbench.store import open_db
+            return open_db
+        ''')
+    found = [(v.line, v.rule) for v in check(root) if v.path == "helmbench/cli/zz_bad.py"]
+    assert found == [(7, "cli-through-api")]
+    [v] = [v for v in check(root) if v.path == "helmbench/cli/zz_bad.py"]
+    assert "imports helmbench.store;" in str(v)
+
+
+def test_the_cli_allow_list_only_shrinks():
+    """Each allow-listed import still exists: when a command moves onto the API, its entry must go too."""
+    stale = set(CLI_ALLOWED) - cli_stage_imports()
+    assert not stale, "remove from CLI_ALLOWED (no longer imported):\n" + "\n".join(map(str, sorted(stale)))
