@@ -46,6 +46,22 @@ def _root(root) -> Path:
     return found
 
 
+def in_build(**given: str | Path | None) -> list[Path]:
+    """Each path given, or its default in build/ beside the benchmark found from the current folder, in the
+    order given: `db, manifest = in_build(db=None, manifest=None)` (the defaults every command uses; a default
+    that is a symbolic link is refused)."""
+    from helmbench.spec.discover import in_build as defaults
+
+    return defaults(**{k: None if v is None else Path(v) for k, v in given.items()})
+
+
+def benchmark_root(root: str | Path | None = None) -> Path:
+    """The benchmark folder of `root` (or its `benchmark/` subfolder), else the one found from the current folder."""
+    from helmbench.spec.discover import benchmark_root as found
+
+    return found(None if root is None else Path(root))
+
+
 def lint(root: str | Path | None = None, *, as_of: date | None = None) -> list[Diagnostic]:
     """Every finding in the benchmark tree at `root`, sorted by file and position.
 
@@ -355,3 +371,8 @@ def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None
     settings = PublishSettings(db=db, manifest=path, datasette_url=datasette_url.rstrip("/"))
     return build_site(settings, config_file=config_file, site_dir=site_dir, strict=strict, project_dir=project_dir,
                       allow_code=allow_site_code)
+
+
+from helmbench.api.review import (  # noqa: E402,F401  (public: the review functions; cheap, stages load inside)
+    PACKETS_DIR, PLAN_FILE, ReviewImport, ReviewPacket, ReviewSession, is_loopback, read_review_plan,
+    review_export, review_import, review_packets, review_plan, review_plan_path, review_session, review_status)
