@@ -16,13 +16,13 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from helmbench.diagnostics import Diagnostic  # noqa: F401  (public: what lint returns; cli/ renders it)
 from helmbench.run.config import DEFAULT_CONCURRENCY, RetryPolicy, RunOptions
 from helmbench.run.progress import Progress  # noqa: F401  (public: helmbench.Progress, what on_progress receives)
 
 if TYPE_CHECKING:  # pragma: no cover - names for annotations only
     from rich.console import Console
 
-    from helmbench.diagnostics import Diagnostic
     from helmbench.manifest import Manifest
     from helmbench.run.session import RunReport
     from helmbench.score.leaderboard import Leaderboard
@@ -73,6 +73,14 @@ def lint(root: str | Path | None = None, *, as_of: date | None = None) -> list[D
 
     _, diags = lint_tree(_root(root), as_of=as_of)
     return diags
+
+
+def rules() -> dict:
+    """Every diagnostic code, built-in and plugins', by code: each with `severity`, `summary`, `explanation` and
+    an `example` (what `helmbench rules` prints and the lint-rules page shows)."""
+    from helmbench.lint.rulebook import codes
+
+    return codes()
 
 
 def _compiled(result):

@@ -50,7 +50,7 @@ def compile_(
     Example: helmbench compile --include-unreviewed benchmark
     """
     from helmbench.cli import validate
-    from helmbench.lint.render import text
+    from helmbench.cli.lint_render import text
     from helmbench.terminal import printable
     from helmbench.api import compile as compile_tree
     from helmbench.manifest import LintFailed
