@@ -363,16 +363,21 @@ def merge(out: str | Path, inputs: Iterable[str | Path]):
 
 def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None,
             datasette_url: str = "http://127.0.0.1:8001", config_file: str | Path | None = None,
-            strict: bool = False, project_dir: str | Path | None = None, allow_site_code: bool = False) -> Path:
+            strict: bool = False, project_dir: str | Path | None = None, allow_site_code: bool = False,
+            show_log: bool = False) -> Path:
     """Build the static leaderboard site from `db` into `site_dir` (default: site/ beside the db).
 
     `manifest` (default: manifest.jsonl beside the db) picks which runs are shown;
     `datasette_url` is where the "rows behind this number" links point; `config_file` and
     `project_dir` (a folder with mkdocs.yml or site/) override the packaged site, read as data:
-    their hooks, plugins, templates and scripts are taken only with `allow_site_code`. Returns
-    the site folder. Raises `HelmbenchError` when the build fails.
+    their hooks, plugins, templates and scripts are taken only with `allow_site_code`. `show_log`:
+    mkdocs' own log lines go to standard error (as `mkdocs build` shows them). Returns the site
+    folder. Raises `HelmbenchError` when the build fails.
     """
-    from helmbench.publish import PublishSettings, build_site
+    from helmbench.publish import PublishSettings, build_site, log_to_stderr
+
+    if show_log:
+        log_to_stderr()
 
     db = Path(db)
     path = db.parent / "manifest.jsonl" if manifest is None else Path(getattr(manifest, "path", manifest))
@@ -384,3 +389,56 @@ def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None
 from helmbench.api.review import (  # noqa: E402,F401  (public: the review functions; cheap, stages load inside)
     PACKETS_DIR, PLAN_FILE, ReviewImport, ReviewPacket, ReviewSession, is_loopback, read_review_plan,
     review_export, review_import, review_packets, review_plan, review_plan_path, review_session, review_status)
+
+
+def project_dir() -> Path | None:
+    """The folder holding the project's own site (mkdocs.yml or site/) found from the current folder, or None
+    (the packaged site is built)."""
+    from helmbench.spec import discover
+
+    return discover.project_dir()
+
+
+def site_note(db: str | Path, manifest=None) -> str | None:
+    """What the site says when `manifest` has no finished runs in `db` (it shows another's), in `report`'s
+    words; None when it has, or without a database."""
+    from helmbench.score.report import manifest_note
+
+    return manifest_note(Path(db), _path_of(manifest))
+
+
+def check_database(db: str | Path) -> None:
+    """Open `db` and check it is a results database HELMBench can read (else a `StorageError` naming it), for a
+    caller that would otherwise find a corrupt file deep inside a long job."""
+    from helmbench.store.db import open_readonly
+
+    open_readonly(Path(db)).close()
+
+
+def manifest_header(manifest) -> dict:
+    """The header line of `manifest` (a `Manifest` or a path), not verified; a broken one is a `HelmbenchError`."""
+    from helmbench.manifest.reader import read_header
+
+    return read_header(_path_of(manifest))
+
+
+def _path_of(manifest) -> Path | None:
+    return None if manifest is None else Path(getattr(manifest, "path", manifest))
+
+
+from helmbench.lazy import exports  # noqa: E402
+
+#: Names the command line's renderers need, from the stages that define them (loaded on first use).
+__getattr__ = exports(__name__, {
+    "RunReport": "helmbench.run.session",
+    "Report": "helmbench.score.report",
+    "Leaderboard": "helmbench.score.leaderboard",
+    "LeaderboardRow": "helmbench.score.leaderboard",
+    "Ledger": "helmbench.store.queries.ledger",
+    "MODEL_KINDS": "helmbench.store.queries.ledger",
+    "NO_RUN_HINT": "helmbench.score.report",
+    "format_p": "helmbench.score.pairwise",
+    "criterion_key": "helmbench.score.model",
+})
+
+from helmbench.api.datasette import DatasetteFiles, datasette_publish, datasette_serve  # noqa: E402,F401
