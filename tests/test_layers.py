@@ -227,22 +227,17 @@ CLI_ALLOWED: dict[tuple[str, str], str] = {
     ("helmbench/cli/generate_cmd.py", "helmbench.generate.variants"): "not through the API yet",
     ("helmbench/cli/generate_cmd.py", "helmbench.run.estimate"): "not through the API yet",
     ("helmbench/cli/generate_cmd.py", "helmbench.spec"): "not through the API yet",
-    ("helmbench/cli/init_cmd.py", "helmbench.safewrite"): "not through the API yet",
     ("helmbench/cli/manifest_cmd.py", "helmbench.manifest"): "not through the API yet",
     ("helmbench/cli/manifest_cmd.py", "helmbench.manifest.canonical"): "not through the API yet",
     ("helmbench/cli/manifest_cmd.py", "helmbench.manifest.cases"): "not through the API yet",
     ("helmbench/cli/manifest_cmd.py", "helmbench.manifest.diff"): "not through the API yet",
     ("helmbench/cli/manifest_cmd.py", "helmbench.spec"): "not through the API yet",
     ("helmbench/cli/manifest_cmd.py", "helmbench.spec.discover"): "not through the API yet",
-    ("helmbench/cli/plugins_cmd.py", "helmbench.plugins"): "not through the API yet",
     ("helmbench/cli/run_cmd.py", "helmbench.run"): "not through the API yet",
     ("helmbench/cli/run_cmd.py", "helmbench.run.provider"): "not through the API yet",
     ("helmbench/cli/run_cmd.py", "helmbench.run.selection"): "not through the API yet",
     ("helmbench/cli/run_cmd.py", "helmbench.run.single"): "not through the API yet",
     ("helmbench/cli/run_cmd.py", "helmbench.spec"): "not through the API yet",
-    ("helmbench/cli/schema_cmd.py", "helmbench.plugins"): "not through the API yet",
-    ("helmbench/cli/schema_cmd.py", "helmbench.safewrite"): "not through the API yet",
-    ("helmbench/cli/schema_cmd.py", "helmbench.spec"): "not through the API yet",
 }
 
 

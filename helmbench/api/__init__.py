@@ -391,6 +391,14 @@ from helmbench.api.review import (  # noqa: E402,F401  (public: the review funct
     review_export, review_import, review_packets, review_plan, review_plan_path, review_session, review_status)
 
 
+def plugins() -> list[dict]:
+    """Every plugin loaded (built-in and installed, by entry point), as data: name, source, version, module and
+    what it adds (evaluators, rules, codes); what `helmbench plugins --format json` prints."""
+    from helmbench.plugins import registry
+
+    return [p.to_dict() for p in registry.plugins()]
+
+
 def project_dir() -> Path | None:
     """The folder holding the project's own site (mkdocs.yml or site/) found from the current folder, or None
     (the packaged site is built)."""
@@ -439,6 +447,9 @@ __getattr__ = exports(__name__, {
     "NO_RUN_HINT": "helmbench.score.report",
     "format_p": "helmbench.score.pairwise",
     "criterion_key": "helmbench.score.model",
+    # the one safe way to write a file (no link followed, atomic, inside a root): what the CLI writes itself
+    "write_text": "helmbench.safewrite",
 })
 
 from helmbench.api.datasette import DatasetteFiles, datasette_publish, datasette_serve  # noqa: E402,F401
+from helmbench.api.schemas import input_schemas  # noqa: E402,F401
