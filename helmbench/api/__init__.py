@@ -391,6 +391,50 @@ from helmbench.api.review import (  # noqa: E402,F401  (public: the review funct
     review_export, review_import, review_packets, review_plan, review_plan_path, review_session, review_status)
 
 
+def models_file() -> Path:
+    """models.yml of the benchmark found from the current folder (every command's default `--models-file`)."""
+    from helmbench.spec import discover
+
+    return discover.models_file()
+
+
+def preload_provider() -> None:
+    """Start importing the provider library (litellm: seconds) in the background, before a run needs it."""
+    from helmbench.run.provider import preload_litellm
+
+    preload_litellm()
+
+
+def estimate_run(report: RunReport, db: str | Path | None = None):
+    """The `Estimate` of the new calls of `report`'s plan (a dry run's): tokens and cost per model."""
+    from helmbench.run.estimate import estimate_plan
+
+    return estimate_plan(report.plan, db)
+
+
+def estimate_cases(cases: Iterable[dict], models_file: str | Path, db: str | Path | None = None):
+    """The `Estimate` of asking every model of `models_file` each of `cases` (manifest cases) once: what a pull
+    request's new cases would cost (`helmbench diff --format comment`)."""
+    from helmbench.run.estimate import Estimator
+    from helmbench.run.selection import load_models_file
+
+    entries = list(load_models_file(Path(models_file)).models)
+    estimator = Estimator(entries, db)
+    for case in cases:
+        for e in entries:
+            estimator.add(e.id, case)
+    return estimator.result()
+
+
+def single_case(manifest, case_id: str, db: str | Path, report: RunReport) -> tuple[dict, list]:
+    """The case `case_id` of `manifest` and each model's stored answers to it, after `report` (a run of that one
+    case, `run(case_ids=(case_id,), preview=True)`): what `helmbench run-single` shows."""
+    from helmbench.run.single import answers_for, find_case
+
+    case = find_case(_as_manifest(manifest), case_id)
+    return case, answers_for(Path(db), case, report.plan.models)
+
+
 def plugins() -> list[dict]:
     """Every plugin loaded (built-in and installed, by entry point), as data: name, source, version, module and
     what it adds (evaluators, rules, codes); what `helmbench plugins --format json` prints."""
@@ -449,6 +493,13 @@ __getattr__ = exports(__name__, {
     "criterion_key": "helmbench.score.model",
     # the one safe way to write a file (no link followed, atomic, inside a root): what the CLI writes itself
     "write_text": "helmbench.safewrite",
+    "Estimate": "helmbench.run.estimate",
+    "ModelEstimate": "helmbench.run.estimate",
+    "money": "helmbench.run.estimate",  # how an amount of USD is written wherever HELMBench shows one
+    "ManifestDiff": "helmbench.manifest.diff",
+    # a bad "K/N" refused before any path is looked at (run_options checks it again)
+    "parse_shard": "helmbench.run.selection",
+    "read_manifest": "helmbench.manifest.reader",
 })
 
 from helmbench.api.datasette import DatasetteFiles, datasette_publish, datasette_serve  # noqa: E402,F401

@@ -61,7 +61,7 @@ def _written(written, root: Path) -> None:
 
 def _report(outcome, root: Path) -> None:
     from helmbench.terminal import printable
-    from helmbench.run.estimate import money
+    from helmbench.cli.estimate_render import money
 
     if outcome.estimate is not None:
         est = outcome.estimate
