@@ -504,3 +504,5 @@ __getattr__ = exports(__name__, {
 
 from helmbench.api.datasette import DatasetteFiles, datasette_publish, datasette_serve  # noqa: E402,F401
 from helmbench.api.schemas import input_schemas  # noqa: E402,F401
+from helmbench.api.generate import (  # noqa: E402,F401
+    generate_noise, generate_scenarios, generate_variants, generation_db, noise_transforms)
