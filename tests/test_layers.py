@@ -26,7 +26,9 @@ Where the top-level modules sit (LAYERS below, lowest first):
   verdicts, lint helpers), so it sits above every stage a plugin's parts come from.
 - `crisis` (6, with plugin_api): the crisis-resource registry and its evaluator, a plugin built only
   on `plugin_api` (and spec's YAML reader); nothing imports it, HELMBench finds it by entry point.
-- `api` (9, after publish): the public Python API calls every stage; the CLI is thin over it.
+- `api` (9, after publish): the public Python API calls every stage; the CLI is thin over it: a cli/ module
+  imports only `api`, `terminal`, `errors`, `__version__` and cli's own modules (rule `cli-through-api`), so
+  every command is one API call and the rendering of what it returns.
 - `__init__` and `__main__` (11, after cli): the API's re-exports and `python -m helmbench` sit on top.
 """
 
@@ -212,21 +214,9 @@ def check(root: Path = PACKAGE) -> list[Violation]:
 #: API call and its rendering, so a notebook can do what the command does without reaching into a stage.
 CLI_MAY_IMPORT = ("api", "terminal", "errors", "cli", "__version__")
 
-#: The stage imports cli/ still makes, (cli file, module) → why it is not through the API yet. Documented debt:
-#: a new one fails `test_the_package_keeps_its_layers`, and a stale entry (the import is gone) fails
-#: `test_the_cli_allow_list_only_shrinks`, so this list can only get shorter.
-CLI_ALLOWED: dict[tuple[str, str], str] = {
-    ("helmbench/cli/manifest_cmd.py", "helmbench.manifest"): "not through the API yet",
-    ("helmbench/cli/manifest_cmd.py", "helmbench.manifest.canonical"): "not through the API yet",
-    ("helmbench/cli/manifest_cmd.py", "helmbench.manifest.cases"): "not through the API yet",
-    ("helmbench/cli/manifest_cmd.py", "helmbench.manifest.diff"): "not through the API yet",
-    ("helmbench/cli/manifest_cmd.py", "helmbench.spec"): "not through the API yet",
-    ("helmbench/cli/manifest_cmd.py", "helmbench.spec.discover"): "not through the API yet",
-}
-
 
 def _cli_through_api(graph, root: Path) -> list[Violation]:
-    """A cli/ module importing a stage module (lazy imports count), reported at its line unless allow-listed."""
+    """A cli/ module importing a stage module (lazy imports count), reported at its line."""
     found = []
     for module, (path, imports) in graph.items():
         if not module.startswith("helmbench.cli"):
@@ -240,22 +230,10 @@ def _cli_through_api(graph, root: Path) -> list[Violation]:
             if len(parts) == 1 or parts[1] in CLI_MAY_IMPORT:
                 continue
             seen_lines.add(line)
-            if (rel, target) not in CLI_ALLOWED:
-                found.append(Violation(rel, line, "cli-through-api",
-                                       f"{module} imports {target}; cli/ reaches the stages only through "
-                                       "helmbench.api (add a function there that returns the data, render it here)"))
+            found.append(Violation(rel, line, "cli-through-api",
+                                   f"{module} imports {target}; cli/ reaches the stages only through "
+                                   "helmbench.api (add a function there that returns the data, render it here)"))
     return found
-
-
-def cli_stage_imports(root: Path = PACKAGE) -> set[tuple[str, str]]:
-    """Every (cli file, stage module) import, allow-listed or not."""
-    saved = dict(CLI_ALLOWED)
-    CLI_ALLOWED.clear()
-    try:
-        return {(v.path, v.detail.split(" imports ")[1].split(";")[0])
-                for v in _cli_through_api(import_graph(root), root)}
-    finally:
-        CLI_ALLOWED.update(saved)
 
 
 def _litellm_reachable(graph, root: Path) -> list[Violation]:
@@ -438,8 +416,3 @@ def test_a_cli_import_of_a_stage_is_reported_at_its_line(tmp_path):
     [v] = [v for v in check(root) if v.path == "helmbench/cli/zz_bad.py"]
     assert "imports helmbench.store;" in str(v)
 
-
-def test_the_cli_allow_list_only_shrinks():
-    """Each allow-listed import still exists: when a command moves onto the API, its entry must go too."""
-    stale = set(CLI_ALLOWED) - cli_stage_imports()
-    assert not stale, "remove from CLI_ALLOWED (no longer imported):\n" + "\n".join(map(str, sorted(stale)))

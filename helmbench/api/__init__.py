@@ -497,6 +497,8 @@ __getattr__ = exports(__name__, {
     "ModelEstimate": "helmbench.run.estimate",
     "money": "helmbench.run.estimate",  # how an amount of USD is written wherever HELMBench shows one
     "ManifestDiff": "helmbench.manifest.diff",
+    "DIFF_FORMAT": "helmbench.manifest.diff",
+    "LintFailed": "helmbench.manifest.emit",
     # a bad "K/N" refused before any path is looked at (run_options checks it again)
     "parse_shard": "helmbench.run.selection",
     "read_manifest": "helmbench.manifest.reader",
@@ -504,5 +506,7 @@ __getattr__ = exports(__name__, {
 
 from helmbench.api.datasette import DatasetteFiles, datasette_publish, datasette_serve  # noqa: E402,F401
 from helmbench.api.schemas import input_schemas  # noqa: E402,F401
+from helmbench.api.tree import (  # noqa: E402,F401
+    build_dir, compile_at_revision, diff, find_case, models_file_of, scenarios)
 from helmbench.api.generate import (  # noqa: E402,F401
     generate_noise, generate_scenarios, generate_variants, generation_db, noise_transforms)

@@ -11,10 +11,12 @@ stays under GitHub's size limit.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
-from helmbench.api import ManifestDiff, read_manifest
+from helmbench.api import DIFF_FORMAT, ManifestDiff, read_manifest
+from helmbench.errors import HelmbenchError
 
 #: Marks the comment as helmbench's (the workflow's sticky-comment action also adds its own).
 MARKER = "<!-- helmbench:diff-comment -->"
@@ -114,3 +116,26 @@ def _cost_section(cases: list[dict], models_file: Path | None, db: Path | None) 
     for line in result.to_dict()["notes"]:
         out += [md_text(line, limit=2000), ""]
     return out
+
+
+def render(d: ManifestDiff, fmt: str) -> str:
+    """`helmbench diff` as text, json (diff.schema.json) or a GitHub annotation (the comment: `render_comment`)."""
+    if fmt == "json":
+        return json.dumps({"format": DIFF_FORMAT, **d.to_dict()}, indent=2)
+    groups = [("added", d.added), ("removed", d.removed),
+              ("request changed (new model calls)", d.request_changed),
+              ("evaluation changed (re-judge only)", d.evaluation_changed),
+              ("scoring changed (severity, difficulty or weight; no calls)", d.scoring_changed)]
+    if fmt == "github":
+        lines = [f"::notice title=HELMBench manifest diff::{len(d.added)} added, {len(d.removed)} removed, "
+                 f"{len(d.request_changed)} need new model calls, {len(d.evaluation_changed)} need re-judging only, "
+                 f"{len(d.scoring_changed)} change scoring only"]
+        return "\n".join(lines)
+    if fmt != "text":
+        raise HelmbenchError(f"unknown format {fmt!r}")
+    out = [f"{d.old_hash} → {d.new_hash}"]
+    for title, ids in groups:
+        out.append(f"{title}: {len(ids)}")
+        out += [f"  {i}" for i in ids]
+    out.append(f"unchanged: {d.unchanged}")
+    return "\n".join(out)
