@@ -1,5 +1,10 @@
 """The public Python API: lint, compile, run, report and publish a benchmark from Python.
 
+Every command of the CLI is one call of this package and the rendering of what it returns (the layer
+test's `cli-through-api` rule: cli/ imports no stage); the review functions are in `review.py`,
+authoring help in `generate.py`, the tree and its manifests in `tree.py`, Datasette in `datasette.py`,
+the authored files' schemas in `schemas.py`, all re-exported here.
+
 Why a module of its own: the CLI commands are thin wrappers over these functions, so a
 notebook or a script gets the same checks, the same incremental cache and the same numbers as
 `helmbench …` on a terminal, without building `RunOptions` or a rich `Console`. Every failure a
