@@ -237,6 +237,9 @@ def review_session(db: str | Path | None = None, *, manifest=None, sample: int |
     from helmbench.score.report import manifest_hash_of, shown_note
     from helmbench.store import open_readonly
 
+    if db is None:
+        raise UsageError("review_session needs a results database or a review packet",
+                         hint="pass db=… (results.db) or packet=… (NAME.review.json)")
     db = Path(db)
     conn = open_readonly(db)
     try:

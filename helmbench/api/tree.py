@@ -49,7 +49,8 @@ def scenarios(root: str | Path) -> dict:
 
 def find_case(case_id: str, *, root: str | Path | None = None, manifest=None) -> dict | None:
     """The case `case_id` as a model receives it: read from `manifest` (a `Manifest` or a path) when given, else
-    composed from the tree at `root` in the form the manifest would hold; None when there is no such case."""
+    composed from the tree at `root` (default: found from the current folder) in the form the manifest would
+    hold; None when there is no such case."""
     if manifest is not None:
         from helmbench.manifest import read_manifest
 
@@ -58,8 +59,9 @@ def find_case(case_id: str, *, root: str | Path | None = None, manifest=None) ->
     from helmbench.manifest.canonical import canonical
     from helmbench.manifest.cases import scenario_cases
     from helmbench.spec import load_benchmark
+    from helmbench.spec.discover import benchmark_root
 
-    bench, _ = load_benchmark(Path(root))
+    bench, _ = load_benchmark(benchmark_root(None if root is None else Path(root)))
     for sc in bench.scenarios:
         if case_id.startswith(sc.key + "-") and sc.meta is not None:
             case = next((c for c in scenario_cases(bench, sc) if c["id"] == case_id), None)
