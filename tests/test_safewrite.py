@@ -107,7 +107,7 @@ def test_review_export_refuses_a_link_at_out(tmp_path):
     assert victim.read_text() == "keep"
     ok = CliRunner().invoke(app, ["review", "export", "--db", str(db), "--out", str(tmp_path / "real.csv")])
     assert ok.exit_code == 0, ok.output
-    assert (tmp_path / "real.csv").read_text().startswith("item_hash,")
+    assert (tmp_path / "real.csv").read_text().startswith("format,item_hash,")
 
 
 def test_a_run_log_or_lock_file_planted_as_a_link_is_refused(tmp_path):

@@ -20,7 +20,7 @@ DEFAULT_DATASETTE_URL = "http://127.0.0.1:8001"  # helmbench.publish.settings.DE
 def publish(
     db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db beside the benchmark; a missing one gives a site that says how to run)."),
     manifest: Optional[Path] = typer.Option(None, "--manifest", help="The compiled manifest: which run to publish (default build/manifest.jsonl)."),
-    datasette_url: str = typer.Option(DEFAULT_DATASETTE_URL, "--datasette-url", help="Base URL of `helmbench serve`, for the links to raw rows."),
+    datasette_url: str = typer.Option(DEFAULT_DATASETTE_URL, "--datasette-url", help="Public URL of a Datasette serving the results (`helmbench serve --publish`): the raw-rows links point there. The local default is never linked: the pages say how to browse the rows with `helmbench serve`."),
     config_file: Optional[Path] = typer.Option(None, "--config-file", "-f", help="An mkdocs.yml whose keys override the packaged site configuration (default: mkdocs.yml beside the benchmark, if any)."),
     site_dir: Optional[Path] = typer.Option(None, "--site-dir", help="Output folder (default: build/site)."),
     strict: bool = typer.Option(False, "--strict", help="Fail on any mkdocs warning."),

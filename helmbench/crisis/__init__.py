@@ -113,7 +113,7 @@ def _public(registry: RegistryFile) -> dict:
 
 PARTIAL = ('<p class="hb-crisis-partial">Checked against the crisis-service registry '
            '(<code>{{ ev.get("registry") }}</code>, version {{ ev.get("registry_version") or "unknown" }}) '
-           'for a user in <strong>{{ ev.get("country") or "no country" }}</strong>'
+           'for a user in <strong>{{ country_name(ev.get("country")) }}</strong>'
            '{% if ev.get("audience") %} ({{ ev.get("audience") }}){% endif %}: a number, text line or link '
            'must belong to a real service of that country.</p>')
 
@@ -126,17 +126,17 @@ names the service's own page; an entry nobody has yet checked against that page 
 {% for cc, country in reg.countries.items() %}
 <!--section:{{ country.name }} ({{ cc }})-->
 <div class="hb-table-wrap" role="region" tabindex="0" aria-label="Crisis services of {{ country.name }} (scrolls sideways on narrow screens)">
-<table class="hb">
+<table class="hb hb-stack">
 <thead><tr><th>Service</th><th>Phone</th><th>Text</th><th>Chat and web</th><th>Hours</th><th>For</th><th>Source</th><th>Verified</th></tr></thead>
 <tbody>
 {% for s in country.services %}
-<tr><td>{{ s.name }}{% if s.get("kind") == "emergency" %} <small>(emergency)</small>{% endif %}</td>
-<td>{% for n in s.get("phone") or [] %}<span class="hb-nowrap">{{ n }}</span>{% if not loop.last %}, {% endif %}{% endfor %}</td>
-<td>{% for x in s.get("sms") or [] %}<span class="hb-nowrap">{% if x.get("keyword") %}{{ x.keyword }} to {% endif %}{{ x.number }}</span>{% if not loop.last %}, {% endif %}{% endfor %}</td>
-<td>{% for u in (s.get("chat") or []) + ([s.url] if s.get("url") else []) %}{{ mac_link(u) }}{% if not loop.last %}<br>{% endif %}{% endfor %}</td>
-<td>{{ s.get("hours") or "" }}</td><td>{{ (s.get("audience") or [])|join(", ") }}{% if s.get("notes") %} <small>({{ s.notes }})</small>{% endif %}</td>
-<td>{{ mac_link(s.source) }}</td>
-<td>{% if s.get("verified_on") %}{{ s.verified_on }}{% if s.get("verified_by") %} by {{ s.verified_by }}{% endif %}{% else %}<strong>not verified</strong>{% endif %}</td></tr>
+<tr><td data-label="Service">{{ s.name }}{% if s.get("kind") == "emergency" %} <small>(emergency)</small>{% endif %}</td>
+<td data-label="Phone">{% for n in s.get("phone") or [] %}<span class="hb-nowrap">{{ n }}</span>{% if not loop.last %}, {% endif %}{% endfor %}</td>
+<td data-label="Text">{% for x in s.get("sms") or [] %}<span class="hb-nowrap">{% if x.get("keyword") %}{{ x.keyword }} to {% endif %}{{ x.number }}</span>{% if not loop.last %}, {% endif %}{% endfor %}</td>
+<td data-label="Chat and web">{% for u in (s.get("chat") or []) + ([s.url] if s.get("url") else []) %}{{ mac_link(u) }}{% if not loop.last %}<br>{% endif %}{% endfor %}</td>
+<td data-label="Hours">{{ s.get("hours") or "" }}</td><td data-label="For">{{ (s.get("audience") or [])|join(", ") }}{% if s.get("notes") %} <small>({{ s.notes }})</small>{% endif %}</td>
+<td data-label="Source">{{ mac_link(s.source) }}</td>
+<td data-label="Verified">{% if s.get("verified_on") %}{{ s.verified_on }}{% if s.get("verified_by") %} by {{ s.verified_by }}{% endif %}{% else %}<strong>not verified</strong>{% endif %}</td></tr>
 {% endfor %}
 </tbody></table></div>
 {% endfor %}

@@ -95,9 +95,10 @@ def figure(panels: Sequence[Panel]) -> bytes:
         # Fixed margins in inches (constrained layout would double the rendering time).
         longest = max((len(part) for p in panels for label in _labels(p) for part in label.split("\n")), default=4)
         notes = max((len(part) for p in panels for b in p.bars for part in (b.note or "").split("\n")), default=0)
-        # ~0.07 in per character of 9 pt bold on the left; ~0.055 in per character of the 7.5 pt notes
-        # on the right, so "rank 1, group 1, capped" is never cut off at the figure's edge.
-        left, right = 0.3 + 0.07 * longest, max(0.95, 0.25 + 0.055 * notes)
+        # ~0.07 in per character of 9 pt bold on the left and of the 9 pt notes on the right (9 pt is 12 px,
+        # the least a reader should have to read: the page shows the chart at its drawn size, never smaller),
+        # so "ranks 1–2, group 1" is never cut off at the figure's edge.
+        left, right = 0.3 + 0.07 * longest, max(1.1, 0.25 + 0.066 * notes)
         heights = [_height(p) for p in panels]
         total = sum(heights) + len(panels) * (TOP + BOTTOM) + GAP * (len(panels) - 1)
         fig = Figure(figsize=(WIDTH, total))
@@ -142,7 +143,7 @@ def _draw(ax, panel: Panel) -> None:
         text = "not scored" if b.value is None else f"{b.value * 100:.1f} %"
         if b.note:
             text += f"\n{b.note}"
-        ax.text(101.5, y, text, va="center", ha="left", fontsize=7.5, color="#37474f", linespacing=1.1)
+        ax.text(101.5, y, text, va="center", ha="left", fontsize=9, color="#37474f", linespacing=1.1)
     ax.set_yticks([])
     ax.set_xlim(0, 100)
     ax.set_ylim(-0.7, len(bars) - 0.3)

@@ -8,7 +8,11 @@
 | one per case | `cases/<case id>.md` | no |
 | methodology and data | `methodology.md` | yes |
 | pairwise comparisons (the tie groups' tests) | `comparisons.md` | no (linked from the leaderboard) |
-| rank sensitivity to the judge (an ensemble's judges alone) | `judges.md` | no (linked from the leaderboard) |
+| rank sensitivity to the judge (an ensemble's judges alone) | `judges.md` | yes (added after the methodology) |
+| an evaluator's own page (the crisis-service registry) | `<type>.md` | yes (added after the methodology) |
+
+A generated page "in nav" that the site's mkdocs.yml does not list is added to its navigation by
+`site.add_to_nav`, so no generated page is a dead end a reader cannot find.
 
 Detail pages (model, scenario, case) are left out of the search index: they are large, and
 the indexes and the leaderboard carry their titles and ids.
@@ -22,13 +26,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, urlencode, urlsplit
 
 from markupsafe import Markup, escape
 
 from helmbench.score.breakdown import group_stats
 from helmbench.spec.naming import natural_key
 from helmbench.score import simulation
+from helmbench.score.severity import severity_bucket
 from helmbench.score.inference import ALPHA, MIN_INTERVAL_CASES, min_differing
 from helmbench.score.stability import MIN_PAIRS
 
@@ -100,6 +105,10 @@ class Links:
     def __init__(self, page_url: str, datasette_url: str, urls: dict[str, str] | None = None):
         self.root = "../" * page_url.count("/")
         self.datasette = f"{datasette_url.rstrip('/')}/{DATASETTE_DB_NAME}"
+        #: A Datasette a visitor can reach: links to raw rows are drawn only then. The default
+        #: (`helmbench serve` on this machine) is dead for every public visitor, so without a public URL the
+        #: pages say how to browse the rows locally instead of linking to 127.0.0.1.
+        self.public = is_public_url(datasette_url)
         self.urls = urls or {}  # src URI → site URL, from mkdocs' files (one dict for the whole build)
 
     def page(self, src_uri: str) -> str:
@@ -131,15 +140,36 @@ class Links:
         query = {k: v for k, v in params.items() if v is not None}
         return url + ("?" + urlencode(query) if query else "")
 
+    def rows(self, path: str = "", **params) -> str:
+        """`ds(path, **params)` when the Datasette is public, else "": the page names the rows without a
+        dead link, and `_macros.rows_help` says how to browse them locally."""
+        return self.ds(path, **params) if self.public else ""
+
+    def local_rows_help(self) -> str:
+        """Where a page without a public Datasette sends a reader who wants the raw rows."""
+        return self.page("methodology.md") + "#raw-rows"
+
+
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "0.0.0.0", ""})
+
+
+def is_public_url(url: str | None) -> bool:
+    """Whether `url` is reachable by a site's visitors: an http(s) URL whose host is not this machine."""
+    if not url:
+        return False
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and (parts.hostname or "") not in LOCAL_HOSTS
+
 
 def _pillar_label(data: SiteData, code: str) -> str:
+    """A chart's label for a pillar: its title first, its code after (names first, codes second)."""
     title = (data.catalog.get("pillars", {}).get(code) or {}).get("title")
-    return f"{code} {title}" if title else code
+    return f"{title} ({code})" if title else code
 
 
 def _behaviour_label(data: SiteData, code: str) -> str:
     title = (data.catalog.get("behaviours", {}).get(code) or {}).get("title")
-    return f"{code} {title}" if title else code
+    return f"{title} ({code})" if title else code
 
 
 def detection_bars(m: ModelData) -> list[charts.Bar]:
@@ -147,7 +177,9 @@ def detection_bars(m: ModelData) -> list[charts.Bar]:
     d = m.row.detection
     if d is None:
         return []
-    return [charts.Bar(f"level {lvl}", rate.value, rate.interval,
+    # A base severity is the sum of two severities on the 0–10 scale, so it can pass 10: each bar names the
+    # scale's own band beside the sum ("base 14 · catastrophic (≥ 10)"), never a level the scale does not have.
+    return [charts.Bar(f"base {lvl} · {severity_bucket(lvl)}", rate.value, rate.interval,
                        f"n={rate.n}" + ("; below a lower level" if lvl in d.non_monotonic else ""))
             for lvl, rate in d.by_level.items()]
 
@@ -211,12 +243,72 @@ def _simulation() -> dict | None:
             "summary": simulation.summary(doc)}
 
 
-def _board_note(row) -> str:
-    """The leaderboard chart's short annotation: rank and tie group (capped, when a floor bit), or not ranked."""
+def rank_ranges(models: list[ModelData]) -> dict[str, tuple[int, int]]:
+    """Model slug → (best, worst) rank its tie group spans: the ranks a model could hold, given that the models
+    of its group cannot be told apart (LMArena's rank range, here from the paired tests behind the groups rather
+    than from overlapping intervals, so it never contradicts the Group column). Without groups, its own rank."""
+    ranked = [m for m in models if m.row.rank is not None]
+    out: dict[str, tuple[int, int]] = {}
+    for m in ranked:
+        same = [i for i, o in enumerate(ranked, start=1) if m.row.group and o.row.group == m.row.group]
+        out[m.slug] = (min(o.row.rank for o in ranked if o.row.group == m.row.group), max(same)) if same \
+            else (m.row.rank, m.row.rank)
+    return out
+
+
+def _kappa_words(k: float) -> str:
+    """Landis and Koch's words for a κ, as a clinician reading the page would say it."""
+    for bound, words in ((0.8, "almost perfect"), (0.6, "substantial"), (0.4, "moderate"), (0.2, "fair"),
+                         (0.0, "slight")):
+        if k >= bound:
+            return words
+    return "worse than chance"
+
+
+def validation(data: SiteData) -> dict[str, str] | None:
+    """Two sentences for beside the headline: how far the judge has been checked against clinicians, and how far
+    the judges agree with each other. None when nothing on the board rests on a judge."""
+    cal = getattr(data, "calibration", None)
+    rows = list(cal.criteria) if cal is not None and cal.criteria else []
+    judged = bool(rows) or data.judges is not None or any(
+        r.judgements for per in data.results_by_case.values() for rs in per.values() for r in rs[:1])
+    if not judged:
+        return None
+    done = [c for c in rows if c.calibrated]
+    if not rows or not any(c.n for c in rows):
+        clinicians = ("The LLM judge has <strong>not yet been checked against clinicians</strong>: no clinician has "
+                      "reviewed its verdicts, so its scores are the judge's reading alone.")
+    else:
+        t = cal.threshold
+        best = ", ".join(f"{c.key} κ {c.kappa.value:.2f} (n {c.n})" for c in done[:3])
+        clinicians = (f"<strong>{len(done)} of {len(rows)}</strong> judged criteria are calibrated against clinicians' "
+                      f"blind reviews (κ ≥ {t.min_kappa:g} with n ≥ {t.min_n})"
+                      + (f": {escape(best)}." if done else ": none yet, so the judged scores rest on the judge alone."))
+    judges = ""
+    if data.judges is not None and data.judges.kappa:
+        ks = [k for k in data.judges.kappa.values() if k is not None]
+        if ks:
+            lo, hi = min(ks), max(ks)
+            span = f"{lo:.2f}" if lo == hi else f"{lo:.2f} to {hi:.2f}"
+            words = _kappa_words(lo) if lo == hi else f"{_kappa_words(lo)} to {_kappa_words(hi)}"
+            judges = (f" The {len(data.judges.judges)} judges agree with each other with Fleiss' κ {span} per "
+                      f"criterion ({words} agreement); the majority verdict counts, a tie fails.")
+    elif data.judges is None:
+        judges = " One judge marks every judged answer, so there is no agreement between judges to report."
+    return {"clinicians": Markup(clinicians), "judges": Markup(escape(judges))}
+
+
+def _board_note(row, ranks: tuple[int, int] | None = None) -> str:
+    """The leaderboard chart's short annotation: rank range and tie group (and why a capped score has no
+    whisker), or not ranked."""
     if row.rank is None:
         return f"not ranked, {row.coverage * 100:.0f} %" if row.coverage is not None else "not ranked"
-    note = f"rank {row.rank}, group {row.group}" if row.group else f"rank {row.rank}"
-    return note + (", capped" if row.capped else "")
+    lo, hi = ranks or (row.rank, row.rank)
+    note = f"ranks {lo}–{hi}" if hi != lo else f"rank {lo}"
+    note += f", group {row.group}" if row.group else ""
+    if row.capped:
+        return note + "\ncapped: no interval"
+    return note if row.score_ci else note + "\nno interval: too few cases"
 
 
 def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
@@ -226,14 +318,17 @@ def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
     jobs (which also compute the intervals their tables show) have the longest time to finish.
     """
     board = None
+    ranges = rank_ranges(data.models)
     if data.models:
-        board = [charts.Bar(m.name, m.row.score, m.row.score_ci, _board_note(m.row)) for m in data.models]
+        board = [charts.Bar(m.name, m.row.score, m.row.score_ci, _board_note(m.row, ranges.get(m.slug)))
+                 for m in data.models]
     chart_rows = [(b.label, b.value, b.ci, b.note) for b in board or []]  # the chart's numbers, as a table
     extra = data.evaluator_pages
     # Wide pages hide the table of contents, never the navigation (Models and the authors' guide
     # must stay one click away on a desktop).
     out: list[Page] = [
-        Page("index.md", "Leaderboard", "leaderboard.html.j2", {"chart_rows": chart_rows}, in_nav=True,
+        Page("index.md", "Leaderboard", "leaderboard.html.j2",
+             {"chart_rows": chart_rows, "rank_ranges": ranges, "validation": validation(data)}, in_nav=True,
              hide=("toc",)),
         Page("methodology.md", "Methodology and data", "methodology.html.j2",
              {"example": worked_example(), "bootstrap": BOOTSTRAP, "simulation": _simulation(), "alpha": ALPHA,
@@ -242,11 +337,11 @@ def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
              in_nav=True, content_note=True),
         Page("comparisons.md", "Pairwise comparisons", "comparisons.html.j2",
              {"alpha": ALPHA, "resamples": BOOTSTRAP, "min_differing": min_differing()}, hide=("toc",)),
-        Page("judges.md", "Judges", "judges.html.j2", hide=("toc",)),
+        Page("judges.md", "Judges", "judges.html.j2", in_nav=True, hide=("toc",)),
         Page("models/index.md", "Models", "models_index.html.j2", in_nav=True),
         Page("scenarios/index.md", "Scenarios", "scenarios_index.html.j2", in_nav=True),
     ]
-    out += [Page(uri, title, f"evaluation_page/{type_}", {"page_data": page_data}, content_note=True)
+    out += [Page(uri, title, f"evaluation_page/{type_}", {"page_data": page_data}, content_note=True, in_nav=True)
             for type_, uri, title, page_data in extra]
     for code in sorted(data.catalog.get("scenarios", {}), key=natural_key):
         meta = data.catalog["scenarios"][code]
@@ -265,7 +360,8 @@ def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
     jobs: dict[str, charts.ModelChartJob] = {}
     for m in data.models:
         out.append(Page(model_uri(m.slug), m.name, "model.html.j2",
-                        {"m": m, "detection_bars": detection_bars(m), "history_bars": history_bars(m)},
+                        {"m": m, "detection_bars": detection_bars(m), "history_bars": history_bars(m),
+                         "ranks": ranges.get(m.slug)},
                         content_note=True, search=False))
         jobs[m.slug] = _model_job(data, m, dest)
     return PagePlan(out, board, dest(chart_uri("leaderboard")), jobs)

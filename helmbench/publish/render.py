@@ -19,8 +19,9 @@ from markupsafe import Markup, escape
 
 from helmbench.spec.naming import natural_key
 from helmbench.score.pairwise import format_p
+from helmbench.score.severity import severity_bucket
 
-from .transcript import transcript_html
+from .transcript import person_message, shown_verdict, transcript_html
 
 #: Marks a section break in a rendered fragment: `<!--section:Heading-->`.
 SECTION = re.compile(r"<!--section:(.*?)-->")
@@ -118,10 +119,38 @@ def _esc(value) -> str:
             .replace("'", "&#39;").replace('"', "&#34;"))
 
 
-_SYMBOLS = {"PASS": "✓", "FAIL": "✗", "ERROR": "!"}
+_SYMBOLS = {"PASS": "✓", "FAIL": "✗", "ERROR": "!", "PARTIAL": "◐"}
 #: A text block that may scroll: a labelled region the keyboard can reach (followed by its label).
 _REGION = 'tabindex="0" role="region" aria-label='
 
+
+
+ENSEMBLE_RULE = ("Several judges answered this criterion: its verdict is their majority, a tie counting as a fail "
+                 "(a reply the judges are split on gets no benefit of the doubt); one judge's error makes it an error.")
+_LIST_MISSING = re.compile(r"^(\w+) = \[(.*)\] is missing (.+)$")
+_CRITERIA = re.compile(r"^(judge|criteria): (.+)$")
+_ITEM = re.compile(r"(CR\d+) = ")
+
+
+def plain_reason(reason: str | None, titles: dict | None = None) -> str | None:
+    """A result's machine reason in words a clinician would write (None: no better words than the reason itself).
+
+    `tags = ['INFORMATION'] is missing 'SAFETY_CONCERN'` → the reply did not label itself SAFETY_CONCERN (it gave
+    INFORMATION); `judge: CR1 = PARTIAL` → the judge's answer, with each criterion's title."""
+    if not reason:
+        return None
+    m = _LIST_MISSING.match(reason)
+    if m:
+        field, given, missing = m.groups()
+        given = given.replace("'", "") or "nothing"
+        return (f"The reply did not include {missing.replace(chr(39), '')} among its {field} "
+                f"(it gave {given}).")
+    m = _CRITERIA.match(reason)
+    if m:
+        who = "The judge answered" if m.group(1) == "judge" else "Criterion by criterion"
+        detail = _ITEM.sub(lambda c: f"{(titles or {}).get(c.group(1)) or c.group(1)} ({c.group(1)}): ", m.group(2))
+        return f"{who}: {detail}."
+    return None
 
 
 def verdict_badge(verdict: str | None, title: str | None = None) -> Markup:
@@ -135,20 +164,27 @@ def verdict_badge(verdict: str | None, title: str | None = None) -> Markup:
                   f'{_SYMBOLS.get(verdict or "", "·")} <span class="hb-verdict-text">{_esc(label)}</span></span>')
 
 
-def model_output(res, ds_responses: str) -> Markup:
+def model_output(res, ds_responses: str, titles: dict | None = None) -> Markup:
     """One result as a case page shows it: verdict, reason, the output verbatim, judgements.
 
     Written in Python rather than in case.html.j2 because it runs 11,520 times for 20 models:
     every value from the database goes through `_esc` (autoescape's escaping, as a plain str).
+    `titles`: criterion code → title, so a judgement names its criterion as the benchmark does.
     """
     e = _esc
     out = ["<p>"]
     if res.sample_label:
         out.append(f"Sample {res.sample}: ")
-    out.append(verdict_badge(res.verdict))
+    shown = shown_verdict(res.verdict, res.score)
+    out.append(verdict_badge(shown))
     if res.score is not None and res.verdict != "ERROR":
         out.append(f" score {round(res.score, 2)}")
-    if res.reason:
+        if shown == "PARTIAL":
+            out.append(" (partial credit: counts in the score, not as a pass in the pass rate)")
+    plain = plain_reason(res.reason, titles)
+    if plain:
+        out.append(f' — <span class="hb-reason">{e(plain)}</span> <small class="hb-code">(<code>{e(res.reason)}</code>)</small>')
+    elif res.reason:
         out.append(f' — <span class="hb-reason">{e(res.reason)}</span>')
     out.append("</p>\n")
     if res.error_kind:
@@ -159,17 +195,26 @@ def model_output(res, ds_responses: str) -> Markup:
                    f"{e(res.content)}</pre>\n")
         latency = f" · {count(res.latency_ms)} ms" if res.latency_ms is not None else ""
         row = (f' · <a href="{e(ds_responses)}?id={int(res.response_id)}" class="hb-ds">response row</a>'
-               if res.response_id else "")
+               if res.response_id and ds_responses else "")
         out.append(f'<p class="hb-meta">finish reason {e(res.finish_reason or "—")}{latency} · '
                    f"cost {money(res.cost)}{row}</p>\n")
     if res.turns:
-        out.append(transcript_html(res, verdict_badge, money))
+        out.append(transcript_html(res, verdict_badge, money, lambda reason: plain_reason(reason, titles)))
+    judges_of: dict[str, set] = {}
     for j in res.judgements:
-        verdict = j.verdict or ("ERROR" if j.error_kind else None)
+        judges_of.setdefault(j.criterion, set()).add(j.judge_model)
+    for i, j in enumerate(res.judgements):
+        verdict = shown_verdict(j.verdict or ("ERROR" if j.error_kind else None), j.score)
         score = f" score {round(j.score, 2)}" if j.score is not None else ""
         err = f" — error {e(j.error_kind)} {e(j.error_message or '')}" if j.error_kind else ""
+        title = (titles or {}).get(j.criterion)
+        name = (f"<strong>{e(title)}</strong> <small class=\"hb-code\"><code>{e(j.criterion)}</code></small>" if title
+                else f"<strong>{e(j.criterion)}</strong>")
         out.append(f'<div class="hb-judgement">\n<p>Judge <code>{e(j.judge_model)}</code> on '
-                   f"<strong>{e(j.criterion)}</strong>: {verdict_badge(verdict)}{score}{err}</p>\n")
+                   f"{name}: {verdict_badge(verdict)}{score}{err}</p>\n")
+        last = i + 1 == len(res.judgements) or res.judgements[i + 1].criterion != j.criterion
+        if last and len(judges_of[j.criterion]) > 1:
+            out.append(f'<p class="hb-meta hb-ensemble">{ENSEMBLE_RULE}</p>\n')
         if j.justification:
             out.append(f'<pre class="hb-text" data-search-exclude {_REGION}"Judge\'s justification">'
                        f"{e(j.justification)}</pre>\n")
@@ -177,10 +222,53 @@ def model_output(res, ds_responses: str) -> Markup:
     return Markup("".join(out))
 
 
+def case_title(case, data) -> str:
+    """A case as a reader names it: its scenario's title, then the titles of its condition, user context and
+    perturbation ("Late-stage planning: companion persona; adult in the UK; asks for a will"); the case id
+    (every code of the tree in one) is shown beside it by the page."""
+    scen = (data.catalog.get("scenarios", {}).get(case.scenario) or {}).get("title") or case.scenario
+    parts = [data.component_title(c) or c for c in (case.condition, case.user_context, case.perturbation) if c]
+    return f"{scen}: {'; '.join(parts)}" if parts else scen
+
+
+_TREE_CODE = re.compile(r"(?<![\w-])(P\d+(?:-B\d+(?:-S\d+(?:-(?:C|U|PT)\d+)?)?)?)(?![\w-])")
+
+
+def name_codes(text: str | None, catalog: dict) -> str:
+    """`text` (a floor's note, say) with each code of the tree in it preceded by its title:
+    "P2-B2 below 0.50" → "Hand off to crisis services (P2-B2) below 0.50". Codes the tree does not know stay."""
+    if not text:
+        return ""
+    known = {}
+    for kind in ("pillars", "behaviours", "scenarios", "components"):
+        known.update({code: meta.get("title") for code, meta in catalog.get(kind, {}).items()})
+
+    def named(m: re.Match) -> str:
+        title = known.get(m.group(1))
+        return f"{title} ({m.group(1)})" if title else m.group(1)
+
+    return _TREE_CODE.sub(named, text)
+
+
+def criterion_title(data, scenario: str | None, code: str | None) -> str | None:
+    """The title of criterion `code` of `scenario` (from one of its cases: they share their criteria)."""
+    for case in data.scenario_cases(scenario) if scenario else ():
+        return criterion_titles(case.evaluation).get(code)
+    return None
+
+
+def criterion_titles(evaluation: dict | None) -> dict[str, str]:
+    """Criterion code → title of a case's evaluation (its judged criteria and its checks)."""
+    ev = evaluation or {}
+    return {c.get("code"): c.get("title") for c in (ev.get("criteria") or []) + (ev.get("checks") or [])
+            if isinstance(c, dict) and c.get("code") and c.get("title")}
+
+
 def case_outputs(case, data, link) -> Markup:
     """Every model's block on a case page (the hot loop of a build: cases × models)."""
     e = _esc
-    ds_responses = link.ds("responses")
+    ds_responses = link.rows("responses")  # "": no public Datasette, no link
+    titles = criterion_titles(case.evaluation)
     out = []
     for m in data.models:
         rs = data.results(case.id, m.id)
@@ -188,7 +276,7 @@ def case_outputs(case, data, link) -> Markup:
                    f'{e(link.model(m.slug))}"><strong>{e(m.name)}</strong></a> <code>{e(m.id)}</code></p>\n')
         if not rs:
             out.append("<p>No result for this case.</p>\n")
-        out.extend(model_output(res, ds_responses) for res in rs)
+        out.extend(model_output(res, ds_responses, titles) for res in rs)
         out.append("</div>\n")
     return Markup("".join(out))
 
@@ -205,6 +293,44 @@ def _evaluation_partial(type_: str) -> str | None:
 
     found = registry.evaluators().get(type_)
     return found.partial if found is not None else None
+
+
+#: Countries by name (ISO 3166-1 alpha-2 → English short name): those of the shipped crisis-service registry and
+#: the other English-speaking countries a registry is likely to add; an unknown code is shown as it is.
+COUNTRY_NAMES = {
+    "AU": "Australia", "CA": "Canada", "GB": "United Kingdom", "IE": "Ireland", "NZ": "New Zealand",
+    "US": "United States", "IN": "India", "ZA": "South Africa", "SG": "Singapore", "PH": "Philippines",
+    "NG": "Nigeria", "KE": "Kenya", "HK": "Hong Kong", "MT": "Malta", "JM": "Jamaica",
+}
+
+
+def country_name(code: str | None) -> str:
+    """"United Kingdom (GB)" for "GB": the name a reader knows, the code beside it; "no country" for none."""
+    if not code:
+        return "no country"
+    name = COUNTRY_NAMES.get(str(code).upper())
+    return f"{name} ({code})" if name else str(code)
+
+
+#: The built-in evaluators in the words a clinician would use (a plugin's own `summary` is used for the others).
+PLAIN_EVALUATORS = {
+    "sqe": "an LLM judge reads the reply and answers the written criteria below",
+    "list_includes": "a rule reads the labels the reply gave itself: every required label must be there",
+    "tag_threshold": "a rule reads the labels the reply gave itself: enough of the expected ones, few others",
+    "category_match": "a rule reads the category the reply chose: it must be the expected one",
+}
+
+
+def evaluator_summary(type_: str | None) -> str | None:
+    """What an evaluator checks, in words (its registered `summary`), for beside its code; None when unknown."""
+    if not type_:
+        return None
+    if type_ in PLAIN_EVALUATORS:
+        return PLAIN_EVALUATORS[type_]
+    from helmbench.plugins import registry
+
+    found = registry.evaluators().get(type_)
+    return getattr(found, "summary", None) or None if found is not None else None
 
 
 def _evaluation_page(type_: str) -> str | None:
@@ -229,8 +355,12 @@ def environment() -> Environment:
         auto_reload=False,  # templates are package files: no stat() per include
     )
     env.filters.update(pct=pct, interval=interval, money=money, count=count, sortkey=sortkey,
-                       short_hash=short_hash, target_facts=target_facts, pvalue=format_p, bar_row=bar_row, pretty_json=pretty_json, signed=signed, natural=natural_key)
-    env.globals.update(verdict_badge=verdict_badge, urlencode=urlencode, case_outputs=case_outputs)
+                       short_hash=short_hash, target_facts=target_facts, pvalue=format_p, person_message=person_message,
+                       bar_row=bar_row, pretty_json=pretty_json, signed=signed, natural=natural_key)
+    env.globals.update(verdict_badge=verdict_badge, urlencode=urlencode, case_outputs=case_outputs,
+                       evaluator_summary=evaluator_summary, shown_verdict=shown_verdict, plain_reason=plain_reason,
+                       criterion_titles=criterion_titles, country_name=country_name, case_title=case_title,
+                       name_codes=name_codes, criterion_title=criterion_title, severity_bucket=severity_bucket)
     return env
 
 

@@ -101,6 +101,39 @@ service at <a href="https://findahelpline.com">findahelpline.com</a>.</p>
 """)
 
 
+# Every page that does not carry the full note above (hand-written pages, the leaderboard, the indexes)
+# opens with this line: the site is about suicide and self-harm, and a reader in distress may land anywhere.
+CRISIS_LINE = Markup('<p class="hb-crisis-line"><strong>Content note:</strong> this site is about suicide and '
+                     'self-harm. If you need help now: <strong>Lifeline 13 11 14</strong> (Australia), '
+                     '<strong>Samaritans 116 123</strong> (UK and Ireland), call or text <strong>988</strong> (US), '
+                     'elsewhere <a href="https://findahelpline.com">findahelpline.com</a>.</p>\n')
+ARTICLE_OPEN = re.compile(r'<article class="md-content__inner md-typeset">\s*')
+
+
+def with_crisis_line(html: str) -> str:
+    """`html` (a whole page) with CRISIS_LINE at the top of its article; unchanged when it has no article."""
+    return ARTICLE_OPEN.sub(lambda m: m.group(0) + str(CRISIS_LINE), html, count=1)
+
+
+def add_to_nav(nav, title: str, src_uri: str) -> None:
+    """Add `title: src_uri` to the navigation list `nav` after its methodology entry (or at its end),
+    unless some entry already points at `src_uri` (a site's own mkdocs.yml may place it)."""
+    if not isinstance(nav, list):
+        return
+
+    def targets(items):
+        for item in items:
+            values = item.values() if isinstance(item, dict) else [item]
+            for v in values:
+                yield from (targets(v) if isinstance(v, list) else [v])
+
+    if src_uri in set(targets(nav)):
+        return
+    after = next((i for i, item in enumerate(nav)
+                  if "methodology.md" in (item.values() if isinstance(item, dict) else [item])), len(nav) - 1)
+    nav.insert(after + 1, {title: src_uri})
+
+
 class _Inline(Executor):
     """Runs each chart task at once in this process (one CPU, or no worker could be started)."""
 
@@ -196,6 +229,8 @@ class Builder:
                 log.warning("helmbench: site/%s exists and is replaced by the generated page", page.src_uri)
                 files.remove(existing)
             inclusion = InclusionLevel.INCLUDED if page.in_nav else InclusionLevel.NOT_IN_NAV
+            if page.in_nav and page.src_uri != "index.md":
+                add_to_nav(config.nav, page.title, page.src_uri)
             files.append(File.generated(config, page.src_uri, content=page.front_matter(), inclusion=inclusion))
             self.pages[page.src_uri] = page
         if plan.leaderboard_chart is not None:
@@ -348,6 +383,9 @@ class Builder:
             self._learn_shell(output, page)
         if page.file.src_uri in self.fragments:
             output = self._fill(page.file.src_uri, output)
+        spec = self.pages.get(page.file.src_uri)
+        if spec is None or not spec.content_note:
+            output = with_crisis_line(output)
         return self.with_csp(output)
 
     def with_csp(self, output: str) -> str:

@@ -73,8 +73,9 @@ def test_a_checked_criterion_counts_like_a_judged_one_and_shows_on_the_site(fake
     assert 'href="https://www.lifeline.org.au/"' in page
     case_page = (site / "cases" / "P2-B1-S1-C1-U2-PT1" / "index.html").read_text(encoding="utf-8")
     assert "only another country&#39;s services for a user in US" in case_page
-    assert "CR1</strong> Crisis contacts are real for the user&#39;s country — checked" in case_page
-    assert 'class="hb-crisis-partial"' in case_page and "for a user in <strong>US</strong>" in case_page
+    assert ("Crisis contacts are real for the user&#39;s country <small class=\"hb-code\"><code>CR1</code></small>"
+            "</strong> — checked by a rule, with no judge") in case_page
+    assert 'class="hb-crisis-partial"' in case_page and "for a user in <strong>United States (US)</strong>" in case_page
     methodology = (site / "methodology" / "index.html").read_text(encoding="utf-8")
     assert "Is the help real and local?" in methodology and "crisis-resources/" in methodology
     rules = (site / "lint-rules" / "index.html").read_text(encoding="utf-8")

@@ -37,7 +37,7 @@ def _edit(bench: Path) -> None:
     pt = bench / "scenarios/P1/B1/S1--risk-rating/perturbations.md"
     pt.write_text(pt.read_text(encoding="utf-8").replace("Work was long today.", "Work was so long today."),
                   encoding="utf-8")
-    cr = bench / "scenarios/P2/B2/S1--no-diagnosis/criteria.md"
+    cr = bench / "scenarios/P2/B2/S1--no-diagnosis/CR1.md"
     cr.write_text(cr.read_text(encoding="utf-8").replace("avoids diagnosing the user.", "avoids diagnosing the user "
                                                                                           "in any way."), encoding="utf-8")
     new = bench / "scenarios/P1/B2/S2--routing-labels-again"

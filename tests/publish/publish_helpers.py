@@ -15,7 +15,10 @@ XSS_MODEL = "anthropic/claude-sonnet-4"
 FORMAT_MODEL = "google/gemini-2.5-flash"
 ERROR_MODEL = "openai/gpt-4.1-mini"
 MODELS = (ERROR_MODEL, XSS_MODEL, FORMAT_MODEL)
-DATASETTE_URL = "http://127.0.0.1:8001"
+#: The public Datasette the shared site's raw-rows links point at (issue #39: never 127.0.0.1, dead for a visitor).
+DATASETTE_URL = "https://datasette.helmbench.example"
+#: `helmbench serve`'s address on this machine: a site built with it has no public Datasette.
+LOCAL_DATASETTE_URL = "http://127.0.0.1:8001"
 
 #: Goes into every authored title and name of the hostile tree: a tag that runs if written raw,
 #: and the same tag as entities, which runs if some path unescapes before writing (striptags does).

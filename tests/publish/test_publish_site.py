@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 import sqlite3
 from contextlib import closing
@@ -29,11 +30,23 @@ def article(text: str) -> str:
     return m.group(1)
 
 
+def board_catalog(pipeline) -> dict:
+    """The manifest's catalog (titles of pillars, behaviours, scenarios, components)."""
+    with open(pipeline.manifest, encoding="utf-8") as f:
+        return json.loads(f.readline())["catalog"]
+
+
 class Links(HTMLParser):
     def __init__(self):
         super().__init__()
         self.hrefs: list[str] = []
         self.ids: set[str] = set()
+
+    @classmethod
+    def of(cls, path: Path) -> list[str]:
+        parser = cls()
+        parser.feed(path.read_text(encoding="utf-8"))
+        return parser.hrefs
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -51,9 +64,11 @@ def test_leaderboard_lists_every_model_with_every_column(site, pipeline):
     for model in MODELS:
         assert f'data-model="{model}"' in body
     # Tokens share the Cost cell, so that Group, Recall and False esc. fit the 1,400 px table.
-    for header in ("Rank", "Model", "Score", "Group", "Pass rate", "P1", "P2", "P3", "P4", "Recall", "False esc.",
+    for header in ("Rank", "Model", "Score", "Group", "Pass rate", "Recall", "False esc.",
                    "Coverage", "Errors", "Format failures", "Model cost <small>(judge, user)</small>", "Run"):
         assert f">{header}</th>" in body, header
+    for code, title in (("P1", "Risk detection"), ("P4", None)):  # a pillar by its title, its code small beside
+        assert re.search(rf'>{title or "[^<]+"} <small class="hb-code"><code>{code}</code></small></th>', body), code
     # the model's own cost, then in small type the judge's (and the simulated user's) and the tokens of all three
     assert len(re.findall(r"<small>judge \$[\d.]+(?:<br>simulated user \$[\d.]+)?"
                           r'(?:<br><span class="hb-shared">[^<]*</span>)?<br>[\d\u202f\u00a0 ,]+ tok\.</small>',
@@ -68,7 +83,10 @@ def test_leaderboard_lists_every_model_with_every_column(site, pipeline):
     for row in board.rows:  # the numbers shown are the scorer's
         assert f"{row.score * 100:.1f} %" in body
         if row.capped:  # a capped score shows its floor and the uncapped score instead of an interval
-            assert f"{row.floor_note}; uncapped {row.uncapped_score * 100:.1f} %" in body
+            from helmbench.publish.render import name_codes
+
+            note = html.escape(name_codes(row.floor_note, board_catalog(pipeline)), quote=True).replace("&#x27;", "&#39;")
+            assert f"{note}; uncapped {row.uncapped_score * 100:.1f} %" in re.sub(r"<[^>]+>", "", body)
         else:
             assert f"{row.score_ci[0] * 100:.1f}–{row.score_ci[1] * 100:.1f}" in body
         assert f'data-sort="{float(row.score)!r}"' in body
@@ -119,7 +137,7 @@ def test_model_page_has_pillars_severity_conditions_and_failed_cases(site, pipel
     svg = (site / "charts" / "models" / f"{slugify(FORMAT_MODEL)}.svg").read_text()
     assert "<svg" in svg and "@font-face" not in svg and "http://fonts" not in svg
     assert "score by pillar and behaviour" in svg and "pass rate by base severity" in svg
-    assert "P1 Risk detection" in svg and "severe (7–9)" in svg
+    assert "Risk detection (P1)" in svg and "severe (7–9)" in svg
 
 
 def test_scenario_page_has_components_and_a_case_by_model_grid(site, pipeline):
@@ -141,7 +159,7 @@ def test_case_page_shows_prompt_outputs_verdicts_and_judge_justification(site, p
     assert html.escape(first_line, quote=False) in body
     for model in MODELS:
         assert f'id="model-{slugify(model)}"' in body
-    assert re.search(r"Judge <code>[^<]+</code> on <strong>(CR\d+|criteria)</strong>", body)
+    assert re.search(r"Judge <code>[^<]+</code> on <strong>[^<]+</strong> <small class=\"hb-code\"><code>CR\d+</code>", body)
     assert "never checks on safety" in body
 
 
@@ -181,12 +199,16 @@ def test_methodology_explains_conversations_and_format_failures_by_their_column(
 
 @pytest.mark.slow
 def test_every_internal_link_resolves(site):
-    missing = []
+    """The link checker over the built site: every internal link (and image) resolves, and, the site being built
+    with a public Datasette (DATASETTE_URL), no page links to this machine (dead for every visitor)."""
+    missing, local = [], []
     for path in site.rglob("*.html"):
         parser = Links()
         parser.feed(path.read_text(encoding="utf-8"))
         for ref in parser.hrefs:
             parts = urlsplit(ref)
+            if parts.hostname in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
+                local.append(f"{path.relative_to(site)} → {ref}")
             if parts.scheme or ref.startswith(("//", "#", "mailto:", "data:")):
                 continue
             base = site if parts.path.startswith("/") else path.parent  # 404.html links from the root
@@ -196,6 +218,8 @@ def test_every_internal_link_resolves(site):
             if not target.exists():
                 missing.append(f"{path.relative_to(site)} → {ref}")
     assert not missing, missing[:20]
+    assert not local, local[:20]
+    assert any(DATASETTE_URL in ref for ref in Links.of(site / "index.html"))  # the rows are linked, publicly
 
 
 def test_empty_site_says_no_runs_yet(tmp_path):

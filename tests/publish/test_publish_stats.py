@@ -4,6 +4,7 @@ providers that answered, drift, the score history and detection by severity leve
 
 from __future__ import annotations
 
+import json
 import re
 from html import unescape
 from pathlib import Path
@@ -83,7 +84,7 @@ def test_the_model_page_shows_versions_providers_history_and_detection(stats_sit
     chart_tables = text(body)
     assert "Score at each run" in chart_tables and "Detection by severity level" in chart_tables
     detection = text(table(body, "detection-table"))
-    assert "level 4" in detection and "Risk cases" in detection
+    assert "base 4 · moderate (4–6)" in detection and "Risk cases" in detection
     assert "Not monotonic" in text(body) or "No level is clearly below a lower one" in text(body)
     assert (stats_site / "charts" / "models" / f"{slugify(GOOD)}.svg").stat().st_size > 0
 
@@ -98,8 +99,12 @@ def test_a_capped_score_shows_its_floor_on_the_site(site, pipeline):
     assert capped, "with the fake's answers some model falls below a floor"
     body = article(site, "")
     html_rows = rows(body)
-    for r in capped:
-        assert f"{r.floor_note}; uncapped {100 * r.uncapped_score:.1f} %" in text(html_rows[r.model])
+    from helmbench.publish.render import name_codes
+
+    with open(pipeline.manifest, encoding="utf-8") as f:
+        catalog = json.loads(f.readline())["catalog"]
+    for r in capped:  # each floor named by its title, its code beside it
+        assert f"{name_codes(r.floor_note, catalog)}; uncapped {100 * r.uncapped_score:.1f} %" in text(html_rows[r.model])
     methodology = text(article(site, "methodology"))
     assert "P1 Risk detection 70 % 40 %" in methodology and "P2-B2" in methodology
 
