@@ -36,7 +36,7 @@ sys.path.insert(0, str(REPO / "tests" / "lint"))
 from hostile_corpus import BASE, CASES, SECRET, build  # noqa: E402
 
 from helmbench.lint import lint_tree  # noqa: E402
-from helmbench.lint.render import text  # noqa: E402
+from helmbench.cli.lint_render import text  # noqa: E402
 
 TARGET_S = 2.0
 _recording: list[str] | None = None

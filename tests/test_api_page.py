@@ -89,3 +89,22 @@ def test_the_page_names_every_option_run_passes_on_with_its_default():
     assert "shard" in {p.name for p in hidden}
     for p in hidden:
         assert f"`{p.name}={p.default!r}`".replace("'", '"') in text, p.name
+
+
+def public_functions() -> list[str]:
+    """The functions `helmbench.api` offers: every public callable defined in helmbench.api or its modules."""
+    import inspect
+
+    from helmbench import api
+
+    return sorted(name for name, f in vars(api).items()
+                  if not name.startswith("_") and inspect.isfunction(f) and f.__module__.startswith("helmbench.api"))
+
+
+def test_the_page_lists_every_function_of_the_api():
+    """Every command is one API call (#41 §1): each function is on the page, so none stays private by omission."""
+    text = PAGE.read_text(encoding="utf-8")
+    names = public_functions()
+    assert {"review_plan", "review_packets", "review_status", "review_import", "review_export", "costs"} <= set(names)
+    missing = [n for n in names if f"`{n}(" not in text]
+    assert not missing, f"api.md does not list: {', '.join(missing)}"

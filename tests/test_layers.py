@@ -26,7 +26,9 @@ Where the top-level modules sit (LAYERS below, lowest first):
   verdicts, lint helpers), so it sits above every stage a plugin's parts come from.
 - `crisis` (6, with plugin_api): the crisis-resource registry and its evaluator, a plugin built only
   on `plugin_api` (and spec's YAML reader); nothing imports it, HELMBench finds it by entry point.
-- `api` (9, after publish): the public Python API calls every stage; the CLI is thin over it.
+- `api` (9, after publish): the public Python API calls every stage; the CLI is thin over it: a cli/ module
+  imports only `api`, `terminal`, `errors`, `__version__` and cli's own modules (rule `cli-through-api`), so
+  every command is one API call and the rendering of what it returns.
 - `__init__` and `__main__` (11, after cli): the API's re-exports and `python -m helmbench` sit on top.
 """
 
@@ -199,11 +201,39 @@ def check(root: Path = PACKAGE) -> list[Violation]:
                                        f"{module} (layer {own[0]}) imports {target} (layer {theirs[0]}), "
                                        "which comes later in spec → lint → manifest → store → run → score → "
                                        "publish → cli"))
+    found += _cli_through_api(graph, root)
     found += _litellm_reachable(graph, root)
     first: dict[tuple[str, int, str], Violation] = {}
     for v in found:  # one per import statement and rule: the module it names, not each imported name
         first.setdefault((v.path, v.line, v.rule), v)
     return list(first.values())
+
+
+#: What a cli/ module may import of helmbench: the public API, the terminal and error helpers, the version, and
+#: cli's own modules. Everything else (a stage) is reached through `helmbench.api` (#41 §1): every command is one
+#: API call and its rendering, so a notebook can do what the command does without reaching into a stage.
+CLI_MAY_IMPORT = ("api", "terminal", "errors", "cli", "__version__")
+
+
+def _cli_through_api(graph, root: Path) -> list[Violation]:
+    """A cli/ module importing a stage module (lazy imports count), reported at its line."""
+    found = []
+    for module, (path, imports) in graph.items():
+        if not module.startswith("helmbench.cli"):
+            continue
+        rel = str(path.relative_to(root.parent))
+        seen_lines: set[int] = set()
+        for line, target in imports:  # the first name of a statement is its module: one violation per statement
+            parts = target.split(".")
+            if parts[0] != "helmbench" or line in seen_lines:
+                continue
+            if len(parts) == 1 or parts[1] in CLI_MAY_IMPORT:
+                continue
+            seen_lines.add(line)
+            found.append(Violation(rel, line, "cli-through-api",
+                                   f"{module} imports {target}; cli/ reaches the stages only through "
+                                   "helmbench.api (add a function there that returns the data, render it here)"))
+    return found
 
 
 def _litellm_reachable(graph, root: Path) -> list[Violation]:
@@ -366,3 +396,23 @@ def test_a_module_loaded_by_name_is_an_arrow_too(tmp_path):
                    for v in check(root) if v.path == "helmbench/plugins/zz_bad.py")
     assert found == [(3, "layer-upward", "helmbench.run.evaluate.builtin"), (4, "layer-upward", "helmbench.lint.rules"),
                      (5, "layer-upward", "helmbench.publish.site")]
+
+
+def test_a_cli_import_of_a_stage_is_reported_at_its_line(tmp_path):
+    """Every command is one API call (#41 §1): a cli/ module reaching into a stage, even lazily, is a violation."""
+    root = _copy(tmp_path)
+    _write(root, "cli/zz_bad.py", '''\
+        """A deliberate bad import: a command opening the database itself."""
+        from helmbench.api import report
+        from helmbench import terminal, errors, __version__
+
+
+        def f():
+            from helmbench.store import open_db
+            return open_db
+        ''')
+    found = [(v.line, v.rule) for v in check(root) if v.path == "helmbench/cli/zz_bad.py"]
+    assert found == [(7, "cli-through-api")]
+    [v] = [v for v in check(root) if v.path == "helmbench/cli/zz_bad.py"]
+    assert "imports helmbench.store;" in str(v)
+

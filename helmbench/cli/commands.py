@@ -12,6 +12,7 @@ from helmbench.cli import report_cmd  # noqa: F401
 from helmbench.cli import init_cmd  # noqa: F401
 from helmbench.cli import plugins_cmd  # noqa: F401
 from helmbench.cli import generate_cmd  # noqa: F401
+from helmbench.cli import agreement_cmd  # noqa: F401
 from helmbench.cli import review_cmd  # noqa: F401
 from helmbench.cli import export_cmd  # noqa: F401
 from helmbench.cli import merge_cmd  # noqa: F401

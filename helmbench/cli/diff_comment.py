@@ -11,11 +11,12 @@ stays under GitHub's size limit.
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
-from helmbench.manifest.diff import ManifestDiff
-from helmbench.manifest.reader import read_manifest
+from helmbench.api import DIFF_FORMAT, ManifestDiff, read_manifest
+from helmbench.errors import HelmbenchError
 
 #: Marks the comment as helmbench's (the workflow's sticky-comment action also adds its own).
 MARKER = "<!-- helmbench:diff-comment -->"
@@ -103,20 +104,38 @@ def _cost_section(cases: list[dict], models_file: Path | None, db: Path | None) 
         return out + ["No new model call is needed.", ""]
     if models_file is None or not models_file.is_file():
         return out + [f"{len(cases)} case(s) need new calls; no models.yml was found, so the cost is not estimated.", ""]
-    from helmbench.run import estimate as est
-    from helmbench.run.selection import load_models_file
+    from helmbench import api
+    from helmbench.cli import estimate_render as est
 
-    entries = list(load_models_file(models_file).models)
-    estimator = est.Estimator(entries, db)
-    for case in cases:
-        for e in entries:
-            estimator.add(e.id, case)
-    result = estimator.result()
+    result = api.estimate_cases(cases, models_file, db)
     out += ["| model | new calls | est. output tokens | est. cost |", "| --- | ---: | ---: | ---: |"]
     for m in result.models:
         out.append(f"| {md_text(m.id)} | {m.calls:,} | {md_text(est.tokens_range(m.output_low, m.output_high))} | "
                    f"{md_text(est.cost_range(m))} |")
     out.append("")
-    for line in est.notes(result):
+    for line in result.to_dict()["notes"]:
         out += [md_text(line, limit=2000), ""]
     return out
+
+
+def render(d: ManifestDiff, fmt: str) -> str:
+    """`helmbench diff` as text, json (diff.schema.json) or a GitHub annotation (the comment: `render_comment`)."""
+    if fmt == "json":
+        return json.dumps({"format": DIFF_FORMAT, **d.to_dict()}, indent=2)
+    groups = [("added", d.added), ("removed", d.removed),
+              ("request changed (new model calls)", d.request_changed),
+              ("evaluation changed (re-judge only)", d.evaluation_changed),
+              ("scoring changed (severity, difficulty or weight; no calls)", d.scoring_changed)]
+    if fmt == "github":
+        lines = [f"::notice title=HELMBench manifest diff::{len(d.added)} added, {len(d.removed)} removed, "
+                 f"{len(d.request_changed)} need new model calls, {len(d.evaluation_changed)} need re-judging only, "
+                 f"{len(d.scoring_changed)} change scoring only"]
+        return "\n".join(lines)
+    if fmt != "text":
+        raise HelmbenchError(f"unknown format {fmt!r}")
+    out = [f"{d.old_hash} → {d.new_hash}"]
+    for title, ids in groups:
+        out.append(f"{title}: {len(ids)}")
+        out += [f"  {i}" for i in ids]
+    out.append(f"unchanged: {d.unchanged}")
+    return "\n".join(out)

@@ -44,9 +44,8 @@ def export(
     from helmbench.cli.console import SafeConsole
     from rich.text import Text
 
-    from helmbench.api import export as export_api
+    from helmbench.api import export as export_api, in_build
     from helmbench.cli import validate
-    from helmbench.spec.discover import in_build
 
     db, manifest = in_build(db=db, manifest=manifest)
     validate.db_to_read(db), validate.input_file(manifest, "--manifest", what="manifest", optional=True)

@@ -7,7 +7,6 @@ Generated text is untrusted: it is printed only through `printable`.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import List, Optional
 
@@ -33,13 +32,12 @@ DRY_RUN = typer.Option(False, "--dry-run", help="Show the calls and their estima
 
 
 def _paths(root: Optional[Path], db: Optional[Path]) -> tuple[Path, Path]:
+    from helmbench import api
     from helmbench.cli import validate
-    from helmbench.spec import discover
 
-    root = discover.benchmark_root(root)
+    root = api.benchmark_root(root)
     validate.bench_root(root)
-    db = db if db is not None else discover.build_dir(root, options="--db") / "results.db"
-    return root, db
+    return root, db if db is not None else api.generation_db(root)
 
 
 def _written(written, root: Path) -> None:
@@ -61,7 +59,7 @@ def _written(written, root: Path) -> None:
 
 def _report(outcome, root: Path) -> None:
     from helmbench.terminal import printable
-    from helmbench.run.estimate import money
+    from helmbench.cli.estimate_render import money
 
     if outcome.estimate is not None:
         est = outcome.estimate
@@ -81,15 +79,13 @@ def _report(outcome, root: Path) -> None:
 
 
 def _generate(fn, root: Optional[Path], db: Optional[Path], max_cost: Optional[float], dry_run: bool, *args) -> None:
-    """Run one model-backed generator (variants, scenario) with the key from the environment."""
+    """Run one model-backed generator (variants, scenario) of helmbench.api (the key from the environment)."""
     from helmbench.cli import validate
 
     root, db_path = _paths(root, db)
     if not dry_run:
         validate.db_to_write(db_path)
-    outcome = fn(root, *args, db=db_path, api_key=os.environ.get("OPENROUTER_API_KEY") or None,
-                 api_base=os.environ.get("OPENROUTER_API_BASE") or None, max_cost=max_cost, dry_run=dry_run)
-    _report(outcome, root)
+    _report(fn(root, *args, db=db_path, max_cost=max_cost, dry_run=dry_run), root)
 
 
 @generate_app.command("variants")
@@ -109,10 +105,9 @@ def variants(
 
     Example: helmbench generate variants P1-B1-S1-PT1 --axis age=teen,older --axis country=UK,India
     """
-    from helmbench.generate.tree import parse_axes
-    from helmbench.generate.variants import generate_variants
+    from helmbench.api import generate_variants
 
-    _generate(generate_variants, root, db, max_cost, dry_run, component, parse_axes(axis))
+    _generate(generate_variants, root, db, max_cost, dry_run, component, axis)
 
 
 @generate_app.command("scenario")
@@ -130,7 +125,7 @@ def scenario(
 
     Example: helmbench generate scenario P1-B2 --count 2 --max-cost 0.50
     """
-    from helmbench.generate.scenario import generate_scenarios
+    from helmbench.api import generate_scenarios
 
     _generate(generate_scenarios, root, db, max_cost, dry_run, behaviour, count)
 
@@ -148,11 +143,7 @@ def noise(
 
     Example: helmbench generate noise P1-B1-S1-PT1 --transform typo --seed 7
     """
-    from helmbench.errors import UsageError
-    from helmbench.generate.noise import TRANSFORMS
-    from helmbench.generate.noisy import generate_noise
+    from helmbench.api import generate_noise
 
-    if bad := [t for t in transform if t not in TRANSFORMS]:
-        raise UsageError(f"--transform {bad[0]!r} is not one of {', '.join(TRANSFORMS)}")
     root, _ = _paths(root, None)
-    _written(generate_noise(root, component, list(dict.fromkeys(transform)) or list(TRANSFORMS), seed), root)
+    _written(generate_noise(root, component, transform, seed), root)

@@ -35,7 +35,8 @@ def template_files() -> list[tuple[str, Path]]:
 
 def scaffold(target: Path) -> tuple[list[str], list[str]]:
     """Write the template into `target`; returns (created, skipped) relative paths."""
-    from helmbench import __version__, safewrite
+    from helmbench import __version__
+    from helmbench.api import write_text
 
     existing_benchmark = (target / "scenarios").is_dir()
     created, skipped = [], []
@@ -48,7 +49,7 @@ def scaffold(target: Path) -> tuple[list[str], list[str]]:
             continue
         text = src.read_text(encoding="utf-8").replace("{version}", __version__)
         # exclusive: never replace a file made meanwhile; a link in the way (scenarios -> elsewhere) is refused
-        safewrite.write_text(path, text, target, exclusive=True)
+        write_text(path, text, target, exclusive=True)
         created.append(dest)
     return created, skipped
 

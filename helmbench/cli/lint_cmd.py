@@ -57,18 +57,17 @@ def lint(
 
         helmbench lint --strict --format github benchmark
     """
+    from helmbench import api
     from helmbench.cli import validate
-    from helmbench.spec.discover import benchmark_root
 
-    root = benchmark_root(root)
+    root = api.benchmark_root(root)
     validate.bench_root(root)
     day = validate.iso_date(as_of, "--as-of") if as_of is not None else None
 
-    from helmbench.api import lint as lint_tree
-    from helmbench.lint.render import RENDERERS, notes, summary
+    from helmbench.cli.lint_render import RENDERERS, notes, summary
     from helmbench.terminal import printable
 
-    diags = lint_tree(root, as_of=day)
+    diags = api.lint(root, as_of=day)
     rendered = RENDERERS[format.value](diags, _prefix(root, "absolute" if format is Format.github else "relative"))
     if rendered:
         print(rendered)
@@ -95,10 +94,10 @@ def rules(
 
         helmbench rules HB504
     """
+    from helmbench.api import rules as api_rules
     from helmbench.errors import UsageError
-    from helmbench.lint.rulebook import codes
 
-    CODES = codes()  # built-in and plugins' codes
+    CODES = api_rules()  # built-in and plugins' codes
     selected = list(CODES.values())
     if code:
         if code.upper() not in CODES:

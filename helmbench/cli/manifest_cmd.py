@@ -49,19 +49,18 @@ def compile_(
 
     Example: helmbench compile --include-unreviewed benchmark
     """
+    from helmbench import api
+    from helmbench.api import LintFailed
     from helmbench.cli import validate
-    from helmbench.lint.render import text
+    from helmbench.cli.lint_render import text
     from helmbench.terminal import printable
-    from helmbench.api import compile as compile_tree
-    from helmbench.manifest import LintFailed
-    from helmbench.spec import discover
 
-    root = discover.benchmark_root(root)
-    out = out if out is not None else discover.build_dir(root)
+    root = api.benchmark_root(root)
+    out = out if out is not None else api.build_dir(root)
     validate.bench_root(root), validate.output_dir(out, "--out")
 
     try:
-        result = compile_tree(root, out, include_unreviewed=include_unreviewed)
+        result = api.compile(root, out, include_unreviewed=include_unreviewed)
     except LintFailed as exc:
         print(text([d for d in exc.diagnostics if d.is_error]), file=sys.stderr)
         raise
@@ -83,27 +82,15 @@ def list_(root: Optional[Path] = ROOT,
 
     Example: helmbench list benchmark --format json
     """
+    from helmbench import api
     from helmbench.cli import validate
-    from helmbench.spec import load_benchmark
-    from helmbench.spec.discover import benchmark_root
 
-    root = benchmark_root(root)
+    root = api.benchmark_root(root)
     validate.bench_root(root)
-    bench, _ = load_benchmark(root)
-    rows = []
-    for sc in bench.scenarios:
-        p = bench.pillars.get(sc.pillar)
-        b = bench.behaviours.get(sc.behaviour_key)
-        rows.append({
-            "scenario": sc.key, "title": sc.meta.title if sc.meta else None,
-            "pillar": sc.pillar, "pillar_title": p.title if p else None,
-            "behaviour": sc.behaviour_key, "behaviour_title": b.title if b else None,
-            "evaluation": sc.evaluation_type, "conditions": len(sc.conditions),
-            "user_contexts": len(sc.user_contexts), "perturbations": len(sc.perturbations),
-            "criteria": len(sc.criteria), "cases": sc.case_count,
-        })
+    listed = api.scenarios(root)
+    rows = listed["scenarios"]
     if format is Fmt.json:
-        print(json.dumps({"format": LIST_FORMAT, "scenarios": rows, "cases": sum(r["cases"] for r in rows)}, indent=2,
+        print(json.dumps({"format": LIST_FORMAT, "scenarios": rows, "cases": listed["cases"]}, indent=2,
                          ensure_ascii=False))
         return
     from helmbench.cli.console import SafeConsole
@@ -111,7 +98,7 @@ def list_(root: Optional[Path] = ROOT,
 
     from helmbench.terminal import printable  # authored titles must not drive the terminal
 
-    table = Table(title=printable(" ".join(x for x in (bench.name, bench.version) if x)))
+    table = Table(title=printable(" ".join(x for x in (listed["name"], listed["version"]) if x)))
     for col in ("scenario", "pillar / behaviour", "evaluation", "C×U×PT", "cases"):
         table.add_column(col)
     for r in rows:
@@ -138,16 +125,16 @@ def show(
 
     Example: helmbench show P1-B1-S1-C1-U2-PT3
     """
+    from helmbench import api
     from helmbench.cli import validate
     from helmbench.errors import UsageError
-    from helmbench.spec.discover import benchmark_root
 
     if manifest:
         validate.input_file(manifest, "--manifest", what="manifest")
     else:
-        root = benchmark_root(root)
+        root = api.benchmark_root(root)
         validate.bench_root(root, "--root")
-    case = _find_case(case_id, root, manifest)
+    case = api.find_case(case_id, root=root, manifest=manifest)
     if case is None:
         raise UsageError(f"no case {case_id!r}", hint="`helmbench list` shows the scenarios and their counts")
     if as_json:
@@ -167,24 +154,6 @@ def show(
     rf = case["request"]["response_format"]
     print("\n--- response format ---\n" + (json.dumps(rf, indent=2, ensure_ascii=False) if rf else "free text"))
     print("\n--- evaluation ---\n" + json.dumps(case["evaluation"], indent=2, ensure_ascii=False))
-
-
-def _find_case(case_id: str, root: Optional[Path], manifest: Optional[Path]) -> dict | None:
-    if manifest is not None:
-        from helmbench.manifest import read_manifest
-
-        return next((c for c in read_manifest(manifest) if c["id"] == case_id), None)
-    from helmbench.manifest.canonical import canonical
-    from helmbench.manifest.cases import scenario_cases
-    from helmbench.spec import load_benchmark
-    from helmbench.spec.discover import benchmark_root
-
-    bench, _ = load_benchmark(benchmark_root(root))
-    for sc in bench.scenarios:
-        if case_id.startswith(sc.key + "-") and sc.meta is not None:
-            case = next((c for c in scenario_cases(bench, sc) if c["id"] == case_id), None)
-            return json.loads(canonical(case)) if case else None  # the form the manifest would hold
-    return None
 
 
 @app.command()
@@ -213,37 +182,34 @@ def diff(
     """
     import tempfile
 
+    from helmbench import api
     from helmbench.cli import validate
+    from helmbench.cli.diff_comment import render
     from helmbench.errors import UsageError
-    from helmbench.manifest.diff import compile_at_revision, diff_manifests, render
-    from helmbench.spec import discover
 
     for path, name in ((old, "OLD"), (new, "NEW")):
         if path is not None:
             validate.input_file(path, name, what="manifest")
     if against:
-        root = discover.benchmark_root(root)
+        root = api.benchmark_root(root)
         validate.bench_root(root, "--root")
 
     with tempfile.TemporaryDirectory() as tmp:
         if against:
             if old is not None and new is None:
                 new, old = old, None
-            old = compile_at_revision(root, against, Path(tmp))
+            old = api.compile_at_revision(root, against, Path(tmp))
             if new is None:
-                from helmbench.manifest import compile_tree
-
-                new = compile_tree(root, Path(tmp) / "new").path
+                new = api.compile(root, Path(tmp) / "new").path
         if old is None or new is None:
             raise UsageError("give OLD and NEW manifests, or --against REF")
-        d = diff_manifests(old, new)
+        d = api.diff(old, new)
         if format is DiffFmt.comment:
             from helmbench.cli.diff_comment import render_comment
 
             if models_file is None:
-                found = discover.find_layout(root) if root is not None else discover.find_layout()
-                models_file = found.root / "models.yml" if found is not None else None
-            print(render_comment(d, old, new, models_file, discover.in_build(db=None)[0]))
+                models_file = api.models_file_of(root)
+            print(render_comment(d, old, new, models_file, api.in_build(db=None)[0]))
             return
         print(render(d, format.value))
 

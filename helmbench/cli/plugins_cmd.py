@@ -30,10 +30,10 @@ def plugins(
 
         helmbench plugins --format json
     """
+    from helmbench.api import plugins as loaded_plugins
     from helmbench.terminal import printable
-    from helmbench.plugins import registry
 
-    loaded = [p.to_dict() for p in registry.plugins()]
+    loaded = loaded_plugins()
     if format is PluginsFormat.json:
         print(json.dumps(loaded, indent=2, ensure_ascii=False))
         return

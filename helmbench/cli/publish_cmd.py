@@ -43,23 +43,19 @@ def publish(
     """
     import time
 
+    from helmbench import api
     from helmbench.cli import validate
     from helmbench.terminal import printable
-    from helmbench import api
-    from helmbench.publish import log_to_stderr
-    from helmbench.spec import discover
 
-    log_to_stderr()
-    db, manifest, site_dir = discover.in_build(db=db, manifest=manifest, site_dir=site_dir)
+    db, manifest, site_dir = api.in_build(db=db, manifest=manifest, site_dir=site_dir)
     validate.publish_paths(db, manifest, config_file, site_dir)
     started = time.perf_counter()
     out = api.publish(db, site_dir, manifest=manifest, datasette_url=datasette_url, config_file=config_file,
-                      strict=strict, project_dir=discover.project_dir(), allow_site_code=allow_site_code)
+                      strict=strict, project_dir=api.project_dir(), allow_site_code=allow_site_code,
+                      show_log=True)
     note = "" if db.is_file() else " (no run has been made yet, dry run only: the leaderboard says how to make one)"
     print(f"site built in {time.perf_counter() - started:.1f} s → {printable(str(out))}{note}")
-    from helmbench.score.report import manifest_note
-
-    shown = manifest_note(db, manifest)  # the sentence `report` and `agreement` say in the same case
+    shown = api.site_note(db, manifest)  # the sentence `report` and `agreement` say in the same case
     if shown:
         print(f"note: {printable(shown)}", file=sys.stderr)
 
@@ -88,25 +84,22 @@ def serve(
 
         helmbench serve --publish build/datasette   # then: datasette publish … --plugins-dir build/datasette/plugins
     """
+    from helmbench import api
     from helmbench.cli import validate
-    from helmbench.publish import datasette
-    from helmbench.spec import discover
 
-    db, serve_dir = discover.in_build(db=db, serve_dir=serve_dir)
+    db, serve_dir = api.in_build(db=db, serve_dir=serve_dir)
     validate.db_to_read(db), validate.output_dir(publish_dir if publish_dir is not None else serve_dir,
                                                  "--publish" if publish_dir is not None else "--serve-dir")
     if publish_dir is not None:
-        snap = datasette.snapshot(db, publish_dir, public=True)
-        meta = datasette.write_metadata(snap, publish_dir / "metadata.json", site_url=site_url)
-        plugins = datasette.write_plugins(publish_dir)
+        public = api.datasette_publish(db, publish_dir, site_url=site_url)
+        snap, meta, plugins = public.snapshot, public.metadata, public.plugins
         print(f"snapshot {snap}\nmetadata {meta}\nplugins  {plugins} (keeps SQL plain: no fts3_tokenizer())")
         print(f"publish with, e.g.: datasette publish cloudrun {snap} --metadata {meta} --plugins-dir {plugins} "
               "--service helmbench")
         print("a public host must be started with that --plugins-dir, or visitors' SQL reaches native pointers")
         return
-    snap = datasette.new_snapshot(db, serve_dir)
-    meta = datasette.write_metadata(snap, serve_dir / "metadata.json", site_url=site_url)
-    _run_datasette(datasette.serve_command(snap, meta, port, allow_hosts=tuple(allow_host)), port, snap)
+    served = api.datasette_serve(db, serve_dir, port=port, site_url=site_url, allow_hosts=allow_host)
+    _run_datasette(served.command, port, served.snapshot)
 
 
 def _run_datasette(command: list[str], port: int, snap: Path) -> None:

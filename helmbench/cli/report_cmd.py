@@ -60,9 +60,8 @@ def report(
 
         helmbench report --judge-version openai/gpt-4.1-2025-04-14
     """
+    from helmbench.api import in_build, report_data
     from helmbench.cli import report_render as render, validate
-    from helmbench.api import report_data
-    from helmbench.spec.discover import in_build
 
     if calibrated_only and run_id is not None:
         from helmbench.errors import UsageError

@@ -18,9 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from helmbench.terminal import escaped, printable
-from helmbench.score.report import Report
-from helmbench.score.leaderboard import LeaderboardRow
-from helmbench.score.pairwise import format_p
+from helmbench.api import LeaderboardRow, Report, format_p
 
 NOTES = (
     "score: severity-weighted (see the methodology page), 95 % interval (Wilson, effective number of cases; none "
@@ -133,7 +131,7 @@ def judge_rows(report: Report) -> tuple[list[str], list[list[str]]]:
 
 def judge_lines(report: Report) -> list[str]:
     """The judges' agreement per criterion, and whether the top group depends on the judge."""
-    from helmbench.score.model import criterion_key
+    from helmbench.api import criterion_key
 
     j = report.judges
     out = [f"judges' agreement on {criterion_key(*c)}: Fleiss κ {'—' if k is None else f'{k:.2f}'} over "

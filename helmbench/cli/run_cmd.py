@@ -31,10 +31,10 @@ def _db():
 
 def _defaults(manifest: Optional[Path], models_file: Optional[Path], db: Optional[Path]):
     """Paths not given: build/ beside the benchmark found from the current folder, and its models.yml."""
-    from helmbench.spec import discover
+    from helmbench import api
 
-    manifest, db = discover.in_build(manifest=manifest, db=db)
-    return manifest, models_file if models_file is not None else discover.models_file(), db
+    manifest, db = api.in_build(manifest=manifest, db=db)
+    return manifest, models_file if models_file is not None else api.models_file(), db
 
 
 def _models():
@@ -107,15 +107,12 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
              rejudge_sample: int = 0, rejudge_seed: int = 0):
     import os
 
-    from helmbench.run.selection import parse_shard
+    from helmbench import api
 
-    shard = parse_shard(shard)  # a bad K/N is refused before any path is looked at
+    shard = api.parse_shard(shard)  # a bad K/N is refused before any path is looked at
 
     if not dry_run and os.environ.get("OPENROUTER_API_KEY"):  # start litellm's seconds-long import first
-        from helmbench.run.provider import preload_litellm
-
-        preload_litellm()
-    from helmbench import api
+        api.preload_provider()
     from helmbench.cli import validate
     from helmbench.cli import run_render as render
 
@@ -142,9 +139,9 @@ def _execute(*, manifest: Path, models_file: Path, db: Path, scenarios: list[str
     if result.dry_run:
         if not case_ids:
             render.dry_run(result, out)
-            from helmbench.run import estimate
+            from helmbench.cli.estimate_render import render as render_estimate
 
-            estimate.render(estimate.estimate_plan(result.plan, db), out)
+            render_estimate(api.estimate_run(result, db), out)
         return result
     if not case_ids:
         render.summary(result, out)
@@ -273,15 +270,14 @@ def run_single(
 
         helmbench run-single P1-B1-S1-C1-U1-PT1 --model openai/gpt-4.1-mini
     """
+    from helmbench import api
     from helmbench.cli import run_render as render
-    from helmbench.run.single import answers_for, find_case
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
     result = _execute(manifest=manifest, models_file=models_file, db=db, scenarios=[], models=model or [], samples=1,
                       concurrency=1, max_cost=None, dry_run=dry_run, verbose=verbose, case_ids=(case_id,),
                       preview=True)
-    case = find_case(manifest, case_id)
-    answers = answers_for(db, case, result.plan.models)
+    case, answers = api.single_case(manifest, case_id, db, result)
     render.single_case(case, answers, _consoles()[0], dry=result.dry_run)
     _exit_for(result)
 
@@ -318,9 +314,8 @@ def costs(
     import json
 
     from helmbench import api
-    from helmbench.cli import validate
-    from helmbench.run import estimate
-    from helmbench.cli import run_render as render
+    from helmbench.cli import run_render as render, validate
+    from helmbench.cli.estimate_render import render as render_estimate
 
     manifest, models_file, db = _defaults(manifest, models_file, db)
     validate.db_to_read(db)
@@ -332,6 +327,6 @@ def costs(
         render.costs(data.runs, out, data.outside, total=data.total, note=data.note, others=data.others)
         if data.estimate is not None:
             out.print(f"\nNot run yet for {manifest} (one sample per case):", markup=False)
-            estimate.render(data.estimate, out)
+            render_estimate(data.estimate, out)
     if data.estimate_failed is not None:
         raise data.estimate_failed

@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from helmbench.run.session import RunReport
+from helmbench.api import RunReport
 
 
 def _money(value: float | None) -> str:
@@ -63,7 +63,7 @@ def shard_share(plan, out: Console) -> None:
 def summary(report: RunReport, out: Console) -> None:
     """Per run: its verdicts (from the run row) and the calls this invocation sent for it (from the ledger:
     answers, conversation turns and the simulated user; the judge's on the line below)."""
-    from helmbench.store.queries.ledger import MODEL_KINDS, Ledger
+    from helmbench.api import MODEL_KINDS, Ledger
 
     table = Table("run", "model", "status", "calls made", "stored", "pass", "fail", "error", "awaiting judge",
                   "billed now")

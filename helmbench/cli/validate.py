@@ -109,16 +109,16 @@ def db_to_read(path: Path, option: str = "--db", *, optional: bool = False, open
     file only deep inside a long job (publish, inside mkdocs).
     """
     if not path.exists() and not optional:
-        from helmbench.score.report import NO_RUN_HINT
+        from helmbench.api import NO_RUN_HINT
 
         raise UsageError(f"{option}: no run has been made yet (dry run only): there is no results database at {path}",
                          hint=f"{NO_RUN_HINT}; or pass the results.db a run wrote with {option}")
     input_file(path, option, what="results database", optional=optional)
     _record(path, "in", db=True)
     if open_now and path.exists():
-        from helmbench.store.db import open_readonly
+        from helmbench.api import check_database
 
-        open_readonly(path).close()
+        check_database(path)
     return path
 
 
@@ -146,9 +146,9 @@ def publish_paths(db: Path, manifest: Path, config_file: Path | None, site_dir: 
     """`helmbench publish`: a missing database or manifest gives a site that says how to run."""
     db_to_read(db, optional=True, open_now=True)
     if input_file(manifest, "--manifest", what="manifest", optional=True).is_file():
-        from helmbench.manifest.reader import read_header
+        from helmbench.api import manifest_header
 
-        read_header(manifest)  # the site picks its run by this header: a broken one is refused, not ignored
+        manifest_header(manifest)  # the site picks its run by this header: a broken one is refused, not ignored
     if config_file is not None:
         input_file(config_file, "--config-file", what="mkdocs configuration",
                    hint="run from the repository root, or pass --config-file")

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from helmbench import safewrite
-from helmbench.errors import HelmbenchError, UsageError
+from helmbench.errors import UsageError
 from helmbench.manifest.reader import read_manifest
 from helmbench.spec.naming import natural_key
 
@@ -98,25 +98,3 @@ def compile_at_revision(root: Path, ref: str, out_dir: Path) -> Path:
 
 #: The version of `diff --format json`'s shape: diff.schema.json's `format` (bump both together).
 DIFF_FORMAT = 1
-
-
-def render(d: ManifestDiff, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps({"format": DIFF_FORMAT, **d.to_dict()}, indent=2)
-    groups = [("added", d.added), ("removed", d.removed),
-              ("request changed (new model calls)", d.request_changed),
-              ("evaluation changed (re-judge only)", d.evaluation_changed),
-              ("scoring changed (severity, difficulty or weight; no calls)", d.scoring_changed)]
-    if fmt == "github":
-        lines = [f"::notice title=HELMBench manifest diff::{len(d.added)} added, {len(d.removed)} removed, "
-                 f"{len(d.request_changed)} need new model calls, {len(d.evaluation_changed)} need re-judging only, "
-                 f"{len(d.scoring_changed)} change scoring only"]
-        return "\n".join(lines)
-    if fmt != "text":
-        raise HelmbenchError(f"unknown format {fmt!r}")
-    out = [f"{d.old_hash} → {d.new_hash}"]
-    for title, ids in groups:
-        out.append(f"{title}: {len(ids)}")
-        out += [f"  {i}" for i in ids]
-    out.append(f"unchanged: {d.unchanged}")
-    return "\n".join(out)

@@ -269,27 +269,10 @@ def estimate_plan(plan, db: str | Path | None, costs: dict | None = None) -> Est
     return est.result()
 
 
-# --- rendering ------------------------------------------------------------------------------
-
 def money(v: float | None) -> str:
     if v is None:
         return "?"
     return f"${v:,.2f}" if v >= 0.01 or v == 0 else f"${v:.4f}"
-
-
-def tokens_range(low: float, high: float | None) -> str:
-    lo = f"{round(low):,}"
-    if high is None:
-        return f"{lo} – no limit"
-    hi = f"{round(high):,}"
-    return lo if lo == hi else f"{lo} – {hi}"
-
-
-def cost_range(m: ModelEstimate) -> str:
-    if m.price is None:
-        return "no known price"
-    lo, hi = money(m.cost_low), money(m.cost_high) if m.cost_high is not None else "no limit"
-    return lo if lo == hi else f"{lo} – {hi}"
 
 
 def notes(est: Estimate) -> list[str]:
@@ -311,21 +294,6 @@ def notes(est: Estimate) -> list[str]:
     out.append(f"Estimated cost of {est.calls:,} call(s): {money(low)} – {money(high) if high is not None else 'no limit'}"
                + (" (priced models only)" if est.unpriced else "") + "; judge calls are not included.")
     return out
-
-
-def render(est: Estimate, out) -> None:
-    """The estimate as a table on a rich console (strings from models.yml shown literally)."""
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table("model", "new calls", "est. output tokens", "price in / out per Mtok", "est. cost")
-    for m in est.models:
-        price = (f"${m.price.input_per_token * 1e6:g} / ${m.price.output_per_token * 1e6:g} ({m.price.source})"
-                 if m.price else "unknown")
-        table.add_row(Text(m.label), str(m.calls), tokens_range(m.output_low, m.output_high), price, cost_range(m))
-    out.print(table)
-    for line in notes(est):
-        out.print(Text(line))
 
 
 def estimate_remaining(manifest: str | Path, models_file: str | Path, db: str | Path | None,

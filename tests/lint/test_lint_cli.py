@@ -76,7 +76,7 @@ def test_github_format_annotations_use_repo_relative_paths(tmp_path):
 
 def test_github_format_escapes_commas_and_newlines():
     from helmbench.diagnostics import Diagnostic
-    from helmbench.lint.render import github
+    from helmbench.cli.lint_render import github
 
     out = github([Diagnostic("a,b:c.md", 2, 3, "HB101", "line one\nline two 100%", "error", None)], "x/")
     assert out == "::error file=x/a%2Cb%3Ac.md,line=2,col=3,endLine=2,endColumn=3,title=HB101::line one%0Aline two 100%25"
@@ -84,7 +84,7 @@ def test_github_format_escapes_commas_and_newlines():
 
 def test_github_format_carries_the_token_extent_and_the_parser_position():
     from helmbench.diagnostics import Diagnostic
-    from helmbench.lint.render import github
+    from helmbench.cli.lint_render import github
 
     d = Diagnostic("S1.md", 6, 13, "HB101", "unclosed", "error", None, 6, 14, ((7, 1, "the parser noticed here"),))
     assert github([d]) == ("::error file=S1.md,line=6,col=13,endLine=6,endColumn=14,title=HB101::"
@@ -189,7 +189,7 @@ def test_lint_json_of_every_broken_tree_validates_against_lint_schema(tmp_path):
     from jsonschema import Draft202012Validator
 
     from helmbench.cli.schema_cmd import output_schemas
-    from helmbench.lint.render import LINT_FORMAT
+    from helmbench.cli.lint_render import LINT_FORMAT
 
     schema = output_schemas()["lint"]
     check = Draft202012Validator(schema)

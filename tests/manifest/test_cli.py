@@ -272,7 +272,7 @@ def test_list_and_diff_json_validate_against_their_schemas(old_new):
 
     from helmbench.cli.manifest_cmd import LIST_FORMAT
     from helmbench.cli.schema_cmd import output_schemas
-    from helmbench.manifest.diff import DIFF_FORMAT
+    from helmbench.api import DIFF_FORMAT
 
     old, new = old_new
     real = {"list": json.loads(run_cli("list", str(GOLDEN_TREE), "--format", "json").stdout),

@@ -37,7 +37,7 @@ def test_a_kappa_interval_without_a_positive_variance_is_absent_never_a_fake_one
     to [-1, 1] turned into a 'whole range' interval), zero, or rounding noise when one side used
     a single class or the agreement is perfect: no interval is honest there, so none is shown."""
     from helmbench.cli.report_render import calibration_rows
-    from helmbench.cli.review_cmd import agreement_lines
+    from helmbench.cli.agreement_cmd import agreement_lines
     from helmbench.score.calibration import Calibration, Kappa
 
     pairs = ([(PASS, PASS)] * table[0][0] + [(PASS, FAIL)] * table[0][1] + [(FAIL, PASS)] * table[1][0]

@@ -161,12 +161,12 @@ def test_a_renamed_csv_column_fails_validation(outputs):
 def test_each_schemas_format_is_the_one_the_code_writes(outputs):
     """A shape change must bump the schema's `format` and the code's together."""
     from helmbench import api
-    from helmbench.cli import report_render, review_cmd
+    from helmbench.cli import agreement_cmd, report_render, review_cmd
     from helmbench.store.review_files import VERDICTS_FORMAT
     from helmbench.store.review_packets import PACKET_FORMAT, PLAN_FORMAT
 
     written = {"report": (report_render.REPORT_FORMAT, outputs["report"]),
-               "agreement": (review_cmd.AGREEMENT_FORMAT, outputs["agreement"]),
+               "agreement": (agreement_cmd.AGREEMENT_FORMAT, outputs["agreement"]),
                "review-status": (review_cmd.STATUS_FORMAT, outputs["review-status"]),
                "costs": (api.COSTS_FORMAT, outputs["costs"]),
                "review-plan": (PLAN_FORMAT, outputs["plan"]),

@@ -1,5 +1,7 @@
 """Render diagnostics for people (text), GitHub pull requests (annotations) and tools (JSON).
 
+Why in cli/: only the command line renders; `helmbench.api.lint` returns the findings, this prints them.
+
 Paths in diagnostics are relative to the benchmark root; each renderer is given the root's
 path as a prefix, chosen by the command for its reader:
 - text: relative to the shell's current folder, so `path:line:col` opens with a click in a
@@ -20,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 
-from helmbench.diagnostics import Diagnostic
+from helmbench.api import Diagnostic
 from helmbench.terminal import printable
 
 _UNSAFE_IN_JSON = re.compile("[\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")

@@ -1,5 +1,10 @@
 """The public Python API: lint, compile, run, report and publish a benchmark from Python.
 
+Every command of the CLI is one call of this package and the rendering of what it returns (the layer
+test's `cli-through-api` rule: cli/ imports no stage); the review functions are in `review.py`,
+authoring help in `generate.py`, the tree and its manifests in `tree.py`, Datasette in `datasette.py`,
+the authored files' schemas in `schemas.py`, all re-exported here.
+
 Why a module of its own: the CLI commands are thin wrappers over these functions, so a
 notebook or a script gets the same checks, the same incremental cache and the same numbers as
 `helmbench …` on a terminal, without building `RunOptions` or a rich `Console`. Every failure a
@@ -16,13 +21,13 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable
 
+from helmbench.diagnostics import Diagnostic  # noqa: F401  (public: what lint returns; cli/ renders it)
 from helmbench.run.config import DEFAULT_CONCURRENCY, RetryPolicy, RunOptions
 from helmbench.run.progress import Progress  # noqa: F401  (public: helmbench.Progress, what on_progress receives)
 
 if TYPE_CHECKING:  # pragma: no cover - names for annotations only
     from rich.console import Console
 
-    from helmbench.diagnostics import Diagnostic
     from helmbench.manifest import Manifest
     from helmbench.run.session import RunReport
     from helmbench.score.leaderboard import Leaderboard
@@ -46,6 +51,22 @@ def _root(root) -> Path:
     return found
 
 
+def in_build(**given: str | Path | None) -> list[Path]:
+    """Each path given, or its default in build/ beside the benchmark found from the current folder, in the
+    order given: `db, manifest = in_build(db=None, manifest=None)` (the defaults every command uses; a default
+    that is a symbolic link is refused)."""
+    from helmbench.spec.discover import in_build as defaults
+
+    return defaults(**{k: None if v is None else Path(v) for k, v in given.items()})
+
+
+def benchmark_root(root: str | Path | None = None) -> Path:
+    """The benchmark folder of `root` (or its `benchmark/` subfolder), else the one found from the current folder."""
+    from helmbench.spec.discover import benchmark_root as found
+
+    return found(None if root is None else Path(root))
+
+
 def lint(root: str | Path | None = None, *, as_of: date | None = None) -> list[Diagnostic]:
     """Every finding in the benchmark tree at `root`, sorted by file and position.
 
@@ -57,6 +78,14 @@ def lint(root: str | Path | None = None, *, as_of: date | None = None) -> list[D
 
     _, diags = lint_tree(_root(root), as_of=as_of)
     return diags
+
+
+def rules() -> dict:
+    """Every diagnostic code, built-in and plugins', by code: each with `severity`, `summary`, `explanation` and
+    an `example` (what `helmbench rules` prints and the lint-rules page shows)."""
+    from helmbench.lint.rulebook import codes
+
+    return codes()
 
 
 def _compiled(result):
@@ -339,19 +368,150 @@ def merge(out: str | Path, inputs: Iterable[str | Path]):
 
 def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None,
             datasette_url: str = "http://127.0.0.1:8001", config_file: str | Path | None = None,
-            strict: bool = False, project_dir: str | Path | None = None, allow_site_code: bool = False) -> Path:
+            strict: bool = False, project_dir: str | Path | None = None, allow_site_code: bool = False,
+            show_log: bool = False) -> Path:
     """Build the static leaderboard site from `db` into `site_dir` (default: site/ beside the db).
 
     `manifest` (default: manifest.jsonl beside the db) picks which runs are shown;
     `datasette_url` is where the "rows behind this number" links point; `config_file` and
     `project_dir` (a folder with mkdocs.yml or site/) override the packaged site, read as data:
-    their hooks, plugins, templates and scripts are taken only with `allow_site_code`. Returns
-    the site folder. Raises `HelmbenchError` when the build fails.
+    their hooks, plugins, templates and scripts are taken only with `allow_site_code`. `show_log`:
+    mkdocs' own log lines go to standard error (as `mkdocs build` shows them). Returns the site
+    folder. Raises `HelmbenchError` when the build fails.
     """
-    from helmbench.publish import PublishSettings, build_site
+    from helmbench.publish import PublishSettings, build_site, log_to_stderr
+
+    if show_log:
+        log_to_stderr()
 
     db = Path(db)
     path = db.parent / "manifest.jsonl" if manifest is None else Path(getattr(manifest, "path", manifest))
     settings = PublishSettings(db=db, manifest=path, datasette_url=datasette_url.rstrip("/"))
     return build_site(settings, config_file=config_file, site_dir=site_dir, strict=strict, project_dir=project_dir,
                       allow_code=allow_site_code)
+
+
+from helmbench.api.review import (  # noqa: E402,F401  (public: the review functions; cheap, stages load inside)
+    PACKETS_DIR, PLAN_FILE, ReviewImport, ReviewPacket, ReviewSession, is_loopback, read_review_plan,
+    review_export, review_import, review_packets, review_plan, review_plan_path, review_session, review_status)
+
+
+def models_file() -> Path:
+    """models.yml of the benchmark found from the current folder (every command's default `--models-file`)."""
+    from helmbench.spec import discover
+
+    return discover.models_file()
+
+
+def preload_provider() -> None:
+    """Start importing the provider library (litellm: seconds) in the background, before a run needs it."""
+    from helmbench.run.provider import preload_litellm
+
+    preload_litellm()
+
+
+def estimate_run(report: RunReport, db: str | Path | None = None):
+    """The `Estimate` of the new calls of `report`'s plan (a dry run's): tokens and cost per model."""
+    from helmbench.run.estimate import estimate_plan
+
+    return estimate_plan(report.plan, db)
+
+
+def estimate_cases(cases: Iterable[dict], models_file: str | Path, db: str | Path | None = None):
+    """The `Estimate` of asking every model of `models_file` each of `cases` (manifest cases) once: what a pull
+    request's new cases would cost (`helmbench diff --format comment`)."""
+    from helmbench.run.estimate import Estimator
+    from helmbench.run.selection import load_models_file
+
+    entries = list(load_models_file(Path(models_file)).models)
+    estimator = Estimator(entries, db)
+    for case in cases:
+        for e in entries:
+            estimator.add(e.id, case)
+    return estimator.result()
+
+
+def single_case(manifest, case_id: str, db: str | Path, report: RunReport) -> tuple[dict, list]:
+    """The case `case_id` of `manifest` and each model's stored answers to it, after `report` (a run of that one
+    case, `run(case_ids=(case_id,), preview=True)`): what `helmbench run-single` shows."""
+    from helmbench.run.single import answers_for, find_case
+
+    case = find_case(_as_manifest(manifest), case_id)
+    return case, answers_for(Path(db), case, report.plan.models)
+
+
+def plugins() -> list[dict]:
+    """Every plugin loaded (built-in and installed, by entry point), as data: name, source, version, module and
+    what it adds (evaluators, rules, codes); what `helmbench plugins --format json` prints."""
+    from helmbench.plugins import registry
+
+    return [p.to_dict() for p in registry.plugins()]
+
+
+def project_dir() -> Path | None:
+    """The folder holding the project's own site (mkdocs.yml or site/) found from the current folder, or None
+    (the packaged site is built)."""
+    from helmbench.spec import discover
+
+    return discover.project_dir()
+
+
+def site_note(db: str | Path, manifest=None) -> str | None:
+    """What the site says when `manifest` has no finished runs in `db` (it shows another's), in `report`'s
+    words; None when it has, or without a database."""
+    from helmbench.score.report import manifest_note
+
+    return manifest_note(Path(db), _path_of(manifest))
+
+
+def check_database(db: str | Path) -> None:
+    """Open `db` and check it is a results database HELMBench can read (else a `StorageError` naming it), for a
+    caller that would otherwise find a corrupt file deep inside a long job."""
+    from helmbench.store.db import open_readonly
+
+    open_readonly(Path(db)).close()
+
+
+def manifest_header(manifest) -> dict:
+    """The header line of `manifest` (a `Manifest` or a path), not verified; a broken one is a `HelmbenchError`."""
+    from helmbench.manifest.reader import read_header
+
+    return read_header(_path_of(manifest))
+
+
+def _path_of(manifest) -> Path | None:
+    return None if manifest is None else Path(getattr(manifest, "path", manifest))
+
+
+from helmbench.lazy import exports  # noqa: E402
+
+#: Names the command line's renderers need, from the stages that define them (loaded on first use).
+__getattr__ = exports(__name__, {
+    "RunReport": "helmbench.run.session",
+    "Report": "helmbench.score.report",
+    "Leaderboard": "helmbench.score.leaderboard",
+    "LeaderboardRow": "helmbench.score.leaderboard",
+    "Ledger": "helmbench.store.queries.ledger",
+    "MODEL_KINDS": "helmbench.store.queries.ledger",
+    "NO_RUN_HINT": "helmbench.score.report",
+    "format_p": "helmbench.score.pairwise",
+    "criterion_key": "helmbench.score.model",
+    # the one safe way to write a file (no link followed, atomic, inside a root): what the CLI writes itself
+    "write_text": "helmbench.safewrite",
+    "Estimate": "helmbench.run.estimate",
+    "ModelEstimate": "helmbench.run.estimate",
+    "money": "helmbench.run.estimate",  # how an amount of USD is written wherever HELMBench shows one
+    "ManifestDiff": "helmbench.manifest.diff",
+    "DIFF_FORMAT": "helmbench.manifest.diff",
+    "LintFailed": "helmbench.manifest.emit",
+    # a bad "K/N" refused before any path is looked at (run_options checks it again)
+    "parse_shard": "helmbench.run.selection",
+    "read_manifest": "helmbench.manifest.reader",
+})
+
+from helmbench.api.datasette import DatasetteFiles, datasette_publish, datasette_serve  # noqa: E402,F401
+from helmbench.api.schemas import input_schemas  # noqa: E402,F401
+from helmbench.api.tree import (  # noqa: E402,F401
+    build_dir, compile_at_revision, diff, find_case, models_file_of, scenarios)
+from helmbench.api.generate import (  # noqa: E402,F401
+    generate_noise, generate_scenarios, generate_variants, generation_db, noise_transforms)
