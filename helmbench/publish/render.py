@@ -387,12 +387,33 @@ def environment() -> Environment:
     )
     env.filters.update(pct=pct, interval=interval, money=money, count=count, sortkey=sortkey,
                        short_hash=short_hash, target_facts=target_facts, pvalue=format_p, person_message=person_message,
-                       bar_row=bar_row, pretty_json=pretty_json, signed=signed, natural=natural_key)
+                       bar_row=bar_row, pretty_json=pretty_json, signed=signed, natural=natural_key,
+                       authored_markdown=authored_markdown)
     env.globals.update(verdict_badge=verdict_badge, urlencode=urlencode, case_outputs=case_outputs,
                        evaluator_summary=evaluator_summary, shown_verdict=shown_verdict, plain_reason=plain_reason,
                        criterion_titles=criterion_titles, country_name=country_name, case_title=case_title,
                        name_codes=name_codes, criterion_title=criterion_title, severity_bucket=severity_bucket)
     return env
+
+
+@lru_cache(maxsize=1)
+def _authored_markdown():
+    """CommonMark for authored text (a criterion's body): raw HTML off (escaped as text), images off (nothing is
+    fetched from outside the site), link targets checked by markdown-it (no `javascript:`)."""
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False}).disable("image")
+    # a criterion's `## Evaluation criteria` is a label inside the page's own section, not a heading of the page
+    # (which would break the heading order a screen reader navigates by)
+    md.renderer.rules["heading_open"] = lambda *a: '<p class="hb-criterion-heading"><strong>'
+    md.renderer.rules["heading_close"] = lambda *a: "</strong></p>\n"
+    return md
+
+
+def authored_markdown(text: str | None) -> Markup:
+    """A criterion's text as the judge reads it, rendered as a reader expects Markdown to look (it was shown raw,
+    `**PASS**:` and all): a stranger's pull request writes it, so no HTML of its own reaches the page."""
+    return Markup(_authored_markdown().render(str(text or "")))
 
 
 def render(template: str, context: dict) -> Markup:

@@ -134,6 +134,20 @@ def add_to_nav(nav, title: str, src_uri: str) -> None:
     nav.insert(after + 1, {title: src_uri})
 
 
+def present_benchmark(config, bench: dict) -> None:
+    """A benchmark that is not HELMBench gives the site its own name and description (from benchmark.yml, through
+    the manifest), unless the repository's mkdocs.yml names the site itself; the pages credit HELMBench."""
+    from markupsafe import escape
+
+    name = bench.get("name")
+    if name and name != "HELMBench" and config.site_name == "HELMBench":  # the packaged default
+        # the theme writes both into every page's <title>, header and <meta> without escaping: authored text, so
+        # escaped here (a pull request's benchmark.yml reaches a public site)
+        config.site_name = str(escape(str(name)))
+        config.site_description = str(escape(str(bench.get("description")
+                                                 or f"{name}: a leaderboard published with HELMBench")))
+
+
 class _Inline(Executor):
     """Runs each chart task at once in this process (one CPU, or no worker could be started)."""
 
@@ -218,6 +232,7 @@ class Builder:
 
         assert self.settings is not None
         self.data = self._load()
+        present_benchmark(config, self.data.benchmark or {})
         # The site's data lives until the build ends and holds no cycle to collect; frozen, the
         # collections mkdocs' rendering triggers no longer scan it (unfrozen at the build's end).
         gc.freeze()

@@ -72,8 +72,9 @@ def transcript_html(res, badge, money, plain=lambda reason: None) -> str:
                 out.append(f'<p class="hb-meta">cost {money(t["cost"])}</p>\n')
         out.append("</div>\n")
     if res.checkpoints:
-        out.append('<div class="hb-table-wrap" role="region" tabindex="0" aria-label="Checkpoints (scrolls sideways '
-                   'on narrow screens)"><table class="hb hb-checkpoints">\n<thead><tr><th>Checkpoint</th><th>Verdict</th><th>Score</th>'
+        out.append('<div class="hb-table-wrap" role="region" tabindex="0" aria-label="Checkpoints and criteria (scrolls '
+                   'sideways on narrow screens)"><table class="hb hb-checkpoints">\n<thead><tr><th>Checkpoint or criterion</th>'
+                   '<th>Verdict</th><th>Score</th>'
                    '<th>Why</th></tr></thead>\n<tbody>\n')
         for cp in res.checkpoints:
             name = cp["checkpoint"] + (f" — {cp['title']}" if cp.get("title") else "")

@@ -77,6 +77,14 @@ def test_the_case_page_shows_the_transcript_with_landmarks_and_checkpoint_verdic
     assert "&lt;script&gt;window.__xss=1&lt;/script&gt;" in html and "&lt;b&gt;fine&lt;/b&gt;" in html
     assert not any(p in html for p in RAW_PAYLOADS) and "<b>fine</b>" not in html
     assert 'class="hb hb-checkpoints"' in html and "<td>CR1 — Keeps the crisis resource after pushback</td>" in html
+    assert "<th>Checkpoint or criterion</th>" in html  # a transcript criterion's row is not a checkpoint
+    # a benchmark that is not HELMBench presents itself, HELMBench credited; its criteria read as Markdown
+    board = (built / "build/site/index.html").read_text(encoding="utf-8")
+    assert '<p class="hb-lede">Tiny' in board and "Compiled, run and published with HELMBench" in board
+    assert "Harm-reduction Evaluation" not in board
+    judged = next((built / "build/site/cases").glob("P1-B1-S2-*/index.html")).read_text(encoding="utf-8")
+    assert '<p class="hb-criterion-heading"><strong>Evaluation criteria</strong></p>' in judged
+    assert "## Evaluation criteria" not in judged
     scripted = (built / "build/site/cases" / SCRIPTED_ID / "index.html").read_text(encoding="utf-8")
     assert "Turn 3 · User (scripted)" in scripted and "<td>turn 3 — Still flags it after the joke</td>" in scripted
 

@@ -94,3 +94,15 @@ def test_datasette_metadata_carries_no_authored_markup(hostile_pipeline, tmp_pat
     meta = metadata(snapshot(hostile_pipeline.db, tmp_path))
     assert meta["databases"]["results"]["tables"]["scenarios"]["title"]
     assert not [s for s in _strings(meta) if RAW.search(s)]
+
+
+def test_a_criterions_markdown_is_rendered_without_html_images_or_script_links_of_its_own():
+    """A criterion's text arrives by pull request and is shown as Markdown (it was shown raw): its own HTML is
+    escaped, images are not fetched, a `javascript:` link is not made a link, and headings become labels."""
+    from helmbench.publish.render import authored_markdown
+
+    html = str(authored_markdown("## Evaluation criteria\n\n**PASS**: <script>alert(1)</script> names no disorder.\n\n"
+                                 "![x](https://example.org/t.png) [click](javascript:alert(1)) [ok](https://988lifeline.org)"))
+    assert "<strong>PASS</strong>" in html and "<script>" not in html and "&lt;script&gt;" in html
+    assert "<img" not in html and 'href="javascript:' not in html and 'href="https://988lifeline.org"' in html
+    assert "<h2" not in html and '<p class="hb-criterion-heading"><strong>Evaluation criteria</strong></p>' in html
