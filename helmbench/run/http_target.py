@@ -63,13 +63,25 @@ def headers_of(spec: dict) -> dict[str, str]:
     """The request headers, `${NAME}` read from the environment (a missing variable is fatal: every call
     would be refused)."""
     out = {}
+    where = _shown(spec["url"])
     for name, value in (spec.get("headers") or {}).items():
         for var in EnvRef.findall(value):
             if not os.environ.get(var):
-                raise ProviderError("missing_key", f"the environment variable {var} (header {name} of {spec['url']} in "
+                raise ProviderError("missing_key", f"the environment variable {var} (header {name} of {where} in "
                                     "models.yml) is not set", fatal=True)
+            secret = os.environ[var]
+            if not secret.isascii() or not secret.isprintable():
+                # httpx would refuse it with the value in its message (a stray \r from a Windows .env file, say):
+                # refused here naming only the variable, before any request
+                raise ProviderError("missing_key", f"the environment variable {var} (header {name} of {where}) holds "
+                                    "a control or non-ASCII character: a header value cannot carry it", fatal=True)
         out[name] = EnvRef.sub(lambda m: os.environ[m[1]], value)
     return out
+
+
+def _shown(url: str) -> str:
+    """The URL as messages show it: without its query, which may carry a key (`?key=…`)."""
+    return url.split("?")[0].split("#")[0]
 
 
 def body_of(spec: dict, messages: list[dict], session: str | None) -> dict:
@@ -94,23 +106,23 @@ async def call_http(settings: dict, messages: list[dict], session: str | None, t
                 async for chunk in resp.aiter_bytes():
                     raw += chunk
                     if len(raw) > MAX_BODY:
-                        raise ProviderError("bad_reply", f"{spec['url']} answered more than {MAX_BODY} bytes")
+                        raise ProviderError("bad_reply", f"{_shown(spec['url'])} answered more than {MAX_BODY} bytes")
     except httpx.TimeoutException:
         raise TimeoutError from None
-    except httpx.HTTPError as exc:
-        raise ProviderError("connection", f"cannot reach {spec['url'].split('?')[0]}: {type(exc).__name__}: {exc}",
+    except httpx.HTTPError as exc:  # the exception's text may quote a request header: only its type is shown
+        raise ProviderError("connection", f"cannot reach {_shown(spec['url'])}: {type(exc).__name__}",
                             transient=True) from None
     if resp.status_code >= 300:
         kind, transient, fatal = classify_status(resp.status_code)
-        raise ProviderError(kind, f"{spec['url'].split('?')[0]} answered HTTP {resp.status_code}",
+        raise ProviderError(kind, f"{_shown(spec['url'])} answered HTTP {resp.status_code}",
                             status=resp.status_code, transient=transient, fatal=fatal,
                             retry_after=parse_retry_after(resp.headers))
     try:
         data = json.loads(bytes(raw))
-    except ValueError:
-        raise ProviderError("bad_reply", f"{spec['url'].split('?')[0]} answered something that is not JSON") from None
+    except (ValueError, RecursionError):  # RecursionError: a reply nested deeper than the parser goes
+        raise ProviderError("bad_reply", f"{_shown(spec['url'])} answered something that is not JSON") from None
     text = dig(data, spec["reply"])
     if not isinstance(text, str):
-        raise ProviderError("bad_reply", f"{spec['url'].split('?')[0]}'s answer holds no text at `{spec['reply']}` "
+        raise ProviderError("bad_reply", f"{_shown(spec['url'])}'s answer holds no text at `{spec['reply']}` "
                             "(the entry's `reply` path)")
     return text

@@ -144,10 +144,11 @@ def split_reviews(db, items: dict[str, JudgedItem]) -> Reviews:
             current.setdefault(review["item_hash"], []).append(review)
         else:
             stale.append(review)
-    if old:  # a reviewer with a legacy review and a new one of the same item: the newer is theirs
-        for h, rs in current.items():
-            newest: dict[str, dict] = {}
-            for r in rs:  # oldest first
-                newest[reviewer_key(r["reviewer"])] = r
-            current[h] = list(newest.values())
+    # one person, one current review of an item: their newest, however their name was spelled (a review under an
+    # item's legacy key and a new one; rows stored before names were normalised, "Ana" and "ana ")
+    for h, rs in current.items():
+        newest: dict[str, dict] = {}
+        for r in rs:  # oldest first
+            newest[reviewer_key(r["reviewer"])] = r
+        current[h] = list(newest.values())
     return Reviews(current, stale)

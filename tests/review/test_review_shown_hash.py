@@ -147,3 +147,21 @@ def test_an_export_written_before_the_title_was_hashed_imports_into_another_data
     r = CliRunner().invoke(app, ["review", "import", str(export), "--db", str(other)])
     assert r.exit_code == 0 and "1 added" in r.output, r.output
     assert load_calibration(sqlite3.connect(other)).of(item.scenario, "CR1").n_reviewed == 1
+
+
+def test_rows_stored_before_names_were_normalised_count_one_person_once(judged_db):
+    """A database's reviews from before names were normalised may hold "Ana" and "ana " on one item: one person,
+    so one current review (her newest), or adjudication's `min_reviews` would count her twice."""
+    conn = open_db(judged_db["db"])
+    _, items = judged_items(conn)
+    h, item = sorted(items.items())[0]
+    with conn.conn:
+        for reviewer, judgment, at in (("Ana", "FAIL", "2026-01-01T00:00:00+00:00"),
+                                       ("ana ", "PASS", "2026-01-02T00:00:00+00:00")):
+            conn.conn.execute(
+                "INSERT INTO reviews (item_hash, reviewer, case_id, scenario, criterion, criterion_text, judgment_json, "
+                "created_at, source) VALUES (?, ?, ?, ?, 'CR1', ?, ?, ?, 'local')",
+                [h, reviewer, item.case_id, item.scenario, item.criterion["text"], json.dumps(judgment), at])
+    [only] = split_reviews(conn, items).current[h]
+    assert (only["reviewer"], only["judgment"]) == ("ana ", "PASS")
+    conn.conn.close()

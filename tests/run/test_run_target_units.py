@@ -255,3 +255,79 @@ def test_openrouter_key_is_needed_only_by_an_entry_that_goes_to_openrouter_with_
     monkeypatch.setenv("LOCAL_KEY", "sk-local-value-1")
     monkeypatch.setenv("BOT_TOKEN", "bot-value-2")
     assert sorted(secret_values([local, bot])) == ["bot-value-2", "sk-local-value-1"]
+
+
+# --- the hostile review of targets -------------------------------------------------------------------------------
+
+def _serve(body: bytes):
+    """A chatbot on 127.0.0.1 that answers every POST with `body`; (url, stop)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 (http.server's name)
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}/chat", server.shutdown
+
+
+def _call(url: str, headers: dict | None = None):
+    import asyncio
+
+    from helmbench.run.http_target import call_http
+
+    spec = {"url": url, "body": {"q": "{{message}}"}, "reply": "text", "headers": headers or {}}
+    return asyncio.run(call_http({"http": spec}, [{"role": "user", "content": "hi"}], None, 10))
+
+
+def test_a_secret_with_a_control_or_non_ascii_character_is_refused_naming_only_its_variable(monkeypatch):
+    """A stray \\r (a .env saved on Windows) made httpx refuse the header with its value in the message, which then
+    reached the log, the database and the site (the scrub matches the value, not its repr); a non-ASCII one crashed
+    the run."""
+    from helmbench.run.provider import ProviderError
+
+    for value in ("tok-CRLFSECRET99\r", "tök-abcdef"):
+        monkeypatch.setenv("BOT_TOKEN", value)
+        with pytest.raises(ProviderError) as refused:
+            _call("http://127.0.0.1:9/chat?key=QSECRET", {"Authorization": "Bearer ${BOT_TOKEN}"})
+        assert refused.value.fatal and "BOT_TOKEN" in refused.value.message
+        assert "SECRET" not in refused.value.message and "tök" not in refused.value.message
+
+
+def test_a_reply_nested_too_deep_or_too_long_is_a_bad_reply_and_the_url_loses_its_query(monkeypatch):
+    from helmbench.run import http_target
+    from helmbench.run.provider import ProviderError
+
+    url, stop = _serve(b"[" * 200_000 + b"]" * 200_000)
+    try:
+        with pytest.raises(ProviderError) as deep:
+            _call(url + "?key=QSECRET")
+        monkeypatch.setattr(http_target, "MAX_BODY", 1000)
+        with pytest.raises(ProviderError) as long:
+            _call(url + "?key=QSECRET")
+    finally:
+        stop()
+    assert deep.value.kind == long.value.kind == "bad_reply"
+    assert all("QSECRET" not in e.value.message and url in e.value.message for e in (deep, long))
+
+
+def test_a_credential_in_a_urls_query_is_a_lint_error_at_its_line(clean_tree):
+    (clean_tree / "models.yml").write_text(
+        "marking_model: openai/gpt-4.1\nmodels:\n  - id: acme/bot\n    http:\n"
+        "      url: https://bot.example/chat?key=SUPERSECRETQ\n      body: {q: '{{message}}'}\n      reply: text\n"
+        "  - id: local/llama\n    route: openai/llama3\n    api_base: http://127.0.0.1:11434/v1?api_key=abc\n"
+        "  - id: local/fine\n    route: openai/llama3\n    api_base: http://127.0.0.1:11434/v1?version=2\n",
+        encoding="utf-8")
+    _, diags = lint_tree(clean_tree)
+    assert [(d.code, d.line) for d in diags if d.code == "HB610"] == [("HB610", 5), ("HB610", 10)]
+    assert all("SUPERSECRETQ" not in d.message for d in diags)

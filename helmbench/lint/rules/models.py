@@ -119,6 +119,11 @@ def _entries(data: LineDict):
                 yield entry
 
 
+#: A query parameter that carries a credential (`?key=…`, `&access_token=…`, `?sig=…`).
+_CREDENTIAL_QUERY = re.compile(r"(?:^|&)(?:[\w.-]*(?:key|token|secret|password|passwd|auth|sig|signature|"
+                               r"credential)[\w.-]*)=[^&]+", re.IGNORECASE)
+
+
 @rule("HB610")
 def literal_secrets(bench: Benchmark, out: Collector) -> None:
     """A key written where the name of its environment variable belongs, flagged at its line (never repeated)."""
@@ -139,6 +144,13 @@ def literal_secrets(bench: Benchmark, out: Collector) -> None:
                         f"{where}: `{name}` would put a secret in models.yml",
                         hint="name its environment variable instead: api_key_env: LOCAL_KEY")
         http = entry.get("http")
+        for holder, key in ((entry, "api_base"), (http, "url")):
+            url = holder.get(key) if isinstance(holder, LineDict) else None
+            if isinstance(url, str) and _CREDENTIAL_QUERY.search(url.split("#")[0].partition("?")[2]):
+                out.add("HB610", path, value_span(holder, key),
+                        f"{where}: `{key}` carries a credential in its query string, which reaches the manifest, the "
+                        "database and the site with the URL",
+                        hint="send it in a header read from the environment: headers: {X-Api-Key: ${BOT_KEY}}")
         headers = http.get("headers") if isinstance(http, LineDict) else None
         if isinstance(headers, LineDict):
             for header, value in headers.items():
