@@ -17,6 +17,9 @@ install: $(STAMP)
 ## The package's bytecode, written as pip writes it when it installs a wheel. An editable install
 ## writes none, and where PYTHONDONTWRITEBYTECODE is set (this image sets it) every `helmbench`
 ## process would compile each module it imports again: the suite starts hundreds. Cheap when current.
+## Written under .venv/pycache (PYTHONPYCACHEPREFIX, exported to every command below), never beside the
+## sources: nothing in the checkout is a format that runs code, so a committed __pycache__ has no file to shadow.
+export PYTHONPYCACHEPREFIX := $(CURDIR)/$(VENV)/pycache
 bytecode: $(STAMP)
 	$(BIN)/python -m compileall -q -j 0 helmbench
 

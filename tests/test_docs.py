@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -44,8 +45,9 @@ def test_every_command_has_help_with_an_example(command):
 
 def test_help_through_the_real_entry_point():
     """`python -m helmbench --help` in a fresh interpreter (the per-command help above runs in-process)."""
+    bytecode = {k: os.environ[k] for k in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE") if k in os.environ}
     proc = subprocess.run([sys.executable, "-m", "helmbench", "--help"], capture_output=True, text=True,
-                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "TERM": "dumb"})
+                          env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "TERM": "dumb", **bytecode})  # none beside the sources
     assert proc.returncode == 0, proc.stderr
     assert all(command in proc.stdout for command in _registered_commands())
 
