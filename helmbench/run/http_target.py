@@ -63,7 +63,7 @@ def headers_of(spec: dict) -> dict[str, str]:
     """The request headers, `${NAME}` read from the environment (a missing variable is fatal: every call
     would be refused)."""
     out = {}
-    where = _shown(spec["url"])
+    where = no_query(spec["url"])
     for name, value in (spec.get("headers") or {}).items():
         for var in EnvRef.findall(value):
             if not os.environ.get(var):
@@ -79,9 +79,10 @@ def headers_of(spec: dict) -> dict[str, str]:
     return out
 
 
-def _shown(url: str) -> str:
-    """The URL as messages show it: without its query, which may carry a key (`?key=…`)."""
-    return url.split("?")[0].split("#")[0]
+def no_query(url: str) -> str:
+    """A URL as every message, the dry run and the ledger show it: without its query or fragment, which may carry a
+    key (`?key=…`)."""
+    return url.split("?", 1)[0].split("#", 1)[0]
 
 
 def body_of(spec: dict, messages: list[dict], session: str | None) -> dict:
@@ -106,23 +107,23 @@ async def call_http(settings: dict, messages: list[dict], session: str | None, t
                 async for chunk in resp.aiter_bytes():
                     raw += chunk
                     if len(raw) > MAX_BODY:
-                        raise ProviderError("bad_reply", f"{_shown(spec['url'])} answered more than {MAX_BODY} bytes")
+                        raise ProviderError("bad_reply", f"{no_query(spec['url'])} answered more than {MAX_BODY} bytes")
     except httpx.TimeoutException:
         raise TimeoutError from None
     except httpx.HTTPError as exc:  # the exception's text may quote a request header: only its type is shown
-        raise ProviderError("connection", f"cannot reach {_shown(spec['url'])}: {type(exc).__name__}",
+        raise ProviderError("connection", f"cannot reach {no_query(spec['url'])}: {type(exc).__name__}",
                             transient=True) from None
     if resp.status_code >= 300:
         kind, transient, fatal = classify_status(resp.status_code)
-        raise ProviderError(kind, f"{_shown(spec['url'])} answered HTTP {resp.status_code}",
+        raise ProviderError(kind, f"{no_query(spec['url'])} answered HTTP {resp.status_code}",
                             status=resp.status_code, transient=transient, fatal=fatal,
                             retry_after=parse_retry_after(resp.headers))
     try:
         data = json.loads(bytes(raw))
     except (ValueError, RecursionError):  # RecursionError: a reply nested deeper than the parser goes
-        raise ProviderError("bad_reply", f"{_shown(spec['url'])} answered something that is not JSON") from None
+        raise ProviderError("bad_reply", f"{no_query(spec['url'])} answered something that is not JSON") from None
     text = dig(data, spec["reply"])
     if not isinstance(text, str):
-        raise ProviderError("bad_reply", f"{_shown(spec['url'])}'s answer holds no text at `{spec['reply']}` "
+        raise ProviderError("bad_reply", f"{no_query(spec['url'])}'s answer holds no text at `{spec['reply']}` "
                             "(the entry's `reply` path)")
     return text

@@ -34,6 +34,7 @@ from typing import Any
 
 from helmbench.run.calls import Completion, ProviderError, classify_status, parse_retry_after, valid_cost
 from helmbench.run.config import DEFAULT_TIMEOUT
+from helmbench.run.http_target import no_query
 from helmbench.spec.models import EnvRef
 
 log = logging.getLogger("helmbench.run.provider")
@@ -92,21 +93,17 @@ def openrouter_base() -> str:
 def where_to(model_id: str, settings: dict, api_base: str | None = None) -> str:
     """Where a call to this target goes, in words (the dry run, the ledger's provider column): never a key."""
     if settings.get("http"):
-        return "POST " + _no_query(settings["http"]["url"])
+        return "POST " + no_query(settings["http"]["url"])
     route = route_of(model_id, settings)
     base = settings.get("api_base") or (api_base if route.startswith("openrouter/") else None)
-    return route + (" at " + _no_query(base) if base else "")
-
-
-def _no_query(url: str) -> str:
-    return url.split("?", 1)[0].split("#", 1)[0]
+    return route + (" at " + no_query(base) if base else "")
 
 
 def _server(settings: dict) -> str | None:
     """The server a call goes to, for the unreachable rule: an entry's own base URL or chatbot URL (without a
     query), or None for OpenRouter's (OPENROUTER_API_BASE) and for a provider litellm knows by its route."""
     url = (settings.get("http") or {}).get("url") or settings.get("api_base")
-    return _no_query(url) if url else None
+    return no_query(url) if url else None
 
 
 def system_folded(settings: dict, messages: list[dict]) -> list[dict]:

@@ -60,10 +60,8 @@ def deterministic_criteria(bench: Benchmark, out: Collector) -> None:
                              "have the judge decide the criterion")
 
 
-#: A heading naming a criterion code (`# CR1`, `## CR2 — title`, up to three spaces in), or a setext one's text.
-_CODE_HEADING = re.compile(r"^ {0,3}(?:#{1,6}[ \t]+)?(CR\d+)\b")
-_SETEXT = re.compile(r"^ {0,3}(?:=+|-+)[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+#: A heading's text that names a criterion code (`CR1`, `CR2 — title`).
+_CODE = re.compile(r"^(CR\d+)\b")
 _YAML_KEY = re.compile(r"^[A-Za-z_][\w-]*[ \t]*:")
 
 
@@ -90,31 +88,23 @@ def one_criterion_per_file(bench: Benchmark, out: Collector) -> None:
 
 
 def _sections(lines: list[str], start: int) -> list[tuple[int, str]]:
-    """(1-based line, code) of each criterion section from line index `start`: a code heading followed (after
-    blank lines, and a setext underline) by `---`, a YAML key and a closing `---`; fenced code is skipped."""
-    found, fence, i = [], None, start
-    while i < len(lines):
-        line = lines[i]
-        if (m := _FENCE.match(line)) and _fence_edge(m.group(1), line[m.end():], fence):
-            fence = None if fence is not None else m.group(1)
-        elif fence is None and (m := _CODE_HEADING.match(line)):
-            j = i + 1
-            if j < len(lines) and _SETEXT.match(lines[j]) and not lines[j].strip().startswith("---"):
-                j += 1
-            while j < len(lines) and not lines[j].strip():
-                j += 1
-            if j < len(lines) and lines[j].strip() == "---" and _frontmatter_at(lines, j + 1):
-                found.append((i + 1, m.group(1)))
-        i += 1
+    """(1-based line, code) of each criterion section from line index `start`: a heading (any level, ATX or
+    setext, from the Markdown token stream as spec/markdown.py reads headings, so fenced code holds none) naming
+    a code, followed by a frontmatter block. A setext heading's `---` underline may itself open that block."""
+    from helmbench.spec.markdown import parse
+
+    tokens = parse("\n".join(lines[start:]))
+    found = []
+    for i, tok in enumerate(tokens):
+        if tok.type != "heading_open" or tok.level != 0 or not (m := _CODE.match(tokens[i + 1].content.strip())):
+            continue
+        first, end = start + tok.map[0], start + tok.map[1]
+        after = end - 1 if tok.markup == "-" else end  # `CR1` then `---`: the underline opens the frontmatter
+        while after < len(lines) and not lines[after].strip():
+            after += 1
+        if after < len(lines) and lines[after].strip() == "---" and _frontmatter_at(lines, after + 1):
+            found.append((first + 1, m.group(1)))
     return found
-
-
-def _fence_edge(marker: str, rest: str, fence: str | None) -> bool:
-    """Whether a line starting with `marker` opens a fence (`fence` None) or closes `fence` (CommonMark: a
-    backtick opener's info string has no backtick; a closer is the same character, at least as long, alone)."""
-    if fence is None:
-        return not (marker[0] == "`" and "`" in rest)
-    return marker[0] == fence[0] and len(marker) >= len(fence) and not rest.strip()
 
 
 def _frontmatter_at(lines: list[str], k: int) -> bool:
