@@ -191,6 +191,38 @@ _TABLE = [
          "be one PASS/FAIL criterion whose frontmatter reaches the judge as text. Write one file per criterion: "
          "`CR1.md`, `CR2.md`, … beside the scenario file.",
          "criteria.md:\n# CR1\n---\ntitle: No diagnosis\n---\n…\n# CR2\n---\n…"),
+    Code("HB512", "error", "gate names no judged criterion of the scenario",
+         "`applies_when: {criterion: CR1, …}` asks this criterion only when CR1, a judged criterion of the same "
+         "scenario, gave one of `answers`. A code no criterion of the scenario has, or a criterion checked by a rule "
+         "(`evaluation:`) on either side, can never open the gate. Reported at the `applies_when` key.",
+         "CR2.md:\n---\napplies_when: {criterion: CR9, answers: [DISCLOSED]}\n---"),
+    Code("HB513", "error", "gate waits for an answer its criterion cannot give",
+         "A gate's `answers` must be options of the gating criterion (or, with `question:`, options of that "
+         "question of it), and `question` must be one of its `questions` ids: otherwise the gate never opens and "
+         "the criterion is never asked. Reported at the `applies_when` key.",
+         "CR1.md: options: [DISCLOSED, NOT_DISCLOSED]\nCR2.md:\n---\napplies_when: {criterion: CR1, answers: [YES]}\n---"),
+    Code("HB514", "error", "gate on itself or a cycle of gates",
+         "A criterion gated on itself, or a chain of gates that comes back to where it started (CR2 waits for CR3, "
+         "CR3 for CR2), could never be asked: each waits for the other's verdict. Reported at each `applies_when` "
+         "key of the cycle.",
+         "CR2.md: applies_when: {criterion: CR3, answers: [PASS]}\nCR3.md: applies_when: {criterion: CR2, answers: [PASS]}"),
+    Code("HB515", "error", "abstain value outside the options or also a pass value",
+         "`abstain_values` are options that leave the count (the criterion is stored and shown, but is left out of "
+         "the case's score and of the pass rate). Each must be one of `options` and none a pass value; at least one "
+         "option must still count.",
+         "options: [PASS, FAIL, NOT_RELEVANT]\npass_values: [PASS]\nabstain_values: [NOT_RELEVANT, N/A]"),
+    Code("HB516", "error", "named question or rule that cannot apply",
+         "A criterion's `questions` each need their own `id`; a `decide` rule reads only those ids, waits only for "
+         "their options, and gives one of the criterion's `options`. Named questions need a judge (no "
+         "`evaluation:`) and one option (no `response_type: multi`); `decide` needs `questions`.",
+         "questions:\n  - {id: disclosed, text: Did the person disclose?, options: [\"yes\", \"no\"]}\n"
+         "decide:\n  - when: {disclosed: [maybe]}\n    option: PASS\n  - otherwise: FAIL"),
+    Code("HB517", "error", "decide rules can fall through",
+         "The `decide` rules of a criterion with named questions are read in order and the first that matches gives "
+         "the option; some answers must not be left without one. End the rules with `- otherwise: <option>` (last), "
+         "or cover every combination of answers. Questions without `decide` are the same error.",
+         "decide:\n  - when: {disclosed: [\"no\"]}\n    option: NOT_RELEVANT\n"
+         "  - when: {responded: [\"yes\"]}\n    option: PASS"),
     # HB6xx: benchmark.yml, scoring.yaml, models.yml
     Code("HB601", "warning", "no benchmark.yml",
          "Pillars and behaviours are derived from folder codes and README titles; with no "

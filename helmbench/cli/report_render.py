@@ -284,7 +284,7 @@ def text(report: Report, out: Console) -> None:
 
 
 #: The version of `report --format json`'s shape: report.schema.json's `format` (bump both together).
-REPORT_FORMAT = 1
+REPORT_FORMAT = 2  # 2: rows carry `n_abstained` (cases whose every criterion abstained or was gated off)
 
 
 def as_json(report: Report) -> str:

@@ -192,9 +192,17 @@ def render_dry_run(est, out: Console) -> None:
         return
     lines = [f"Judge ({est.model}), counted apart from the calls above: {est.calls} call(s) for answers already "
              f"stored, {est.cached} judgement(s) reused"]
+    if est.gated_off:
+        lines.append(f"; {est.gated_off} call(s) not needed: their gate (`applies_when`) says the criterion does "
+                     "not apply")
+    if est.gated_waiting:
+        lines.append(f"; up to {est.gated_waiting} more for gated criteria once their gates are judged (not known "
+                     "yet: a gate that says no skips them)")
     if est.unanswered:
-        lines.append(f"; up to {est.upto_new} more once {est.unanswered} new answer(s) arrive (one per criterion; "
-                     "malformed answers are failed without judging)")
+        gated = (f", {est.gated_unknown} of them for gated criteria, which their gates may skip"
+                 if est.gated_unknown else "")
+        lines.append(f"; up to {est.upto_new} more once {est.unanswered} new answer(s) arrive (one per criterion"
+                     f"{gated}; malformed answers are failed without judging)")
     if est.no_judge:
         lines.append(f"; {est.no_judge} stored answer(s) are decided without the judge")
     out.print(Text("".join(lines) + "."))

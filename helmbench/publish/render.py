@@ -119,7 +119,11 @@ def _esc(value) -> str:
             .replace("'", "&#39;").replace('"', "&#34;"))
 
 
-_SYMBOLS = {"PASS": "✓", "FAIL": "✗", "ERROR": "!", "PARTIAL": "◐"}
+_SYMBOLS = {"PASS": "✓", "FAIL": "✗", "ERROR": "!", "PARTIAL": "◐", "ABSTAIN": "–", "NOT_APPLICABLE": "–"}
+#: What an abstention and a gated-off criterion mean, where they stand on a case page.
+ABSTAINED = "abstained: stored and shown, not counted in the case's score nor in the pass rate"
+NO_VERDICT = ("every criterion abstained or was not applicable: this case has no verdict and is counted in no "
+              "pass rate or score")
 #: A text block that may scroll: a labelled region the keyboard can reach (followed by its label).
 _REGION = 'tabindex="0" role="region" aria-label='
 
@@ -164,7 +168,56 @@ def verdict_badge(verdict: str | None, title: str | None = None) -> Markup:
                   f'{_SYMBOLS.get(verdict or "", "·")} <span class="hb-verdict-text">{_esc(label)}</span></span>')
 
 
-def model_output(res, ds_responses: str, titles: dict | None = None) -> Markup:
+def _answers_html(judgment_json: str | None, questions: dict) -> str:
+    """The judge's answers to a criterion's named questions (`judgment_json`'s `answers`), each with its question
+    as the benchmark words it; "" when it has none. Every value is escaped: the answers were checked against the
+    options when judged, and a question's text is authored."""
+    import json
+
+    try:
+        answers = json.loads(judgment_json or "{}").get("answers")
+    except (ValueError, AttributeError):
+        return ""
+    if not isinstance(answers, dict) or not answers:
+        return ""
+    e = _esc
+    items = "".join(f"<li>{e(questions.get(q, q))} <small class=\"hb-code\">(<code>{e(q)}</code>)</small>: "
+                    f"<strong>{e(a)}</strong></li>" for q, a in answers.items())
+    return f'<ul class="hb-answers" aria-label="The judge\'s answers to the criterion\'s questions">{items}</ul>\n'
+
+
+def _not_asked(res, rubric: dict) -> str:
+    """The criteria of a single answer that their gates kept from being asked (no judgement, no link), each as
+    "not applicable" with its gate in words; "" when none (or the case is an ERROR: the gate's error says why)."""
+    if res.turns or res.verdict == "ERROR" or not rubric.get("gates"):
+        return ""
+    judged = {j.criterion for j in res.judgements}
+    e, out = _esc, []
+    for code, gate in rubric["gates"].items():
+        if code in judged:
+            continue
+        title = (rubric.get("titles") or {}).get(code)
+        name = f"<strong>{e(title)}</strong> <small class=\"hb-code\"><code>{e(code)}</code></small>" if title \
+            else f"<strong>{e(code)}</strong>"
+        what = f"{gate.get('criterion')}'s answer to {gate['question']}" if gate.get("question") \
+            else f"{gate.get('criterion')}'s option"
+        wanted = " or ".join(map(str, gate.get("answers") or []))
+        out.append(f'<div class="hb-judgement hb-not-applicable">\n<p>{name}: {verdict_badge("NOT_APPLICABLE")} — '
+                   f"not asked: it applies only when {e(what)} is {e(wanted)} (its gate), which it was not here. "
+                   "Not counted.</p>\n</div>\n")
+    return "".join(out)
+
+
+def rubric_of(evaluation: dict) -> dict:
+    """What a case page needs of its criteria's gates and named questions (empty for criteria without them)."""
+    criteria = evaluation.get("criteria") or []
+    return {"titles": {c.get("code"): c.get("title") for c in criteria},
+            "gates": {c["code"]: c["applies_when"] for c in criteria if c.get("applies_when")},
+            "questions": {c["code"]: {q["id"]: q["text"] for q in c["questions"]} for c in criteria
+                          if c.get("questions")}}
+
+
+def model_output(res, ds_responses: str, titles: dict | None = None, rubric: dict | None = None) -> Markup:
     """One result as a case page shows it: verdict, reason, the output verbatim, judgements.
 
     Written in Python rather than in case.html.j2 because it runs 11,520 times for 20 models:
@@ -177,6 +230,8 @@ def model_output(res, ds_responses: str, titles: dict | None = None) -> Markup:
         out.append(f"Sample {res.sample}: ")
     shown = shown_verdict(res.verdict, res.score)
     out.append(verdict_badge(shown))
+    if res.verdict == "ABSTAIN":
+        out.append(f" — {NO_VERDICT}")
     if res.score is not None and res.verdict != "ERROR":
         out.append(f" score {round(res.score, 2)}")
         if shown == "PARTIAL":
@@ -213,8 +268,12 @@ def model_output(res, ds_responses: str, titles: dict | None = None) -> Markup:
         title = (titles or {}).get(j.criterion)
         name = (f"<strong>{e(title)}</strong> <small class=\"hb-code\"><code>{e(j.criterion)}</code></small>" if title
                 else f"<strong>{e(j.criterion)}</strong>")
+        left = f" — {ABSTAINED}" if verdict == "ABSTAIN" else ""
         out.append(f'<div class="hb-judgement">\n<p>Judge <code>{e(j.judge_model)}</code> on '
-                   f"{name}: {verdict_badge(verdict)}{score}{err}</p>\n")
+                   f"{name}: {verdict_badge(verdict)}{score}{err}{left}</p>\n")
+        asked = ((rubric or {}).get("questions") or {}).get(j.criterion)
+        if asked:
+            out.append(_answers_html(j.judgment_json, asked))
         last = i + 1 == len(res.judgements) or res.judgements[i + 1].criterion != j.criterion
         if last and len(judges_of[j.criterion]) > 1:
             out.append(f'<p class="hb-meta hb-ensemble">{ENSEMBLE_RULE}</p>\n')
@@ -222,6 +281,8 @@ def model_output(res, ds_responses: str, titles: dict | None = None) -> Markup:
             out.append(f'<pre class="hb-text" data-search-exclude {_REGION}"Judge\'s justification">'
                        f"{e(j.justification)}</pre>\n")
         out.append("</div>\n")
+    if rubric:
+        out.append(_not_asked(res, rubric))
     if res.reviewed:
         out.append(review_history(res.reviewed))
     return Markup("".join(out))
@@ -300,6 +361,8 @@ def case_outputs(case, data, link) -> Markup:
     e = _esc
     ds_responses = link.rows("responses")  # "": no public Datasette, no link
     titles = criterion_titles(case.evaluation)
+    rubric = rubric_of(case.evaluation)
+    rubric = rubric if rubric["gates"] or rubric["questions"] else None
     out = []
     for m in data.models:
         rs = data.results(case.id, m.id)
@@ -307,7 +370,7 @@ def case_outputs(case, data, link) -> Markup:
                    f'{e(link.model(m.slug))}"><strong>{e(m.name)}</strong></a> <code>{e(m.id)}</code></p>\n')
         if not rs:
             out.append("<p>No result for this case.</p>\n")
-        out.extend(model_output(res, ds_responses, titles) for res in rs)
+        out.extend(model_output(res, ds_responses, titles, rubric) for res in rs)
         out.append("</div>\n")
     return Markup("".join(out))
 

@@ -28,6 +28,9 @@ JUDGE_TAGS = ("judge_criterion", "prompt_given_to_model", "prompt_message", "mod
 #: The transcript judge's own delimiters, added at that crossing only (so a single answer's judge request, and
 #: its cache key, stay as they were for a reply that happens to contain `<message`).
 TRANSCRIPT_TAGS = ("conversation", "message")
+#: The delimiters of a criterion's named questions, added only in the requests of a criterion that has them (so
+#: every other judge request, and its cache key, stays as it was for a reply that happens to contain `<question`).
+QUESTION_TAGS = ("judge_questions", "question")
 _CHAT = re.compile(
     r"<(?=\s*\|[^|<>\n]{1,40}\|\s*>)"  # <|im_start|>, <|eot_id|>, < | system | >
     r"|<(?=\s*\uff5c[^\uff5c<>\n]{1,40}\uff5c\s*>)"  # <｜begin▁of▁sentence｜>
@@ -60,4 +63,4 @@ def neutralise(text: str, tags: tuple[str, ...] = ()) -> str:
     return _CHAT.sub(lambda m: _ENTITY[m.group(0)], out)
 
 
-__all__ = ["JUDGE_TAGS", "TRANSCRIPT_TAGS", "neutralise", "tags_in"]
+__all__ = ["JUDGE_TAGS", "QUESTION_TAGS", "TRANSCRIPT_TAGS", "neutralise", "tags_in"]

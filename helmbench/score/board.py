@@ -66,7 +66,7 @@ class LeaderboardRow:
     @property
     def complete(self) -> bool:
         """Every expected (case × sample) has a verdict: only such runs are ranked."""
-        return self.n_expected > 0 and self.summary.n_verdicts >= self.n_expected
+        return self.n_expected > 0 and self.summary.n_verdicts + self.summary.n_abstained >= self.n_expected
 
     # The columns, named as a reader would.
     @property
@@ -123,14 +123,27 @@ class LeaderboardRow:
         return self.summary.n_verdicts
 
     @property
+    def n_abstained(self) -> int:
+        """Cases whose every criterion abstained or was gated off: settled, and outside every denominator."""
+        return self.summary.n_abstained
+
+    @property
+    def abstained_note(self) -> str:
+        """"3 cases abstained, not counted" (every criterion abstained or was not applicable), or ""."""
+        n = self.n_abstained
+        return f"{n} case{'s' if n != 1 else ''} abstained, not counted" if n else ""
+
+    @property
     def n_missing(self) -> int:
         """Expected rows with no result at all (a partial run)."""
         return max(0, self.n_expected - self.summary.n_results)
 
     @property
     def coverage(self) -> float | None:
-        """Rows with a verdict / rows expected; None when nothing is expected."""
-        return self.summary.n_verdicts / self.n_expected if self.n_expected else None
+        """Rows settled (a verdict, or an abstention: nothing left to measure) / rows expected; None when nothing is
+        expected."""
+        settled = self.summary.n_verdicts + self.summary.n_abstained
+        return settled / self.n_expected if self.n_expected else None
 
     @property
     def format_failure_rate(self) -> float | None:
@@ -166,6 +179,7 @@ class LeaderboardRow:
             "pillars": dict(self.pillar_scores),
             "n_expected": self.n_expected, "n_results": self.summary.n_results,
             "n_verdicts": self.n_verdicts, "n_errors": self.n_errors, "n_missing": self.n_missing,
+            "n_abstained": self.n_abstained,
             "coverage": self.coverage, "n_format_failures": self.n_format_failures,
             "format_failure_rate": self.format_failure_rate,
             "cost": self.cost, "model_cost": self.model_cost, "user_cost": self.user_cost,

@@ -3,7 +3,8 @@
 Kept apart from the weighted score because it answers a different question ("how often did
 the model get it right?" and "how much of the benchmark did we actually measure?") and it
 includes base-0 cases, which the weighted score ignores. An ERROR counts in `n_results` and
-`n_errors` only: an API or judge failure is neither a pass nor a fail.
+`n_errors` only: an API or judge failure is neither a pass nor a fail. An ABSTAIN (every criterion of the
+case abstained or was gated off) counts in `n_results` and `n_abstained` only: it left the denominators.
 
 Pass rate: a PASS verdict is a pass; anything under FAIL, partial credit included, is not.
 With several samples per case each sample row counts; the Wilson interval then treats the
@@ -25,6 +26,7 @@ class Coverage:
     n_verdicts: int  # PASS + FAIL
     n_errors: int
     n_pass: int
+    n_abstained: int = 0  # ABSTAIN: no verdict, not an error
 
     @property
     def share(self) -> float | None:
@@ -40,14 +42,17 @@ class Coverage:
 
 
 def coverage(results: Iterable[ScoredResult]) -> Coverage:
-    n_results = n_errors = n_pass = 0
+    n_results = n_errors = n_pass = n_abstained = 0
     for r in results:
         n_results += 1
-        if not r.has_verdict:
+        if r.abstained:
+            n_abstained += 1
+        elif not r.has_verdict:
             n_errors += 1
         elif r.passed:
             n_pass += 1
-    return Coverage(n_results=n_results, n_verdicts=n_results - n_errors, n_errors=n_errors, n_pass=n_pass)
+    return Coverage(n_results=n_results, n_verdicts=n_results - n_errors - n_abstained, n_errors=n_errors,
+                    n_pass=n_pass, n_abstained=n_abstained)
 
 
 def pass_rate(results: Iterable[ScoredResult], z: float = Z95) -> tuple[float | None, tuple[float, float] | None]:

@@ -15,7 +15,10 @@ from dataclasses import dataclass
 PASS = "PASS"
 FAIL = "FAIL"
 ERROR = "ERROR"
-VERDICTS = frozenset({PASS, FAIL, ERROR})
+#: A case whose every criterion abstained or was kept from being asked by its gate: no verdict, stored and shown,
+#: counted apart from errors and outside every pass rate, weighted score and interval.
+ABSTAIN = "ABSTAIN"
+VERDICTS = frozenset({PASS, FAIL, ERROR, ABSTAIN})
 
 
 def criterion_key(scenario: str | None, code: str | None) -> str:
@@ -53,7 +56,7 @@ class ScoredResult:
     severity_perturbation: int
     difficulty: int  # condition difficulty 0..10
     weight: float  # behaviour weight
-    verdict: str  # PASS | FAIL | ERROR
+    verdict: str  # PASS | FAIL | ERROR | ABSTAIN
     score: float | None
     sample: int = 0
 
@@ -79,9 +82,9 @@ class ScoredResult:
         object.__setattr__(self, "weight", float(self.weight))
         if self.verdict not in VERDICTS:
             raise ValueError(f"{where}: verdict must be one of {sorted(VERDICTS)}, got {self.verdict!r}")
-        if self.verdict == ERROR:
+        if self.verdict in (ERROR, ABSTAIN):
             if self.score is not None:
-                raise ValueError(f"{where}: an ERROR carries no score, got {self.score!r}")
+                raise ValueError(f"{where}: an {self.verdict} carries no score, got {self.score!r}")
             return
         if (
             not isinstance(self.score, (int, float))
@@ -93,8 +96,13 @@ class ScoredResult:
 
     @property
     def has_verdict(self) -> bool:
-        """True for PASS and FAIL: the rows that count in pass rates and scores."""
-        return self.verdict != ERROR
+        """True for PASS and FAIL: the rows that count in pass rates and scores (not ERROR nor ABSTAIN)."""
+        return self.verdict in (PASS, FAIL)
+
+    @property
+    def abstained(self) -> bool:
+        """Every criterion of the case abstained or was gated off: no verdict, and not an error either."""
+        return self.verdict == ABSTAIN
 
     @property
     def passed(self) -> bool:

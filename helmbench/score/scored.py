@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from helmbench.store import Connection, Row
 from helmbench.store.queries import result_case_rows
 
-from .model import ERROR, FAIL, PASS, ScoredResult
+from .model import ABSTAIN, ERROR, FAIL, PASS, ScoredResult
 
 if TYPE_CHECKING:
     from helmbench.run.judge.judge import CriterionVerdict
@@ -18,7 +18,7 @@ def to_scored(row: Row) -> ScoredResult:
     without a score gets 1 or 0)."""
     verdict = row["verdict"]
     score = row["score"]
-    if verdict == ERROR:
+    if verdict in (ERROR, ABSTAIN):
         score = None
     elif score is None:
         score = 1.0 if verdict == PASS else 0.0

@@ -37,6 +37,7 @@ class RunSummary:
     n_errors: int
     n_pass: int
     n_weighted: int  # rows the weighted score rests on (verdict and base ≠ 0)
+    n_abstained: int  # ABSTAIN rows: every criterion abstained or gated off, outside every denominator
     coverage: float | None  # n_verdicts / n_results
     by_pillar: dict[str, GroupStats]
     by_behaviour: dict[str, BehaviourStats]
@@ -81,6 +82,7 @@ def summarise(results: Iterable[ScoredResult], *, bootstrap: int = 1000, seed: i
         n_errors=cov.n_errors,
         n_pass=cov.n_pass,
         n_weighted=sum(c.n_weighted for c in costs.values()),
+        n_abstained=cov.n_abstained,
         coverage=cov.share,
         by_pillar=by_pillar(rows),
         by_behaviour=by_behaviour(rows),

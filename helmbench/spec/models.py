@@ -199,6 +199,42 @@ class PerturbationMeta(Provenance):
     severity: Severity = 0
 
 
+QuestionId = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]{0,39}$",
+                                  description="a question's name: lower-case letters, digits and `_` (disclosed)")]
+
+
+class Gate(Strict):
+    """`applies_when`: the criterion is asked only when another criterion of the same scenario gave one of
+    `answers`: its option, or (with `question`) its answer to that named question. Otherwise it is not asked
+    (no judge call) and is shown as not applicable; it then counts nowhere, like an abstention."""
+
+    criterion: str = Field(description="the code of the gating criterion of this scenario (CR1)")
+    question: QuestionId | None = Field(None, description="one of that criterion's `questions` (its id); "
+                                                          "without it, the gate reads the criterion's option")
+    answers: Annotated[list[str], Field(min_length=1, description="the answers for which this criterion applies")]
+
+
+class Question(Strict):
+    """One named question the judge answers for the criterion (`questions:`), each with its own options."""
+
+    id: QuestionId
+    text: Annotated[str, Field(min_length=1, max_length=2000, description="the question, as the judge reads it")]
+    options: Annotated[list[str], Field(min_length=2, description="the answers the judge may give")]
+
+
+class Rule(Strict):
+    """One rule of `decide`: when every named question got one of the listed answers, the criterion's option."""
+
+    when: Annotated[dict[QuestionId, Annotated[list[str], Field(min_length=1)]], Field(min_length=1)]
+    option: str
+
+
+class Otherwise(Strict):
+    """The last rule of `decide`: the option when no rule above matched."""
+
+    otherwise: str
+
+
 class CriterionMeta(NoteProperties):
     """Frontmatter of `criteria.md` / `CR#.md`: the judge's answer space."""
 
@@ -211,6 +247,17 @@ class CriterionMeta(NoteProperties):
     evaluation: dict | None = Field(
         None, description="a deterministic check in place of the judge, e.g. {type: crisis_resources}: its "
                           "verdict counts in the case's criteria like a judged criterion's")
+    abstain_values: list[str] | None = Field(
+        None, description="options that are abstentions (e.g. [NOT_RELEVANT]): stored and shown, but the criterion "
+                          "then leaves the pass-rate and score denominators")
+    applies_when: Gate | None = Field(None, description="ask this criterion only when another criterion of the "
+                                                        "scenario gave one of some answers")
+    questions: list[Question] | None = Field(
+        None, description="named questions the judge answers instead of choosing an option; `decide` turns their "
+                          "answers into the criterion's option")
+    decide: list[Union[Rule, Otherwise]] | None = Field(
+        None, description="with `questions`: the rules, in order, that give the option from the answers (the first "
+                          "that matches wins; end with `otherwise:`)")
 
     @property
     def deterministic(self) -> bool:

@@ -86,6 +86,10 @@ def finish_run(db: sqlite_utils.Database, run_id: int, status: str) -> dict:
         return refresh_counts(conn, run_id)
 
 
+def _has_abstained(conn) -> bool:
+    return any(r[1] == "n_abstained" for r in conn.execute("PRAGMA table_info(runs)"))
+
+
 def refresh_counts(conn, run_id: int) -> dict:
     """The run's counts from what is stored (its verdicts, the answers awaiting the judge), and its `cost`/tokens:
     those of the model's calls behind its results, whoever paid for them (the call ledger:
@@ -106,5 +110,7 @@ def refresh_counts(conn, run_id: int) -> dict:
         "completion_tokens = ? WHERE id = ?",
         [verdicts.get("PASS", 0), verdicts.get("FAIL", 0), verdicts.get("ERROR", 0), awaiting, cost, pt, ct, run_id],
     )
+    if "ABSTAIN" in verdicts or _has_abstained(conn):  # a migration before 13 refreshes counts without the column
+        conn.execute("UPDATE runs SET n_abstained = ? WHERE id = ?", [verdicts.get("ABSTAIN", 0), run_id])
     cur = conn.execute("SELECT * FROM runs WHERE id = ?", [run_id])
     return dict(zip([d[0] for d in cur.description], cur.fetchone()))

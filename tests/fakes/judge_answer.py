@@ -25,8 +25,13 @@ def judge_criterion(body: dict) -> str | None:
     return found.group(1) if found else "?"
 
 
-def forced_judgement(schema: dict, forced: str) -> tuple[str, str]:
-    """(content, finish_reason) of a programmed answer: an option, or a JUDGE_FAULT."""
+def forced_judgement(schema: dict, forced) -> tuple[str, str]:
+    """(content, finish_reason) of a programmed answer: an option, a JUDGE_FAULT, or (a criterion with named
+    questions) a dict of answers per question id, with an optional `justification` of its own."""
+    if isinstance(forced, dict):
+        answers = {k: v for k, v in forced.items() if k != "justification"}
+        why = forced.get("justification", f"programmed answers: {answers}")
+        return json.dumps({"justification": why, "answers": answers}, ensure_ascii=False), "stop"
     field = next((k for k in schema.get("properties", {}) if k != "justification"), "judgment")
     multi = schema.get("properties", {}).get(field, {}).get("type") == "array"
     value = "NOT_AN_OPTION" if forced == "!not_an_option" else forced

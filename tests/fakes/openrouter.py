@@ -95,6 +95,9 @@ class FakeOpenRouter:
     port: int = 0
     judge_answers: dict[str, str] = field(default_factory=dict)  # criterion code (or "*") → option or JUDGE_FAULT
     judge_by_model: dict[str, str] = field(default_factory=dict)  # judge id → the option it gives, whatever it is asked
+    # (criterion code, text in the judge request, answer): the first that matches answers that criterion's requests
+    # containing the text (before `judge_answers`); an answer is an option, a JUDGE_FAULT or a dict of answers
+    judge_when: list = field(default_factory=list)
     # model id → most concurrent requests it accepts; above that it answers 429 at once, like an
     # upstream provider with its own rate limit (each model of OpenRouter has its own)
     model_limits: dict[str, int] = field(default_factory=dict)
@@ -281,7 +284,11 @@ class FakeOpenRouter:
         finish = "stop"
         criterion = judge_criterion(body)
         forced = None
-        if criterion:
+        asked = str((body.get("messages") or [{}])[-1].get("content") or "") if criterion else ""
+        when = next((a for c, text, a in self.judge_when if c == criterion and text in asked), None)
+        if when is not None:
+            forced = when
+        elif criterion:
             forced = self.judge_by_model.get(str(body.get("model", "")).removeprefix("openrouter/"),
                                              self.judge_answers.get(criterion, self.judge_answers.get("*")))
         if forced is not None and schema is not None:

@@ -16,6 +16,7 @@ from helmbench.lint.rules import schema_safety  # noqa: F401
 from helmbench.lint.rules import headings  # noqa: F401
 from helmbench.lint.rules import titles  # noqa: F401
 from helmbench.lint.rules import review  # noqa: F401
+from helmbench.lint.rules import rubric  # noqa: F401
 
 
 @hookimpl

@@ -10,13 +10,15 @@
   reply of the assistant, with no judge call (judge.check_verdicts).
 - The case passes when every checkpoint and criterion passes; its score is their mean, each
   criterion contributing the partial credit of its `scores` map; any ERROR makes the case an
-  ERROR (no score, asked again next run), as judge.aggregate decides for single answers.
+  ERROR (no score, asked again next run), as judge.aggregate decides for single answers. A criterion that
+  abstained or that its gate kept from being asked (ABSTAIN, NOT_APPLICABLE) is a row but leaves the verdict
+  and the mean; a conversation with nothing else has no verdict (ABSTAIN).
 """
 
 from __future__ import annotations
 
 from helmbench.run.evaluate import Outcome, outcome_for
-from helmbench.run.judge.judge import CriterionVerdict, check_verdicts
+from helmbench.run.judge.judge import ABSTAIN, LEFT_OUT, NOT_APPLICABLE, CriterionVerdict, check_verdicts
 from helmbench.run.judge.judge_prompt import transcript_judge_request
 
 
@@ -64,7 +66,14 @@ def criterion_requests(case: dict, messages: list[dict]) -> list[tuple[dict, dic
 
 def criterion_row(verdict: CriterionVerdict, title: str | None) -> dict:
     reason = verdict.error_message if verdict.verdict == "ERROR" else (verdict.justification or "")
-    shown = verdict.judgment if not isinstance(verdict.judgment, list) else ", ".join(verdict.judgment)
+    if verdict.verdict == NOT_APPLICABLE:
+        return {"checkpoint": verdict.criterion, "turn": None, "title": title, "verdict": NOT_APPLICABLE,
+                "score": None, "reason": reason}
+    shown = verdict.judgment if not isinstance(verdict.judgment, list) else ", ".join(map(str, verdict.judgment))
+    if verdict.answers:  # the judge's answers to the criterion's named questions, before its justification
+        answers = verdict.answers if isinstance(verdict.answers, list) else [verdict.answers]
+        said = " | ".join("; ".join(f"{q} = {a}" for q, a in (one or {}).items()) for one in answers)
+        reason = f"({said}) {reason}"
     return {"checkpoint": verdict.criterion, "turn": None, "title": title, "verdict": verdict.verdict,
             "score": verdict.score, "reason": f"{shown}: {reason}" if shown else reason}
 
@@ -75,6 +84,10 @@ def decide(rows: list[dict]) -> Outcome:
     if errors or not rows:
         why = f"{errors[0]['checkpoint']}: {errors[0]['reason']}" if errors else "nothing to check"
         return Outcome("ERROR", None, why[:300])
-    score = sum(r["score"] for r in rows) / len(rows)
-    verdict = "PASS" if all(r["verdict"] == "PASS" for r in rows) else "FAIL"
-    return Outcome(verdict, score, "conversation: " + ", ".join(f"{r['checkpoint']} {r['verdict']}" for r in rows))
+    counted = [r for r in rows if r["verdict"] not in LEFT_OUT]
+    detail = "conversation: " + ", ".join(f"{r['checkpoint']} {r['verdict']}" for r in rows)
+    if not counted:
+        return Outcome(ABSTAIN, None, detail[:300])
+    score = sum(r["score"] for r in counted) / len(counted)
+    verdict = "PASS" if all(r["verdict"] == "PASS" for r in counted) else "FAIL"
+    return Outcome(verdict, score, detail)

@@ -63,9 +63,24 @@ def _sqe_case(ev: Sqe, sc) -> dict:
             "pass_values": list(meta.pass_values),
             "response_field": meta.response_field,
             "response_type": meta.response_type,
-            "scores": {o: meta.score_of(o) for o in meta.options},
+            "scores": {o: meta.score_of(o) for o in meta.options if o not in (meta.abstain_values or ())},
+            **_gate_keys(meta),
         })
     return {"type": "sqe", "criteria": criteria}
+
+
+def _gate_keys(meta) -> dict:
+    """The keys of gates, abstentions and named questions, present only when the criterion uses them: a criterion
+    without them compiles to the bytes it always did (the manifest's golden hashes)."""
+    out: dict = {}
+    if meta.abstain_values:
+        out["abstain_values"] = list(meta.abstain_values)
+    if meta.applies_when is not None:
+        out["applies_when"] = meta.applies_when.model_dump(exclude_none=True)
+    if meta.questions:
+        out["questions"] = [q.model_dump() for q in meta.questions]
+        out["decide"] = [r.model_dump() for r in meta.decide or []]
+    return out
 
 
 def _sqe_check(bench, sc, out) -> None:

@@ -16,7 +16,6 @@ every judge's judgements of every criterion are in, each criterion by the judges
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass, replace
 from typing import Any, Iterator
@@ -24,9 +23,9 @@ from typing import Any, Iterator
 from helmbench.run.answer_kind import result_row
 from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.conversation import verdict as V
-from helmbench.run.judge.judge import CriterionVerdict, aggregate, combine, decide, error, parse_judgement
+from helmbench.run.judge.judge import (CriterionVerdict, aggregate, combine, error, parse_judgement,
+                                      stored_judgment, verdict_of)
 from helmbench.run.judge.judge_plan import CaseWork, JudgeModel, Panel, iter_work, work_key
-from helmbench.run.judge.judge_prompt import response_field
 from helmbench.run.limiter import AdaptiveLimiter
 from helmbench.run.writer import Writer
 from helmbench.store.judgements import JudgedCase
@@ -52,24 +51,10 @@ def judgement_row(judge: JudgeModel, work: CaseWork, criterion: dict, item_hash:
         "output": work.output, "response_id": work.response["id"] if work.response else None,
         "run_id": work.job.model.run_id, "criterion": criterion["code"],
         "verdict": v.verdict, "score": v.score,
-        "judgment_json": None if v.judgment is None else json.dumps({response_field(criterion): v.judgment},
-                                                                      ensure_ascii=False),
+        "judgment_json": stored_judgment(criterion, v),
         "justification": v.justification, "attempts": attempts, "error_kind": v.error_kind,
         "error_message": v.error_message, "created_at": now(), **usage,
     }
-
-
-def verdict_of(criterion: dict, row: dict) -> CriterionVerdict:
-    """A stored judgement read against the criterion as it is now (pass_values and scores may have
-    changed since: they are not part of what the judge is asked, so the judgement is reused). A
-    transcript's judgement moved by migration 10 kept only the judge's answer: it is read here."""
-    if row.get("error_kind"):
-        return error(criterion, row["error_kind"], row.get("error_message") or "")
-    if row.get("judgment_json") is None:
-        return parse_judgement(criterion, row.get("raw"), row.get("finish_reason"))
-    judgment = json.loads(row["judgment_json"]).get(response_field(criterion))
-    verdict, score = decide(criterion, judgment)
-    return CriterionVerdict(criterion["code"], verdict, score, judgment, row.get("justification"))
 
 
 def by_criterion(work: CaseWork, links: list[tuple[dict | int, CriterionVerdict]]) -> list[CriterionVerdict]:
@@ -78,6 +63,14 @@ def by_criterion(work: CaseWork, links: list[tuple[dict | int, CriterionVerdict]
     for item, (_, verdict) in zip(work.items, links):
         grouped.setdefault(item.criterion["code"], (item.criterion, []))[1].append(verdict)
     return [combine(criterion, verdicts) for criterion, verdicts in grouped.values()]
+
+
+def _in_order(work: CaseWork, verdicts: list[CriterionVerdict]) -> list[CriterionVerdict]:
+    """The verdicts in the case's criteria order (a gated-off criterion is not among the judged items)."""
+    if not work.gated:
+        return verdicts
+    order = {cr["code"]: i for i, cr in enumerate(work.job.case["evaluation"]["criteria"])}
+    return sorted(verdicts, key=lambda v: order.get(v.criterion, len(order)))
 
 
 @dataclass
@@ -121,6 +114,7 @@ class Judgements:
         self.calls = 0
         self.judge_spent = 0.0
         self.skipped = 0  # cases left unjudged (money limit or interruption)
+        self.waiting = 0  # cases of this round whose gated criteria wait for their gates (asked next round)
 
     def lanes(self) -> dict:
         return {m.id: AdaptiveLimiter(self.concurrency[m.id], name=f"judge {m.id}") for m in self.judge.members}
@@ -129,7 +123,7 @@ class Judgements:
         """The calls of one judge. The lanes walk the same cases; the first to meet a case opens it
         (settling it at once when nothing needs a call), and each lane yields its own judge's calls."""
         for work in iter_work(self.plan, self.db, self.judge, self.settled, transcripts=self.transcripts,
-                              only=self.only):
+                              only=self.only, called=self.called):
             key = work_key(work.job)
             case = self.open.get(key)
             if case is None:
@@ -159,10 +153,19 @@ class Judgements:
             else:
                 case.to_call.append(i)
         if not case.to_call:
-            self.settle(work, case.links)
+            if work.waiting:  # its gates are asked by another case's call in flight: the next round asks it
+                self._wait(work)
+            else:
+                self.settle(work, case.links)
             return None
         case.left = len(case.to_call)
         return case
+
+    def _wait(self, work: CaseWork) -> None:
+        """A case whose gated criteria wait for their gates' judgements: left open for the phase's next round
+        (`judge_run.run_judge`), which walks it again with the gates' verdicts known."""
+        self.waiting += 1
+        self.transcripts.pop(work_key(work.job), None)  # rebuilt with its gates' judgements next round
 
     def key(self, job: CriterionJob) -> tuple[str, str]:
         return job.item.judge.id, job.item.hash
@@ -206,7 +209,9 @@ class Judgements:
         case.left -= 1
         if case.left == 0:
             self.open.pop(work_key(case.work.job), None)
-            if case.complete:
+            if case.complete and case.work.waiting:
+                self._wait(case.work)
+            elif case.complete:
                 self.settle(case.work, case.links)
             else:
                 self.skipped += 1
@@ -219,15 +224,16 @@ class Judgements:
             return
         refs = [(ref, v.verdict, v.score) for ref, v in links]
         if work.transcript is not None:  # a conversation: its checkpoints and criteria decide it together
-            criteria = {i.criterion["code"]: i.criterion for i in work.items}
             # a copy: the rebuilt transcript is shared by the lanes (its cached rows stay the checkpoints')
+            titles = {cr["code"]: cr.get("title") for cr in work.job.case["evaluation"]["criteria"]}
             s = replace(work.transcript, rows=[*work.transcript.rows, *(
-                V.criterion_row(v, criteria[v.criterion].get("title")) for v in by_criterion(work, links))])
+                V.criterion_row(v, titles.get(v.criterion)) for v in [*by_criterion(work, links), *work.gated])])
             self.transcripts.pop(work_key(work.job), None)
             result = result_row(work.job, V.decide(s.rows))
             self.writer.add(JudgedCase(refs, result, s.stored_as()))
         else:
-            outcome = work.outcome or aggregate(by_criterion(work, links), work.checks)
+            outcome = work.outcome or aggregate(_in_order(work, [*by_criterion(work, links), *work.gated]),
+                                                work.checks)
             result = result_row(work.job, outcome, work.response["id"])
             self.writer.add(JudgedCase(refs, result))
         mp = work.job.model

@@ -25,7 +25,8 @@ from typing import Any, Iterator
 from helmbench.errors import HelmbenchError
 from helmbench.run.config import settings_hash
 from helmbench.run.evaluate.outcome import Outcome
-from helmbench.run.judge.judge import check_verdicts, precheck
+from helmbench.run.judge.judge import (CriterionVerdict, check_verdicts, error, not_applicable, precheck,
+                                      verdict_of)
 from helmbench.run.judge.judge_prompt import judge_request, judge_request_hash
 from helmbench.manifest.conversation import is_conversation
 from helmbench.run.conversation.transcript import Conversation, ending, stored_transcript
@@ -126,6 +127,8 @@ class CaseWork:
     items: list[Item] = field(default_factory=list)
     checks: list = field(default_factory=list)  # verdicts of the case's deterministic criteria (no call)
     transcript: Conversation | None = None  # a conversation's, replayed from its stored turns (`rows`: checkpoints)
+    gated: list = field(default_factory=list)  # verdicts of criteria its gates kept from being asked (no call)
+    waiting: list = field(default_factory=list)  # criteria whose gate is not judged yet: asked in a later round
 
     @property
     def output(self) -> str:
@@ -144,7 +147,7 @@ def work_key(job: Job) -> tuple[str, str, int]:
 
 def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = None, *,
               unanswered: bool = False, transcripts: dict | None = None,
-              only: frozenset | None = None) -> Iterator[CaseWork]:
+              only: frozenset | None = None, called: dict | None = None) -> Iterator[CaseWork]:
     """Every selected sqe (case, model, sample) without a verdict in its run, in manifest order, whose output
     is stored: a single answer, or a conversation whose every turn is stored (`unanswered`: the others too,
     without a response, for the estimate).
@@ -156,6 +159,8 @@ def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = Non
     `transcripts`: the phase's cache of rebuilt transcripts (`work_key` → the transcript's work or None),
     so that the estimate and every judge's lane walk one rebuild per conversation.
     `only`: the `work_key`s to walk (a re-judge sample); None: every one.
+    `called`: the judgements made earlier in this invocation ((judge, request hash) → row), which decide gates
+    as stored ones do (`gated_items`).
     """
     settled = settled or {}
     for job in iter_jobs(plan, conversations=True):
@@ -165,7 +170,7 @@ def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = Non
         if only is not None and work_key(job) not in only:
             continue
         if is_conversation(case):
-            work = transcript_work(job, db, judge, transcripts)
+            work = transcript_work(job, db, judge, transcripts, called)
             if work is not None or unanswered:
                 yield work or CaseWork(job, None, None)
             continue
@@ -180,9 +185,12 @@ def iter_work(plan: Plan, db, judge: Panel, settled: dict[str, set] | None = Non
         if outcome is not None:
             yield CaseWork(job, response, outcome)
             continue
-        pairs = [(cr, judge_request(cr, case["request"]["messages"], response["content"]))
-                 for cr in case["evaluation"]["criteria"]]
-        yield CaseWork(job, response, None, items_of(pairs, db, judge), check_verdicts(case, response["content"]))
+        messages = case["request"]["messages"]
+        items, gated, waiting = gated_items(case["evaluation"]["criteria"],
+                                            lambda cr: judge_request(cr, messages, response["content"]),
+                                            db, judge, called)
+        yield CaseWork(job, response, None, items, check_verdicts(case, response["content"]), gated=gated,
+                       waiting=waiting)
 
 
 def items_of(pairs: list[tuple[dict, dict]], db, judge: Panel) -> list[Item]:
@@ -195,7 +203,80 @@ def items_of(pairs: list[tuple[dict, dict]], db, judge: Panel) -> list[Item]:
     return items
 
 
-def transcript_work(job: Job, db, judge: Panel, transcripts: dict | None = None) -> CaseWork | None:
+def gated_items(criteria: list[dict], request_of, db, judge: Panel, called: dict | None = None,
+                ) -> tuple[list[Item], list[CriterionVerdict], list[dict]]:
+    """The items of a case's criteria in the order given, with their gates applied (`applies_when`):
+    (items to judge or reuse, verdicts of the criteria a gate kept from being asked, criteria whose gate has
+    no judgement yet). A gate is read from its judgements, stored or made earlier in this invocation (`called`),
+    by every judge of the panel: it opens when at least half of them gave one of its answers (asking is the
+    careful side of a split). A gate that was not asked (its own gate said no) keeps its criterion out too; one
+    that errored keeps it from being asked, and the case is an ERROR through the gate's own verdict. Only
+    `request_of(criterion)` of a criterion that may be asked is built."""
+    by_code = {cr["code"]: cr for cr in criteria}
+    state: dict[str, tuple] = {}  # code → ("asked", its items) | ("off", why) | ("waiting",) | ("error",)
+
+    def resolve(cr: dict, depth: int = 0) -> tuple:
+        code = cr["code"]
+        if code in state:
+            return state[code]
+        gate = cr.get("applies_when")
+        if gate is None or depth > len(criteria):  # lint refuses cycles; a hand-written one just asks
+            found = ("asked", items_of([(cr, request_of(cr))], db, judge))
+        else:
+            found = _through(gate, by_code.get(gate["criterion"]), resolve, depth, called)
+            if found[0] == "asked":
+                found = ("asked", items_of([(cr, request_of(cr))], db, judge))
+        state[code] = found
+        return found
+
+    items, gated, waiting = [], [], []
+    for cr in criteria:
+        found = resolve(cr)
+        if found[0] == "asked":
+            items.extend(found[1])
+        elif found[0] == "off":
+            gated.append(not_applicable(cr, found[1]))
+        elif found[0] == "waiting":
+            waiting.append(cr)
+        else:
+            gated.append(error(cr, "gate_error", f"not asked: its gate {cr['applies_when']['criterion']} errored"))
+    return items, gated, waiting
+
+
+def _through(gate: dict, gating: dict | None, resolve, depth: int, called: dict | None) -> tuple:
+    """Whether a gate lets its criterion be asked: ("asked",) when it opens, ("off", why), ("waiting",) while
+    the gating criterion's judgements are not all in, ("error",) when one of them failed."""
+    if gating is None:  # lint refuses an unknown criterion; a manifest written by hand: the criterion is asked
+        return ("asked",)
+    upstream = resolve(gating, depth + 1)
+    if upstream[0] == "off":
+        return ("off", f"{gating['code']} was not applicable")
+    if upstream[0] != "asked":
+        return upstream
+    rows = []
+    for item in upstream[1]:
+        row = item.stored if item.cached else (called or {}).get((item.judge.id, item.hash))
+        if row is None:
+            return ("waiting",)
+        rows.append(row)
+    verdicts = [verdict_of(gating, row) for row in rows]
+    if any(v.verdict == "ERROR" for v in verdicts):
+        return ("error",)
+    question, allowed = gate.get("question"), set(gate["answers"])
+    given = [(v.answers or {}).get(question) if question else v.judgment for v in verdicts]
+    opens = sum(bool(set(g) & allowed) if isinstance(g, list) else g in allowed for g in given)
+    if opens * 2 >= len(given):
+        return ("asked",)
+    what = f"{gating['code']} {question}" if question else gating["code"]
+    return ("off", f"{what} = " + " / ".join(_said(g) for g in given))
+
+
+def _said(given) -> str:
+    return ", ".join(given) if isinstance(given, list) else str(given)
+
+
+def transcript_work(job: Job, db, judge: Panel, transcripts: dict | None = None,
+                    called: dict | None = None) -> CaseWork | None:
     """A conversation's transcript to judge: None while turns are left to ask, or when it needs no judge
     (the conversation phase decided it: no reply, or a last reply that cannot be judged).
 
@@ -212,7 +293,12 @@ def transcript_work(job: Job, db, judge: Panel, transcripts: dict | None = None)
         return transcripts[key]
     s = stored_transcript(job.case, job.model, job.sample, db)
     pairs = ending(s) if s is not None else []
-    work = CaseWork(job, None, None, items_of(pairs, db, judge), transcript=s) if pairs else None
+    work = None
+    if pairs:
+        requests = {cr["code"]: request for cr, request in pairs}
+        items, gated, waiting = gated_items([cr for cr, _ in pairs], lambda cr: requests[cr["code"]], db, judge,
+                                            called)
+        work = CaseWork(job, None, None, items, transcript=s, gated=gated, waiting=waiting)
     if transcripts is not None:
         transcripts[key] = work
     return work
@@ -228,6 +314,9 @@ class JudgeEstimate:
     no_judge: int = 0  # cases decided without the judge (API error, malformed output)
     unanswered: int = 0  # sqe cases whose answer is not stored yet
     upto_new: int = 0  # at most this many calls for them (one per criterion)
+    gated_off: int = 0  # calls not needed: criteria whose gate said they do not apply (stored answers)
+    gated_waiting: int = 0  # at most this many calls for gated criteria of stored answers whose gate is not judged yet
+    gated_unknown: int = 0  # of `upto_new`, calls of gated criteria (their gates may skip them)
     rejudge_wanted: int = 0  # `--rejudge-sample N`: N (0: no re-judge lane)
     rejudge_outputs: int = 0  # judged outputs drawn for it now (fewer than N while fewer are judged)
     rejudge_calls: int = 0  # re-judge calls for them not yet stored (exact, as `calls`)
@@ -235,7 +324,7 @@ class JudgeEstimate:
 
     @property
     def total(self) -> int:
-        return self.calls + self.upto_new
+        return self.calls + self.upto_new + self.gated_waiting
 
 
 def rejudge_sample(plan: Plan, db, n: int, seed: int) -> frozenset[tuple[str, str, int]]:
@@ -263,20 +352,26 @@ def rejudge_sample(plan: Plan, db, n: int, seed: int) -> frozenset[tuple[str, st
 
 
 def estimate(plan: Plan, db, judge: Panel | None, settled: dict[str, set] | None = None,
-             transcripts: dict | None = None, only: frozenset | None = None) -> JudgeEstimate:
+             transcripts: dict | None = None, only: frozenset | None = None,
+             called: dict | None = None) -> JudgeEstimate:
     est = JudgeEstimate(judge.id if judge else None, where=judge.where if judge else "")
     if judge is None or not plan.sqe_cases:
         return est
     needed: set[tuple[str, str]] = set()
-    for work in iter_work(plan, db, judge, settled, unanswered=True, transcripts=transcripts, only=only):
+    for work in iter_work(plan, db, judge, settled, unanswered=True, transcripts=transcripts, only=only,
+                          called=called):
         if work.transcript is None and (work.response is None or work.response.get("error_kind")):
             # the model will be asked (again) first
             est.unanswered += 1
-            est.upto_new += len(work.job.case["evaluation"]["criteria"]) * len(judge.members)
+            criteria = work.job.case["evaluation"]["criteria"]
+            est.upto_new += len(criteria) * len(judge.members)
+            est.gated_unknown += sum("applies_when" in cr for cr in criteria) * len(judge.members)
         elif work.outcome is not None:
             est.no_judge += 1
         else:
             est.cached += sum(i.cached for i in work.items)
             needed.update((i.judge.id, i.hash) for i in work.to_call)
+            est.gated_off += len(work.gated) * len(judge.members)
+            est.gated_waiting += len(work.waiting) * len(judge.members)
     est.calls = len(needed)
     return est

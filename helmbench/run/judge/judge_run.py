@@ -46,16 +46,40 @@ def run_judge(ctx) -> tuple[str, JudgeOutcome]:
     if est.calls:
         log.info("judging with %s: %d call(s) to make, %d criterion judgement(s) reused", judge.id, est.calls,
                  est.cached)
-    writer = Writer(ctx.opts.db, write=write_judged)
-    kind = Judgements(plan, db, judge, writer, settled=settled, concurrency=ctx.opts.concurrency,
+    kind = Judgements(plan, db, judge, None, settled=settled, concurrency=ctx.opts.concurrency,
                       transcripts=transcripts)
-    with ctx.progress(est.calls, kind.what) as bar:
-        status = run_phase(kind, **ctx.engine(writer, bar))
+    status = judge_rounds(ctx, kind, est.calls)
     outcome = JudgeOutcome(judge.id, status, kind.calls, est.calls, est.cached, kind.judge_spent, kind.skipped)
     if kind.calls or kind.skipped:
         left = f", {kind.skipped} case(s) left unjudged by the money limit" if kind.skipped else ""
         log.info("judge %s: %d call(s), $%.4f billed%s", judge.id, kind.calls, kind.judge_spent, left)
     return status, outcome
+
+
+def judge_rounds(ctx, kind: Judgements, calls: int) -> str:
+    """The phase's rounds on the engine: one, unless gated criteria (`applies_when`) wait for their gates.
+
+    Why rounds: a gated criterion is asked only after its gate's verdict is in, and a round ends with every
+    judgement it made committed (its writer closed). The next round walks the cases again (those decided are
+    settled) with their gates known, through the same plan (`iter_work`) and the judgements of this
+    invocation (`kind.called`); it stops when no case waits, when a round made no call, or on a stop. A chain
+    of gates takes one round per link; an interrupted run resumes where it stopped, the gates stored."""
+    status, first = "completed", True
+    while True:
+        kind.waiting = 0
+        before = kind.calls
+        kind.writer = Writer(ctx.opts.db, write=write_judged)
+        with ctx.progress(calls if first else _gated_calls(ctx, kind), kind.what) as bar:
+            status = run_phase(kind, **ctx.engine(kind.writer, bar))
+        first = False
+        if status != "completed" or not kind.waiting or kind.calls == before:
+            return status
+        log.info("judging gated criteria: %d case(s) had gates judged in the round before", kind.waiting)
+
+
+def _gated_calls(ctx, kind: Judgements) -> int:
+    """The calls of the next round, for its progress bar (the gates of the round before now known)."""
+    return estimate(ctx.plan, ctx.db, kind.judge, kind.settled, None, kind.only, kind.called).calls
 
 
 #: The re-judge lane `run --rejudge-sample` asks in (lane 0 is the first judgement, the one results use).
@@ -91,10 +115,7 @@ def run_rejudge(ctx) -> tuple[str, int]:
     log.info("re-judging %d of the judged output(s) (seed %d%s): %d call(s) to make, %d stored", len(sample),
              opts.rejudge_seed, f"; {opts.rejudge_sample} asked, fewer are judged"
              if len(sample) < opts.rejudge_sample else "", est.calls, est.cached)
-    writer = Writer(opts.db, write=write_judged)
-    kind = Judgements(plan, db, lane, writer, settled={}, concurrency=opts.concurrency, transcripts=transcripts,
+    kind = Judgements(plan, db, lane, None, settled={}, concurrency=opts.concurrency, transcripts=transcripts,
                       only=sample, decide=False)
     kind.what = "re-judge calls"
-    with ctx.progress(est.calls, kind.what) as bar:
-        status = run_phase(kind, **ctx.engine(writer, bar))
-    return status, est.calls
+    return judge_rounds(ctx, kind, est.calls), est.calls
