@@ -223,9 +223,11 @@ def _redecide(conn: Connection, items, adjudicated: dict[int, dict[str, tuple[st
 
 
 def _decided(criteria: dict[str, tuple[str, float | None]]) -> tuple[str | None, float | None]:
-    """(verdict, score) of a case from its criteria as the run decides one: PASS when all pass, the mean score
+    """(verdict, score) of a case from its criteria as the run decides one (an abstained or gated-off criterion
+    left out): PASS when all pass, the mean score
     (rounded to 9 places: the comparison with a stored score must not hinge on summation order)."""
-    if not criteria or any(v not in (PASS, FAIL) or s is None for v, s in criteria.values()):
+    counted = {c: vs for c, vs in criteria.items() if vs[0] not in ("ABSTAIN", "NOT_APPLICABLE")}  # left out
+    if not counted or any(v not in (PASS, FAIL) or s is None for v, s in counted.values()):
         return None, None
-    score = math.fsum(float(s) for _, s in criteria.values()) / len(criteria)
-    return (PASS if all(v == PASS for v, _ in criteria.values()) else FAIL), round(score, 9)
+    score = math.fsum(float(s) for _, s in counted.values()) / len(counted)
+    return (PASS if all(v == PASS for v, _ in counted.values()) else FAIL), round(score, 9)

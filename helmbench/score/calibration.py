@@ -4,6 +4,8 @@ What is compared, per judged item (one criterion on one model output, see review
 - the clinicians' consensus: the majority of the current reviewers' PASS/FAIL (each reviewer's
   option decided under the criterion's current pass values); an even split has no consensus
   and the item is left out (counted as `n_split`);
+- an abstention (an option of the criterion's `abstain_values`, the judge's or every reviewer's) is no verdict:
+  such an item gives no pair, as it gives no number in the scores;
 - the judge's PASS/FAIL; with several marking models, their majority, ties → FAIL
   (`helmbench.run.judge.majority`, the rule the run itself uses); for a checked criterion's item
   (`evaluation.checks`), the check's verdict in its place (`checked`: κ is against the check, so
@@ -229,6 +231,8 @@ def _calibrate(scenario: str | None, criterion: str | None, items: list[JudgedIt
         verdicts = [item.verdict_of(r["judgment"]) for r in mine]
         if len(verdicts) >= 2:
             clinician_units.append(verdicts)
+        if not any(v in (PASS, FAIL) for v in verdicts):
+            continue  # every reviewer chose an abstain value: no verdict to agree on, outside κ as in the scores
         agreed, judged = consensus(verdicts), judge_verdict(item)
         if agreed is None:
             cal.n_split += 1

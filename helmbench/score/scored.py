@@ -47,10 +47,12 @@ def scored_results(conn: Connection, run_id: int) -> list[ScoredResult]:
 
 def criterion_verdict(row) -> CriterionVerdict:
     """A stored link (its verdict and score for the result) as the judge step's `CriterionVerdict`: an error,
-    or a verdict other than PASS/FAIL, is an ERROR; a missing score is the verdict's 1 or 0."""
+    or a verdict other than PASS/FAIL/ABSTAIN, is an ERROR; a missing score is the verdict's 1 or 0."""
     # imported here: the site's cached data decodes dataclasses of the score stage, and must not load the judge
     from helmbench.run.judge.judge import CriterionVerdict
 
+    if not row["error_kind"] and row["verdict"] == ABSTAIN:  # an abstain value: stored, no score (judge.LEFT_OUT)
+        return CriterionVerdict(row["criterion"], ABSTAIN, None)
     if row["error_kind"] or row["verdict"] not in (PASS, FAIL):
         return CriterionVerdict(row["criterion"], ERROR, None, error_kind=row["error_kind"] or "no_verdict",
                                 error_message=row["error_message"] or "")
