@@ -15,7 +15,9 @@ written, laid out as the datastore expects (`data/<benchmark>/<developer>/<model
   where the store knows them; a result clinicians' verdicts re-decided (benchmark.yml `adjudication:`,
   score/adjudication.py) carries their verdict and score, marked in `metadata.adjudication` (the judge's
   verdict and score, each reviewed criterion's verdicts and its review count). ERROR results have no verdict and count in no score: they are left
-  out, and the aggregate says how many there were.
+  out, and the aggregate says how many there were. So are ABSTAIN results (every criterion abstained or was not
+  applicable: no verdict, outside every denominator); a record's `metadata.judgements` keeps an abstained
+  criterion's verdict `ABSTAIN`.
 
 Numbers come from the score layer (`score.report.load_report`: the same as the report and the
 site) and rows from the store's named queries; files go through `safewrite`. The uuid is derived
@@ -41,7 +43,7 @@ from helmbench.errors import UsageError
 SCHEMA_VERSION = "0.3.0"
 #: The version of HELMBench's own additions to the records (eee-extras.schema.json's): an aggregate's
 #: `additional_details` and a sample's `metadata`, each carrying it as `helmbench_format`.
-EXTRAS_FORMAT = 1
+EXTRAS_FORMAT = 2
 SCORE_ID = "helmbench_score"
 PASS_RATE_ID = "helmbench_pass_rate"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -285,7 +287,7 @@ def export_eee(db: Path, out_dir: Path, manifest: Path | None = None, *, bootstr
             lines = []
             for r in queries.result_detail_rows(conn, run.id):
                 if r["verdict"] not in ("PASS", "FAIL") or r["score"] is None or r["case_hash"] not in cases:
-                    continue  # an ERROR has no verdict and counts in no score
+                    continue  # an ERROR or an ABSTAIN has no verdict and counts in no score
                 convo = conversations.get(r["result_id"])
                 record = _sample(common, _adjudicated(r, run.id, adjudication), cases[r["case_hash"]],
                                  judgements.get(r["result_id"], []), usage.get(r["result_id"]),
@@ -339,7 +341,7 @@ def _aggregate(board, row, bench: str, uid: str, repo_path: str, n_samples: int,
     details = {k: str(v) for k, v in {
         "helmbench_format": EXTRAS_FORMAT, "rank": row.rank, "tie_group": row.group, "coverage": row.coverage,
         "n_results": row.summary.n_results,
-        "n_errors": row.n_errors, "cost_usd": row.cost, "model_cost_usd": row.model_cost,
+        "n_errors": row.n_errors, "n_abstained": row.n_abstained, "cost_usd": row.cost, "model_cost_usd": row.model_cost,
         "judge_cost_usd": row.judge_cost, "prompt_tokens": row.prompt_tokens,
         "completion_tokens": row.completion_tokens, "run_status": run.status, "samples_per_case": run.samples,
         "settings_hash": run.settings_hash, "capped": row.capped,

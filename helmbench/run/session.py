@@ -251,6 +251,7 @@ def finish_runs(db, opts: RunOptions, report: RunReport, *, partial: bool) -> No
             raise
         log.error("could not record how the run ended in %s: %s", opts.db, exc)
     for row in report.runs:
-        log.info("run %d finished: %s; %d pass, %d fail, %d error, %d awaiting the judge", row["id"],
-                 row["status"], row["n_pass"], row["n_fail"], row["n_error"], row["n_awaiting_judge"],
+        abstained = f", {row['n_abstained']} abstained (not counted)" if row.get("n_abstained") else ""
+        log.info("run %d finished: %s; %d pass, %d fail, %d error%s, %d awaiting the judge", row["id"],
+                 row["status"], row["n_pass"], row["n_fail"], row["n_error"], abstained, row["n_awaiting_judge"],
                  extra={"run_id": row["id"]})

@@ -27,7 +27,7 @@ from helmbench.score.calibration import judge_verdict
 from helmbench.score.model import criterion_key, criterion_order
 from helmbench.score.review_items import JudgedItem, Reviews
 from helmbench.store.review_packets import PLAN_FORMAT
-from helmbench.store.reviews import reviewer_key  # one rule for who a name stands for (import, page, plan)
+from helmbench.store.reviews import reviewer_key, shown_questions  # one rule for who a name stands for (import, page, plan)
 
 DEFAULT_PER_ITEM = 2
 
@@ -188,7 +188,8 @@ def blind_item(item: JudgedItem) -> dict:
     c = item.criterion
     out = {"item_hash": item.hash, "case_id": item.case_id, "scenario": item.scenario,
            "criterion": {"code": c["code"], "title": c.get("title"), "text": c["text"], "options": list(c["options"]),
-                         "response_type": c.get("response_type") or "single"},
+                         "response_type": c.get("response_type") or "single",
+                         **({"questions": shown_questions(c["questions"])} if c.get("questions") else {})},
            "messages": [{"role": m.get("role"), "content": m.get("content")} for m in item.messages],  # as hashed
            "output": item.output}
     if item.transcript is not None:

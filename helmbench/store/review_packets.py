@@ -95,12 +95,28 @@ def _keys(obj, where: str, required: set[str], optional: set[str] = frozenset())
     return obj
 
 
+def _questions(questions, where: str) -> list[dict]:
+    """A criterion's named questions in a packet: at most 50, each its id, text and 2 to 50 options."""
+    if not isinstance(questions, list) or not questions or len(questions) > 50:
+        raise _Bad(f"{where} must be a list of 1 to 50 questions")
+    out = []
+    for i, q in enumerate(questions):
+        _keys(q, f"{where}[{i}]", {"id", "text", "options"})
+        options = q["options"]
+        if not isinstance(options, list) or not 2 <= len(options) <= 50:
+            raise _Bad(f"{where}[{i}].options must be a list of 2 to 50 options")
+        out.append({"id": _text(q["id"], f"{where}[{i}].id"), "text": _text(q["text"], f"{where}[{i}].text", MAX_TEXT),
+                    "options": [_text(o, f"{where}[{i}].options[{k}]") for k, o in enumerate(options)]})
+    return out
+
+
 def _item(obj, where: str) -> dict:
     _keys(obj, where, {"item_hash", "case_id", "scenario", "criterion", "messages", "output"}, {"transcript"})
     h = _text(obj["item_hash"], f"{where}.item_hash")
     if not _HASH.match(h):
         raise _Bad(f"{where}.item_hash is not a sha256:… hash")
-    crit = _keys(obj["criterion"], f"{where}.criterion", {"code", "text", "options"}, {"title", "response_type"})
+    crit = _keys(obj["criterion"], f"{where}.criterion", {"code", "text", "options"},
+                 {"title", "response_type", "questions"})
     options = crit["options"]
     if not isinstance(options, list) or not options or len(options) > 50:
         raise _Bad(f"{where}.criterion.options must be a list of 1 to 50 options")
@@ -111,6 +127,8 @@ def _item(obj, where: str) -> dict:
                  "response_type": _text(crit.get("response_type") or "single", f"{where}.criterion.response_type")}
     if criterion["response_type"] not in ("single", "multi"):
         raise _Bad(f"{where}.criterion.response_type must be single or multi")
+    if crit.get("questions") is not None:
+        criterion["questions"] = _questions(crit["questions"], f"{where}.criterion.questions")
     messages = obj["messages"]
     if not isinstance(messages, list) or len(messages) > 1000:
         raise _Bad(f"{where}.messages must be a list of at most 1000 messages")

@@ -55,8 +55,17 @@ def legacy_item_hash(messages: list[dict], output: str, criterion: dict) -> str:
 
 
 def _shown_criterion(criterion: dict) -> dict:
-    return {"code": criterion["code"], "text": criterion["text"], "options": list(criterion["options"]),
-            "response_type": criterion.get("response_type") or "single"}
+    shown = {"code": criterion["code"], "text": criterion["text"], "options": list(criterion["options"]),
+             "response_type": criterion.get("response_type") or "single"}
+    if criterion.get("questions"):  # its named questions are shown with it (absent: the key stays as it was)
+        shown["questions"] = shown_questions(criterion["questions"])
+    return shown
+
+
+def shown_questions(questions: list[dict]) -> list[dict]:
+    """A criterion's named questions as a reviewer is shown them (and hashed): id, text and options, in order.
+    Never the judge's answers: the review is blind, and the answers decide the judge's verdict."""
+    return [{"id": q["id"], "text": q["text"], "options": list(q["options"])} for q in questions]
 
 
 def connection_of(db) -> sqlite3.Connection:

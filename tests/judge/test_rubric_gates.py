@@ -90,7 +90,7 @@ def test_the_answers_to_named_questions_are_stored_per_question(judged):
 def _page(judged, uri: str) -> str:
     """One page of the site as the build renders it (in-process: the site's data and templates, no mkdocs)."""
     from helmbench.publish import pages
-    from helmbench.publish.data import load
+    from helmbench.publish.reader import load
     from helmbench.publish.render import render_sections
     from helmbench.publish.settings import PublishSettings
 
@@ -119,7 +119,7 @@ def test_the_case_page_shows_the_answers_the_abstention_and_what_was_not_asked(j
 
 
 def test_the_model_page_says_how_many_cases_abstained_where_the_numbers_stand(judged):
-    from helmbench.publish.data import slugify
+    from helmbench.publish.slugs import slugify
     from helmbench.publish.pages import model_uri
     from helmbench.score.leaderboard import build_leaderboard
 
@@ -207,3 +207,31 @@ def copy_db_without_judging(judged, dest):
     copy_db(judged.db, dest)
     _commit(dest, "DELETE FROM result_judgements", "DELETE FROM results", "DELETE FROM judgements")
     return dest
+
+
+def test_clinicians_see_a_criterions_questions_never_the_judges_answers_and_a_packet_keeps_them(judged):
+    """The item shows the questions the judge was asked (their text is inside the item's key, so rewording one
+    leaves its reviews stale); the judge's answers stay hidden, as its verdict does. A packet item carrying the
+    questions reads back with its key intact, and one whose question was altered is refused."""
+    from helmbench.score.review_items import judged_items
+    from helmbench.score.review_plan import blind_item
+    from helmbench.store import open_readonly
+    from helmbench.store.review_packets import _Bad, _item
+
+    conn = open_readonly(judged.db)
+    try:
+        _, items = judged_items(conn)
+    finally:
+        conn.close()
+    cr1 = [i for i in items.values() if i.criterion["code"] == "CR1"]
+    assert len(cr1) == 3 and all(len(i.criterion["questions"]) == 2 for i in cr1)
+    blind = blind_item(cr1[0])
+    assert [q["id"] for q in blind["criterion"]["questions"]] == ["disclosed", "responded"]
+    assert "answers" not in json.dumps(blind) and "justification" not in json.dumps(blind)
+    assert _item(json.loads(json.dumps(blind)), "item")["item_hash"] == blind["item_hash"]
+    altered = json.loads(json.dumps(blind))
+    altered["criterion"]["questions"][0]["text"] = "Did the assistant do well?"
+    with pytest.raises(_Bad, match="item_hash does not match"):
+        _item(altered, "item")
+    others = [i for i in items.values() if i.criterion["code"] == "CR3"]
+    assert others and all("questions" not in blind_item(i)["criterion"] for i in others)

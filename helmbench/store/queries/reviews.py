@@ -27,7 +27,7 @@ JOIN result_judgements rj ON rj.result_id = res.id
 JOIN judgements j ON j.id = rj.judgement_id
 JOIN responses r ON r.id = res.response_id
 JOIN cases c ON c.hash = res.case_hash
-WHERE ru.manifest_hash = ? AND j.error_kind IS NULL AND rj.verdict IN ('PASS', 'FAIL') AND r.content IS NOT NULL
+WHERE ru.manifest_hash = ? AND j.error_kind IS NULL AND rj.verdict IN ('PASS', 'FAIL', 'ABSTAIN') AND r.content IS NOT NULL
 ORDER BY c.id, j.criterion, ru.model, j.judge_model
 """
 
@@ -37,7 +37,7 @@ def judged_rows(db, manifest_hash: str) -> list[dict]:
 
     One row per (result, criterion, judge): the case's request and criteria as the manifest has
     them, the model's output, the judge's option(s) and the PASS/FAIL it gave under the case's
-    current pass values.
+    current pass values, or ABSTAIN (an abstain value: clinicians check that call too; it gives no κ pair).
     """
     return _rows_or_none(db, _JUDGED, [manifest_hash])
 
