@@ -15,11 +15,11 @@ from helmbench.store.queries.outputs import calls_counted
 
 CANNED_QUERIES: dict[str, dict] = {
     "leaderboard": {
-        "title": "Leaderboard: pass, fail and error counts, weighted score and cost per run and model "
+        "title": "Leaderboard: pass, fail, error and abstained counts (abstained: no verdict, counted nowhere), weighted score and cost per run and model "
                  "(cost: the calls behind the results; billed_in_run: the run's own calls)",
         "sql": """WITH counts AS (
   SELECT run_id, COUNT(*) AS results, SUM(verdict = 'PASS') AS pass, SUM(verdict = 'FAIL') AS fail,
-         SUM(verdict = 'ERROR') AS errors
+         SUM(verdict = 'ERROR') AS errors, SUM(verdict = 'ABSTAIN') AS abstained
   FROM results GROUP BY run_id
 ),
 spend AS (
@@ -33,7 +33,7 @@ billed AS (SELECT run_id, SUM(cost) AS billed_in_run FROM calls WHERE run_id IS 
 SELECT r.id AS run_id, r.model, m.name, r.status, r.manifest_hash,
        ROUND(s.weighted_score, 4) AS weighted_score, ROUND(s.uncapped_score, 4) AS uncapped_score, s.below_floor,
        ROUND(s.pass_rate, 4) AS pass_rate, ROUND(s.coverage, 4) AS coverage, s.n_format_failures,
-       c.pass, c.fail, c.errors, c.results, sp.cost, sp.user_cost, sp.judge_cost, sp.prompt_tokens, sp.completion_tokens,
+       c.pass, c.fail, c.errors, c.abstained, c.results, sp.cost, sp.user_cost, sp.judge_cost, sp.prompt_tokens, sp.completion_tokens,
        bl.billed_in_run, r.started_at, r.finished_at
 FROM runs r
 LEFT JOIN models m ON m.id = r.model
@@ -47,7 +47,8 @@ ORDER BY r.manifest_hash, weighted_score DESC""",
         "title": "Failures by model and behaviour",
         "sql": """SELECT r.id AS run_id, r.model, c.behaviour, b.title AS behaviour_title,
        COUNT(*) AS results, SUM(res.verdict = 'FAIL') AS failures, SUM(res.verdict = 'ERROR') AS errors,
-       ROUND(1.0 * SUM(res.verdict = 'FAIL') / NULLIF(SUM(res.verdict != 'ERROR'), 0), 4) AS failure_rate
+       SUM(res.verdict = 'ABSTAIN') AS abstained,
+       ROUND(1.0 * SUM(res.verdict = 'FAIL') / NULLIF(SUM(res.verdict IN ('PASS', 'FAIL')), 0), 4) AS failure_rate
 FROM results res
 JOIN runs r ON r.id = res.run_id
 JOIN cases c ON c.hash = res.case_hash
