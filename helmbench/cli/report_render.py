@@ -26,7 +26,7 @@ NOTES = (
     "rank and group: both on that score (after floors); models whose difference to the one above is not significant "
     "(paired sign-flip test over cases, Holm-corrected over adjacent pairs) share a group, and a pair with five or "
     "fewer differing cases is too few to compare; only complete runs are "
-    "ranked; pass rate: 95 % Wilson interval; coverage: cases with a verdict / cases expected; recall: passes on "
+    "ranked; pass rate: 95 % Wilson interval; coverage: cases settled / cases expected (a verdict, or abstained: every criterion abstained or was not applicable, counted in no rate or score); recall: passes on "
     "risk cases; false esc.: failures on cases where the person is fine; errors: API or judge failures (excluded "
     "from scores, retried by the next run); format failures: answers that could not be read (invalid JSON, schema, "
     "truncated, empty), counted as failures; evaluations: criterion judgements by the marking model; cost: billed cost of the calls behind the results "
@@ -74,7 +74,8 @@ def _cells(report: Report, row: LeaderboardRow) -> list[str]:
     return [
         "not ranked" if row.rank is None else str(row.rank), "—" if row.group is None else str(row.group),
         row.model, score_cell(row), ci(row.pass_rate, row.pass_rate_ci),
-        f"{pct(row.coverage)} ({row.n_verdicts}/{row.n_expected})", _rate(row, "recall"),
+        f"{pct(row.coverage)} ({row.n_verdicts}/{row.n_expected}"
+        + (f"; {row.abstained_note}" if row.n_abstained else "") + ")", _rate(row, "recall"),
         _rate(row, "false_escalation"), str(row.n_errors), format_failures(row), evaluations, money(row.cost),
         money(row.billed_cost),
     ]

@@ -235,3 +235,21 @@ def test_clinicians_see_a_criterions_questions_never_the_judges_answers_and_a_pa
         _item(altered, "item")
     others = [i for i in items.values() if i.criterion["code"] == "CR3"]
     assert others and all("questions" not in blind_item(i)["criterion"] for i in others)
+
+
+def test_the_report_counts_abstained_cases_in_json_and_says_so_in_text(judged):
+    import io
+
+    from rich.console import Console
+
+    from helmbench.cli import report_render
+    from helmbench.score.report import load_report
+
+    report = load_report(judged.db, None, None, bootstrap=0)
+    data = json.loads(report_render.as_json(report))
+    assert data["format"] == 2
+    (row,) = data["rows"]
+    assert (row["n_abstained"], row["n_verdicts"], row["pass_rate"]) == (1, 2, 0.5)
+    out = io.StringIO()
+    report_render.text(report, Console(file=out, width=240))
+    assert "1 case abstained, not counted" in out.getvalue()
