@@ -237,3 +237,15 @@ def test_report_costs_and_the_transcript_schema_take_the_imported_run_apart(impo
     assert out.exit_code == 0, out.output
     assert "0 call(s) to make" in out.output and "would store 0 new, 3 already stored" in out.output
     assert "calls to a model under test or a simulated user: none" in out.output
+
+
+def test_merge_carries_imports_by_key_and_the_eee_export_leaves_them_out(imported, tmp_path):
+    db, manifest = imported["db"], imported["manifest"]
+    out = tmp_path / "merged.db"
+    merged = api.merge(out, [db])
+    assert merged.added.get("imports") == 3
+    assert ("imported:pilot/vendor-bot", "imported") in [(r["model"], r["status"]) for r in merged.runs]
+    assert api.merge(out, [db]).changed is False  # by content key: nothing twice
+    written = api.export(db, tmp_path / "eee", manifest=manifest, bootstrap=0)
+    paths = [str(p) for p in written.files]
+    assert paths and not any("imported" in p or "vendor-bot" in p for p in paths)  # only HELMBench's own runs
