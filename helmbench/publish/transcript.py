@@ -33,6 +33,8 @@ def person_message(text: str | None) -> str | None:
 
 SPEAKER = {"opening": "User (opening)", "script": "User (scripted)", "user_model": "Simulated user",
            "model": "Model"}
+#: An imported conversation's turns (`helmbench import transcripts`): written elsewhere, by whoever it says.
+IMPORTED_SPEAKER = {"user": "User (imported)", "assistant": "Model (imported)"}
 _REGION = 'tabindex="0" role="region" aria-label='
 
 
@@ -45,7 +47,8 @@ def transcript_html(res, badge, money, plain=lambda reason: None) -> str:
     checkpoint's machine reason in words, or None, the machine reason then kept beside them)."""
     out = ['<div class="hb-transcript">\n<p class="hb-transcript-head"><strong>Transcript</strong></p>\n']
     for t in res.turns:
-        who = SPEAKER.get(t.get("source"), t.get("role") or "")
+        who = (IMPORTED_SPEAKER.get(t.get("role"), "") if t.get("source") == "imported"
+               else SPEAKER.get(t.get("source"), t.get("role") or ""))
         side = "hb-turn-model" if t.get("role") == "assistant" else "hb-turn-user"
         label = f"Turn {int(t['turn'])} · {who}"
         out.append(f'<div class="hb-turn {side}">\n<p class="hb-role">{_e(label)}</p>\n')

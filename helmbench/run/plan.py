@@ -114,7 +114,11 @@ class Plan:
     def takes(self, case: dict, mp: "ModelPlan") -> bool:
         """Whether this invocation asks `mp` the (selected) `case`: always, unless a shard says otherwise.
         Every phase (answers, conversations, the judge, the dry run's estimate) asks this, so a shard's
-        conversations and judge calls follow its answers."""
+        conversations and judge calls follow its answers. An imported conversation (`run/imported.py`) is the
+        output of one model label only."""
+        owner = case.get("imported")
+        if owner is not None:
+            return owner["model"] == mp.id
         return self.shard is None or self.shard.takes(case, mp.id)
 
 
@@ -217,5 +221,11 @@ def iter_jobs(plan: Plan, models: list[ModelPlan] | None = None, *, conversation
             for mp in models:
                 if not plan.takes(case, mp):
                     continue
-                for sample in range(plan.samples):
+                for sample in samples_of(case, plan.samples):
                     yield Job(case, mp, sample)
+
+
+def samples_of(case: dict, samples: int) -> range:
+    """The samples of a case: every one of the invocation's, or the one an imported conversation was stored as."""
+    owner = case.get("imported")
+    return range(owner["sample"], owner["sample"] + 1) if owner is not None else range(samples)

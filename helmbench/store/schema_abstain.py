@@ -1,4 +1,4 @@
-"""Migration 13 "abstentions": a result may be ABSTAIN, a conversation's criterion ABSTAIN or NOT_APPLICABLE.
+"""Migration 14 "abstentions": a result may be ABSTAIN, a conversation's criterion ABSTAIN or NOT_APPLICABLE.
 
 Why: a judged criterion may abstain (one of its `abstain_values`) or be kept from being asked by its gate
 (`applies_when`); it is stored and shown, but leaves the case's score. A case whose every criterion abstained or

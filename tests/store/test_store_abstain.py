@@ -1,4 +1,4 @@
-"""Migration 13 on a database of an earlier release (the ledger test's fixture, commit 794e7ac): every result and
+"""Migration 14 on a database of an earlier release (the ledger test's fixture, commit 794e7ac): every result and
 checkpoint row kept with its id, foreign keys intact, and the new verdicts accepted."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ def _rows(path: Path, sql: str) -> list[tuple]:
         conn.close()
 
 
-def test_migration_13_keeps_every_row_and_accepts_abstentions(tmp_path):
+def test_migration_14_keeps_every_row_and_accepts_abstentions(tmp_path):
     from helmbench.store import open_db
 
     path = tmp_path / "results.db"
@@ -31,7 +31,7 @@ def test_migration_13_keeps_every_row_and_accepts_abstentions(tmp_path):
     assert results and checkpoints
     db = open_db(path)
     try:
-        assert 13 in {v for (v,) in db.execute("SELECT version FROM migrations")}
+        assert 14 in {v for (v,) in db.execute("SELECT version FROM migrations")}
         assert [tuple(r) for r in db.execute("SELECT id, run_id, case_hash, sample, verdict, score, reason "
                                              "FROM results ORDER BY id")] == results
         assert [tuple(r) for r in db.execute("SELECT * FROM checkpoint_verdicts "
