@@ -274,6 +274,9 @@ def text(report: Report, out: Console) -> None:
             out.print(_t(line))
     for kind in ("pillar", "behaviour"):
         _print_table(out, f"by {kind}: weighted score · pass rate (cases)", *_breakdown(report, kind))
+    if rows := simulated_user_rows(report):
+        _print_table(out, "by simulated user: score of the simulated conversations (pooled per conversation in "
+                          "the model's score)", SIMULATED_HEAD, rows)
     if rows := calibration_rows(report):
         t = Table(*CALIBRATION_HEAD, title=_t("judge calibration against clinicians (helmbench agreement)"),
                   title_justify="left")
@@ -281,6 +284,31 @@ def text(report: Report, out: Console) -> None:
             t.add_row(*[_t(c) for c in cells])
         out.print(t)
     out.print(Text(NOTES, style="dim"))
+
+
+SIMULATED_HEAD = ["model", "simulated user", "conversations (n)", "score (95 % CI)"]
+
+
+def simulated_user_rows(report: Report) -> list[list[str]]:
+    """Per model whose conversations several simulated users played: each one's score over them, and the pooled."""
+    rows = []
+    for row in report.rows:
+        su = row.summary.simulated_users
+        if su is None:
+            continue
+        for f in (*su.users, su.pooled):
+            name = "all, pooled per conversation" if f is su.pooled else f.user
+            rows.append([row.model, name, str(f.n_cases), ci(f.score, f.score_ci)])
+    return rows
+
+
+def _simulated_json(row) -> dict | None:
+    su = row.summary.simulated_users
+    if su is None:
+        return None
+    plain = lambda f: {"user": f.user, "n_cases": f.n_cases, "n_results": f.n_results, "score": f.score,
+                       "score_ci": list(f.score_ci) if f.score_ci else None}
+    return {"pooled": plain(su.pooled), "users": [plain(f) for f in su.users]}
 
 
 #: The version of `report --format json`'s shape: report.schema.json's `format` (bump both together).
@@ -293,6 +321,8 @@ def as_json(report: Report) -> str:
         plain["evaluations"] = _evals(report, row)
         plain["by_pillar"] = row.summary.to_dict()["by_pillar"]
         plain["by_behaviour"] = row.summary.to_dict()["by_behaviour"]
+        if (users := _simulated_json(row)) is not None:  # only when several simulated users played
+            plain["by_simulated_user"] = users
     data["pillar_titles"], data["behaviour_titles"] = report.pillar_titles, report.behaviour_titles
     data["note"] = report.note
     data["calibration"] = report.calibration.to_dict() if report.calibration else None
