@@ -38,9 +38,10 @@ from helmbench.score.inference import ALPHA, MIN_INTERVAL_CASES, min_differing
 from helmbench.score.stability import MIN_PAIRS
 
 from . import charts
-from .data import BOOTSTRAP, SEED, ModelData, SiteData, worked_example
+from .data import BOOTSTRAP, SEED, ModelData, SiteData
 from .render import pretty_json, render
 from .settings import DATASETTE_DB_NAME
+from .worked_example import worked_example
 
 
 @dataclass

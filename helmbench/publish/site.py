@@ -43,7 +43,8 @@ from markupsafe import Markup
 
 from . import csp, pages
 from .cache import BuildCache, inputs_digest
-from .data import SiteData, load
+from .data import SiteData
+from .reader import load
 from .render import markdown_heading, render_sections
 from .settings import PublishSettings
 

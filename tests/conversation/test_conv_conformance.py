@@ -133,7 +133,7 @@ def shown(tree: Path) -> dict[int, dict]:
 
     from helmbench import api
     from helmbench.cli.report_render import as_json
-    from helmbench.publish.data import load
+    from helmbench.publish.reader import load
     from helmbench.publish.settings import PublishSettings
 
     db, manifest = tree / "build/results.db", tree / "build/manifest.jsonl"

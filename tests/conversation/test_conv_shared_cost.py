@@ -43,7 +43,7 @@ def test_four_runs_costs_add_to_the_ledger_total_and_every_page_shows_costs_numb
 
     from helmbench.cli import app
     from helmbench.publish import PublishSettings
-    from helmbench.publish.data import load
+    from helmbench.publish.reader import load
     from helmbench.publish.pages import Links, plan
     from helmbench.cli.run_render import _money as money
     from helmbench.publish.render import render, sortkey

@@ -176,7 +176,7 @@ def test_report_shows_the_judges_run_to_run_agreement_and_the_scores_stay_the_fi
 
     # the methodology page of the site shows the same numbers beside the clinician calibration
     from helmbench.publish import PublishSettings
-    from helmbench.publish.data import load
+    from helmbench.publish.reader import load
     from helmbench.publish.pages import Links, plan
     from helmbench.publish.render import render_sections
 
@@ -199,7 +199,7 @@ def test_a_small_rejudge_sample_claims_no_kappa(tmp_path, fake):
     assert lines == [f"P1-B1-S1/CR{i}: 6/6 re-judged verdicts the same; not enough items for a κ (n = 6, at least 20 pairs)"
                      for i in (1, 2)]
     from helmbench.publish import PublishSettings
-    from helmbench.publish.data import load
+    from helmbench.publish.reader import load
 
     data = load(PublishSettings(db=db, manifest=m, datasette_url="http://127.0.0.1:8001"))
     assert [(s.criterion, s.n, s.kappa) for s in data.stability] == [("CR1", 6, None), ("CR2", 6, None)]

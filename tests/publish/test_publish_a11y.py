@@ -23,7 +23,7 @@ import pytest
 
 from browser_helpers import recording_page
 from publish_helpers import MODELS, XSS_MODEL
-from helmbench.publish.data import slugify
+from helmbench.publish.slugs import slugify
 
 pytestmark = pytest.mark.browser
 

@@ -142,7 +142,7 @@ def test_the_codec_gives_back_what_it_was_given():
     b'{"\\u0000": "os:system", "v": ["touch /tmp/x"]}',
     b'{"\\u0000": "subprocess:Popen", "v": [["id"]]}',
     b'{"\\u0000": "helmbench.publish.site:Builder", "v": []}',  # a dataclass, of a module the data never holds
-    b'{"\\u0000": "helmbench.publish.data:load", "v": []}',  # an allowed module's function, not a dataclass
+    b'{"\\u0000": "helmbench.publish.data:natural_key", "v": []}',  # an allowed module's function, not a dataclass
     b'{"\\u0000": "helmbench.score.floors:Floor", "v": ["P1"]}',  # too few fields
     b'{"\\u0000": "helmbench.score.floors:Floor.__init__.__globals__", "v": []}',
     b'{"\\u0000": "helmbench.score..floors:Floor", "v": []}',

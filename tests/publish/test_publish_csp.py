@@ -11,7 +11,7 @@ import pytest
 from browser_helpers import recording_page
 from publish_helpers import RAW_PAYLOADS, XSS, XSS_MODEL, serve
 from helmbench.publish import csp
-from helmbench.publish.data import slugify
+from helmbench.publish.slugs import slugify
 
 pytestmark = pytest.mark.browser
 

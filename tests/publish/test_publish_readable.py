@@ -118,7 +118,7 @@ def test_without_a_public_datasette_the_rows_are_named_not_linked_to_this_machin
     """Built with `helmbench serve`'s local address, no page links to 127.0.0.1: the rows are named, and the
     methodology says how to browse them on one's own computer."""
     from helmbench.publish import PublishSettings
-    from helmbench.publish.data import load
+    from helmbench.publish.reader import load
     from helmbench.publish.pages import Links, plan
     from helmbench.publish.render import render_sections
 

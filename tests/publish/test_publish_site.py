@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from publish_helpers import DATASETTE_URL, ERROR_MODEL, FORMAT_MODEL, MODELS, REPO, XSS, XSS_MODEL
-from helmbench.publish.data import slugify
+from helmbench.publish.slugs import slugify
 
 CRISIS_LINES = ("13 11 14", "116 123", "988", "findahelpline.com")
 
@@ -249,15 +249,15 @@ def test_publish_command_builds_from_a_manifest_without_a_database(tmp_path, pip
 
 def test_a_rebuild_is_identical_and_reuses_the_cached_scores_and_charts(site, pipeline, tmp_path, monkeypatch):
     """The site is reproducible byte for byte, and an unchanged model is neither re-scored nor redrawn."""
-    import helmbench.publish.data as data_mod
+    import helmbench.publish.reader as reader_mod
     import helmbench.publish.worker as worker
     from helmbench.publish import PublishSettings, build_site
 
     def fail(*args, **kwargs):
         raise AssertionError("a cached summary or chart was computed again")
 
-    monkeypatch.setattr(data_mod, "summarise", fail)
-    monkeypatch.setattr(data_mod, "tie_groups", fail)  # nor are the paired comparisons (nor scipy imported)
+    monkeypatch.setattr(reader_mod, "summarise", fail)
+    monkeypatch.setattr(reader_mod, "tie_groups", fail)  # nor are the paired comparisons (nor scipy imported)
     # A chart drawn again would be drawn here, and fail the build. (The site's data and pages may be
     # read again: other tests open the database read-write, and closing it checkpoints its log, which
     # changes its bytes, not its rows.)
@@ -358,7 +358,7 @@ def test_cached_site_data_plans_its_pages_without_loading_the_plugins(pipeline):
     from helmbench.plugins import registry
     from helmbench.publish import pages
     from helmbench.publish.codec import decode, encode
-    from helmbench.publish.data import load
+    from helmbench.publish.reader import load
     from helmbench.publish.settings import PublishSettings
 
     data = load(PublishSettings(db=pipeline.db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL))

@@ -9,7 +9,7 @@ import re
 from html import unescape
 from pathlib import Path
 
-from helmbench.publish.data import slugify
+from helmbench.publish.slugs import slugify
 from tests.score.stats_pipeline import GOOD, PART, SECOND_PROVIDER, TWIN_A, TWIN_B
 
 

@@ -99,7 +99,7 @@ def test_costs_agreement_and_the_site_read_the_manifest_by_reports_rule_and_say_
     from pathlib import Path
 
     from helmbench import api
-    from helmbench.publish.data import load
+    from helmbench.publish.reader import load
     from helmbench.publish.settings import PublishSettings
     from helmbench.score.report import shown_note
     from helmbench.store import open_reader

@@ -38,7 +38,7 @@ def test_report_site_and_harness_call_the_same_functions(stats_plain, calls):
     assert all(calls[name] for name in (*SHARED, "holm_decisions")), calls
     calls.clear()
 
-    from helmbench.publish.data import load
+    from helmbench.publish.reader import load
     from helmbench.publish.settings import PublishSettings
 
     data = load(PublishSettings(db=stats_plain.db, manifest=stats_plain.manifest, datasette_url="http://x"), cache=None)

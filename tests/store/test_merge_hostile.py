@@ -16,6 +16,7 @@ from test_store_merge import _tiny, dump  # noqa: E402
 
 from helmbench.cli import app  # noqa: E402
 from helmbench.store import merge as merge_module  # noqa: E402
+from helmbench.store.merge_rows import Merger  # noqa: E402
 
 
 def _rename_model(db: Path, model: str) -> None:
@@ -83,7 +84,7 @@ def test_ctrl_c_half_way_leaves_out_as_it_was_and_no_scratch_behind(tmp_path, mo
     def interrupted(self):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(merge_module._Merger, "refresh_runs", interrupted)
+    monkeypatch.setattr(Merger, "refresh_runs", interrupted)
     with pytest.raises(KeyboardInterrupt):
         merge_module.merge(out, [later])
     assert dump(out) == before

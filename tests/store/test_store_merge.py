@@ -15,7 +15,9 @@ from helmbench.manifest.canonical import canonical, hash_of
 from helmbench.store import MIGRATIONS, migrate, open_db
 from helmbench.store.db import connect
 from helmbench.store.catalog_check import EditedInput
-from helmbench.store.merge import DERIVED, TABLES, MergeConflict, merge, unhandled_tables
+from helmbench.store.merge import merge
+from helmbench.store.merge_report import MergeConflict
+from helmbench.store.merge_tables import DERIVED, TABLES, unhandled_tables
 from helmbench.store.schema_shard import union
 
 NOW = "2026-11-27T00:00:00+00:00"
