@@ -247,7 +247,7 @@ def _slug(pages: dict[str, str]) -> str:
 def _pages(tree: Path, db: Path) -> dict[str, str]:
     """The site's pages as the build renders them (the same data and templates, without mkdocs)."""
     from helmbench.publish import PublishSettings
-    from helmbench.publish.data import load
+    from helmbench.publish.reader import load
     from helmbench.publish.pages import Links, plan
     from helmbench.publish.render import render
 
