@@ -39,6 +39,7 @@ _LAZY = {
     "publish": ("helmbench.api", "publish"),
     "export": ("helmbench.api", "export"),
     "merge": ("helmbench.api", "merge"),
+    "import_transcripts": ("helmbench.api", "import_transcripts"),
     "agreement": ("helmbench.api", "agreement"),
     "costs": ("helmbench.api", "costs"),
     "CalibrationReport": ("helmbench.score.calibration", "CalibrationReport"),

@@ -369,14 +369,16 @@ def merge(out: str | Path, inputs: Iterable[str | Path]):
 def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None,
             datasette_url: str = "http://127.0.0.1:8001", config_file: str | Path | None = None,
             strict: bool = False, project_dir: str | Path | None = None, allow_site_code: bool = False,
-            show_log: bool = False) -> Path:
+            show_log: bool = False, include_imported: bool = False) -> Path:
     """Build the static leaderboard site from `db` into `site_dir` (default: site/ beside the db).
 
     `manifest` (default: manifest.jsonl beside the db) picks which runs are shown;
     `datasette_url` is where the "rows behind this number" links point; `config_file` and
     `project_dir` (a folder with mkdocs.yml or site/) override the packaged site, read as data:
     their hooks, plugins, templates and scripts are taken only with `allow_site_code`. `show_log`:
-    mkdocs' own log lines go to standard error (as `mkdocs build` shows them). Returns the site
+    mkdocs' own log lines go to standard error (as `mkdocs build` shows them). `include_imported`:
+    conversations imported with `import_transcripts` are ranked on the leaderboard beside live runs, marked
+    as imported (by default they have their own pages and are never ranked). Returns the site
     folder. Raises `HelmbenchError` when the build fails.
     """
     from helmbench.publish import PublishSettings, build_site, log_to_stderr
@@ -386,7 +388,8 @@ def publish(db: str | Path, site_dir: str | Path | None = None, *, manifest=None
 
     db = Path(db)
     path = db.parent / "manifest.jsonl" if manifest is None else Path(getattr(manifest, "path", manifest))
-    settings = PublishSettings(db=db, manifest=path, datasette_url=datasette_url.rstrip("/"))
+    settings = PublishSettings(db=db, manifest=path, datasette_url=datasette_url.rstrip("/"),
+                               include_imported=include_imported)
     return build_site(settings, config_file=config_file, site_dir=site_dir, strict=strict, project_dir=project_dir,
                       allow_code=allow_site_code)
 
@@ -488,6 +491,7 @@ from helmbench.lazy import exports  # noqa: E402
 #: Names the command line's renderers need, from the stages that define them (loaded on first use).
 __getattr__ = exports(__name__, {
     "RunReport": "helmbench.run.session",
+    "ImportReport": "helmbench.run.imported",
     "Report": "helmbench.score.report",
     "Leaderboard": "helmbench.score.leaderboard",
     "LeaderboardRow": "helmbench.score.leaderboard",
@@ -510,6 +514,7 @@ __getattr__ = exports(__name__, {
 })
 
 from helmbench.api.datasette import DatasetteFiles, datasette_publish, datasette_serve  # noqa: E402,F401
+from helmbench.api.imports import import_transcripts  # noqa: E402,F401
 from helmbench.api.schemas import input_schemas  # noqa: E402,F401
 from helmbench.api.tree import (  # noqa: E402,F401
     build_dir, compile_at_revision, diff, find_case, models_file_of, scenarios)

@@ -16,3 +16,4 @@ from helmbench.cli import agreement_cmd  # noqa: F401
 from helmbench.cli import review_cmd  # noqa: F401
 from helmbench.cli import export_cmd  # noqa: F401
 from helmbench.cli import merge_cmd  # noqa: F401
+from helmbench.cli import import_cmd  # noqa: F401

@@ -24,6 +24,7 @@ def publish(
     config_file: Optional[Path] = typer.Option(None, "--config-file", "-f", help="An mkdocs.yml whose keys override the packaged site configuration (default: mkdocs.yml beside the benchmark, if any)."),
     site_dir: Optional[Path] = typer.Option(None, "--site-dir", help="Output folder (default: build/site)."),
     strict: bool = typer.Option(False, "--strict", help="Fail on any mkdocs warning."),
+    include_imported: bool = typer.Option(False, "--include-imported", help="Rank imported conversations (`helmbench import transcripts`) on the leaderboard beside live runs, marked as imported (default: they have their own pages and are never ranked)."),
     allow_site_code: bool = typer.Option(False, "--allow-site-code", help="Also take the hooks, plugins, custom templates, scripts and other Markdown extensions of the benchmark's mkdocs.yml (code from the repository: only if you trust it)."),
 ) -> None:
     """Build the static leaderboard site into build/site/ (wraps `mkdocs build`).
@@ -40,6 +41,8 @@ def publish(
         helmbench publish
 
         helmbench publish --db build/results.db --datasette-url https://data.example.org
+
+        helmbench publish --include-imported
     """
     import time
 
@@ -52,7 +55,7 @@ def publish(
     started = time.perf_counter()
     out = api.publish(db, site_dir, manifest=manifest, datasette_url=datasette_url, config_file=config_file,
                       strict=strict, project_dir=api.project_dir(), allow_site_code=allow_site_code,
-                      show_log=True)
+                      show_log=True, include_imported=include_imported)
     note = "" if db.is_file() else " (no run has been made yet, dry run only: the leaderboard says how to make one)"
     print(f"site built in {time.perf_counter() - started:.1f} s → {printable(str(out))}{note}")
     shown = api.site_note(db, manifest)  # the sentence `report` and `agreement` say in the same case

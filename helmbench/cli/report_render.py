@@ -277,6 +277,9 @@ def text(report: Report, out: Console) -> None:
     if rows := simulated_user_rows(report):
         _print_table(out, "by simulated user: score of the simulated conversations (pooled per conversation in "
                           "the model's score)", SIMULATED_HEAD, rows)
+    for row in report.imported:  # never in the tables above: they were not run by HELMBench
+        out.print(_t(f"{row['model']} (run {row['run_id']}): {row['n_pass']} pass, {row['n_fail']} fail, "
+                     f"{row['n_error']} error; judge {money(row['judge_cost'])}; {row['note']}"))
     if rows := calibration_rows(report):
         t = Table(*CALIBRATION_HEAD, title=_t("judge calibration against clinicians (helmbench agreement)"),
                   title_justify="left")
@@ -332,6 +335,7 @@ def as_json(report: Report) -> str:
                              "note": report.judge_version.note()} if report.judge_version else None
     data["calibrated_only"] = {"left_out": {s: [c.key for c in cs] for s, cs in report.left_out.items()},
                                "note": left_out_note(report)} if report.left_out else None
+    data["imported"] = report.imported
     return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
 
 

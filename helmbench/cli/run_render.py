@@ -126,6 +126,10 @@ def costs(rows: list[dict], out: Console, outside=None, *, total: float, note: s
             continue
         shared = (f"; {r['shared_calls']} call(s) its results share, {_money(r['shared_cost'])}, counted in run "
                   + ", ".join(map(str, r["shared_with"]))) if r.get("shared_calls") else ""
+        if r.get("status") == "imported":  # `import transcripts`: only the judge was asked
+            out.print(Text(f"run {r['run_id']} behind its results: imported conversations (neither the model nor "
+                           f"a simulated user was called); judge {_money(r['behind_judge'])}{shared}"))
+            continue
         out.print(Text(f"run {r['run_id']} behind its results: model {_money(r['behind_model'])}, simulated user "
                        f"{_money(r['behind_user'])}, judge {_money(r['behind_judge'])}{shared}"))
     if outside is not None and outside.calls():

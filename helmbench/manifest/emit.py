@@ -81,6 +81,8 @@ def header_for(bench: Benchmark, mh: _ManifestHash, unreviewed: int = 0, played:
         "catalog_hash": catalog_hash,
         "catalog": cat,
     }
+    if bench.content_note is not None:  # only when given: a benchmark.yml without it keeps its manifest's bytes
+        header["benchmark"]["content_note"] = bench.content_note
     if unreviewed:  # cases built from generated text nobody has reviewed: a run of them is never ranked
         header["unreviewed"] = unreviewed
     if played:  # conversations played by several simulated users: only then, so other headers stay as they were

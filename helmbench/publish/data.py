@@ -7,6 +7,7 @@ Why a module: these dataclasses are what the build cache stores (codec.py decode
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -16,6 +17,7 @@ from helmbench.spec.naming import natural_key
 from helmbench.score.leaderboard import Leaderboard, LeaderboardRow
 from helmbench.store import queries
 from helmbench.score.drift import HistoryPoint
+from helmbench.store.queries.runs import IMPORTED
 
 from .codec import allow
 from .settings import PublishSettings
@@ -92,6 +94,8 @@ class Result:
     reviewed: tuple = ()
     judge_verdict: str | None = None
     judge_score: float | None = None
+    #: an imported conversation's `imports` row (store/imports.py: its id, source, provenance, opening), else None
+    imported: dict | None = None
 
     @property
     def format_failure(self) -> bool:
@@ -120,6 +124,29 @@ class ModelData:
     def name(self) -> str:
         return self.row.model_name
 
+    @property
+    def imported_from(self) -> str | None:
+        """The source of an imported run (`helmbench import transcripts`), None for a run HELMBench made."""
+        return imported_source(self.row.run)
+
+    @property
+    def imported_note(self) -> str | None:
+        """What every place that shows an imported run says of it."""
+        source = self.imported_from
+        return None if source is None else f"Imported from {source}: not run by HELMBench; the model was not called"
+
+
+def imported_source(run) -> str | None:
+    """The source an imported run's settings name (store/imports.py), None for a run HELMBench made."""
+    if run.status != IMPORTED:
+        return None
+    try:
+        settings = json.loads(run.settings_json or "{}")
+    except ValueError:
+        settings = {}
+    source = settings.get("imported") if isinstance(settings, dict) else None
+    return source if isinstance(source, str) else "elsewhere"
+
 
 @dataclass
 class SiteData:
@@ -139,17 +166,26 @@ class SiteData:
     #: (type, page URI, title, data) of each evaluator with a page of its own (`evaluator_pages`): kept with the
     #: data, so a build that finds the data in its cache does not load the plugins to plan its pages.
     evaluator_pages: tuple = ()
+    #: Imported runs (`helmbench import transcripts`) not on the leaderboard: pages of their own, never ranked
+    #: (`publish --include-imported` puts them on the leaderboard instead, in `models`, marked).
+    imported: list = field(default_factory=list)
+    include_imported: bool = False
 
     @property
     def has_results(self) -> bool:
         return bool(self.models)
+
+    @property
+    def every_model(self) -> list[ModelData]:
+        """The leaderboard's models, then the imported runs not on it: every model with pages and results."""
+        return [*self.models, *self.imported]
 
     @cached_property
     def results_by_case(self) -> dict[str, dict[str, list[Result]]]:
         """Case id → model id → its results (by sample): the models' own `Result`s, indexed. Derived, not a
         field: the build cache stores the data as JSON, which would hold every result twice."""
         by_case: dict[str, dict[str, list[Result]]] = {c: {} for c in self.cases}
-        for m in self.models:
+        for m in self.every_model:
             for r in m.results:
                 by_case.setdefault(r.case_id, {}).setdefault(m.id, []).append(r)
         return by_case

@@ -51,6 +51,9 @@ TABLES: dict[str, tuple[str, str]] = {
     "calls": ("Calls", "The call ledger: one row per request sent to a provider (answers, conversation turns, the "
                        "simulated user, the judge, generation), written before it left and completed once its answer "
                        "was stored. Every count of calls and sum of money is over these rows."),
+    "imports": ("Imports", "Conversations imported with `helmbench import transcripts`: not run by HELMBench, the "
+                           "model was not called; judged here. One row per (source, model label, conversation id), "
+                           "with the file and line it came from and the provenance the file gave (untrusted text)."),
     "run_scores": ("Run scores", "Every run's scores, computed by the HELMBench scorer when this snapshot was taken "
                                  "(the numbers the leaderboard shows)."),
 }
@@ -69,7 +72,8 @@ COLUMNS: dict[str, dict[str, str]] = {
               "messages_json": "The exact messages sent to the model",
               "response_format_json": "The JSON schema the answer must follow (null: free text)",
               "evaluation_json": "How the answer is evaluated"},
-    "runs": {"status": "running, completed, partial, interrupted, failed or stopped_cost",
+    "runs": {"status": "running, completed, partial, interrupted, failed, stopped_cost, preview, or imported (outputs "
+                       "imported from elsewhere: no model was called)",
              "settings_hash": "Hash of the model settings (temperature, max tokens, …)",
              "samples": "Answers per case", "cost": "Billed cost (USD) of the model responses the run uses",
              "n_awaiting_judge": "Results still waiting for the judge",

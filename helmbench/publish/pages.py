@@ -359,7 +359,7 @@ def plan(data: SiteData, dest=lambda uri: uri) -> PagePlan:
         out.append(Page(case_uri(case.id), case.id, "case.html.j2", {"case": case, "shared": shared[key]},
                         content_note=True, search=False))
     jobs: dict[str, charts.ModelChartJob] = {}
-    for m in data.models:
+    for m in data.every_model:  # imported runs not ranked have pages of their own too
         out.append(Page(model_uri(m.slug), m.name, "model.html.j2",
                         {"m": m, "detection_bars": detection_bars(m), "history_bars": history_bars(m),
                          "ranks": ranges.get(m.slug)},

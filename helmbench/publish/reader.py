@@ -27,12 +27,15 @@ from helmbench.score.leaderboard import (
     choose_manifest,
     FINISHED_STATUSES,
     latest_runs,
+    leaderboard_row,
     manifest_floors,
     scored_results,
     to_scored,
 )
 from helmbench.store import Connection, Row, open_readonly, queries
 from helmbench.score.drift import HistoryPoint, history
+from helmbench.store.imports import import_rows
+from helmbench.store.queries.runs import IMPORTED
 from helmbench.store.turns import conversation_details
 from helmbench.score.pairwise import tie_groups
 
@@ -81,6 +84,19 @@ def _case_from_db(r: Row) -> Case:
         response_format=json.loads(r["response_format_json"]) if r["response_format_json"] else None,
         evaluation=json.loads(r["evaluation_json"]),
     )
+
+
+def _file_benchmark(path: Path, stored: dict) -> dict:
+    """The benchmark's name, description and content note as the manifest file says them, when it is the manifest
+    shown: they are not part of its hash, so a database registered it with the words of its first run."""
+    from helmbench.errors import HelmbenchError
+    from helmbench.manifest.reader import read_header
+
+    try:
+        given = read_header(path).get("benchmark")
+    except HelmbenchError:
+        return stored
+    return given if isinstance(given, dict) else stored
 
 
 def _read_manifest_file(path: Path) -> tuple[dict | None, list[Case]]:
@@ -238,13 +254,16 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
     cases: list[Case] = []
     board: Leaderboard | None = None
     models: list[ModelData] = []
+    imported: list[ModelData] = []
     calibration = judges = None
     stability: tuple = ()
     if has_db:
         conn = open_readonly(settings.db)
         try:
             chosen = choose_manifest(conn, file_hash)
-            judgements = _judgements(conn, [run.id for run in latest_runs(conn, chosen)] if chosen else [])
+            statuses = (*FINISHED_STATUSES, IMPORTED) if settings.include_imported else FINISHED_STATUSES
+            shown = latest_runs(conn, chosen, (*FINISHED_STATUSES, IMPORTED)) if chosen else []
+            judgements = _judgements(conn, [run.id for run in shown])
             details: dict[int, list[Result]] = {}
             scored: dict[int, list[ScoredResult]] = {}
             from helmbench.score.adjudication import adjudication_of
@@ -258,17 +277,29 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
             summarise_fn, digests = _cached_summarise(cache)
             board = build_leaderboard(conn, file_hash, bootstrap=BOOTSTRAP, seed=SEED, load_results=load_results,
                                       summarise_fn=summarise_fn, groups_fn=_cached_tie_groups(cache),
-                                      adjudication=adjudication)
+                                      adjudication=adjudication, statuses=statuses)
             if board.manifest_hash:
                 header, cases = _db_manifest(conn, board.manifest_hash)
-                slugs = unique_slugs([r.model for r in board.rows])
+                # imported runs not ranked: their rows (unranked, no intervals) for their own pages
+                on_board = {r.run.id for r in board.rows}
+                aside = [leaderboard_row(conn, run, board.n_cases, results=load_results(conn, run), bootstrap=0,
+                                         summarise_fn=summarise_fn, adjudication=adjudication)
+                         for run in shown if run.status == IMPORTED and run.id not in on_board
+                         and run.manifest_hash == board.manifest_hash]
+                slugs = unique_slugs([r.model for r in [*board.rows, *aside]])
                 conversations = conversation_details(conn, list(details))
+                origins = import_rows(conn, [r.run.id for r in [*board.rows, *aside] if r.run.status == IMPORTED])
+                for rs in details.values():
+                    for res in rs:
+                        res.imported = origins.get((res.run_id, res.case_id, res.sample))
                 for rs in details.values():
                     for res in rs:
                         if res.id in conversations:
                             res.turns, res.checkpoints = conversations[res.id]
                 models = [_model_data(r, details[r.run.id], scored[r.run.id], slugs[r.model],
                                       digests[id(scored[r.run.id])]) for r in board.rows]
+                imported = [_model_data(r, details[r.run.id], scored[r.run.id], slugs[r.model],
+                                        digests[id(scored[r.run.id])]) for r in aside]
                 for m in models:
                     m.history = _history(conn, m.row, scored, summarise_fn, adjudication)
                 from helmbench.score.calibration import load_calibration
@@ -285,10 +316,12 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
     if not header:
         header, cases = _read_manifest_file(settings.manifest)
     header = header or {}
+    if file_hash is not None and file_hash == header.get("manifest_hash"):
+        header = {**header, "benchmark": _file_benchmark(settings.manifest, header.get("benchmark") or {})}
     cases.sort(key=lambda c: natural_key(c.id))
-    for m in models:
+    for m in [*models, *imported]:
         for r in m.results:
-            r.sample_label = m.row.run.samples > 1
+            r.sample_label = m.row.run.samples > 1 or m.imported_from is not None
     return SiteData(
         settings=settings,
         benchmark=header.get("benchmark") or {},
@@ -303,6 +336,8 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
         judges=judges,
         stability=stability,
         evaluator_pages=evaluator_pages(header.get("catalog") or {}),
+        imported=imported,
+        include_imported=settings.include_imported,
         # The file's name, not its path: the site is public, and the sentence is `report`'s.
         note=shown_note(Path(settings.manifest.name), file_hash, board.manifest_hash) if board and models else None,
     )

@@ -190,6 +190,8 @@ def model_output(res, ds_responses: str, titles: dict | None = None) -> Markup:
     elif res.reason:
         out.append(f' — <span class="hb-reason">{e(res.reason)}</span>')
     out.append("</p>\n")
+    if res.imported is not None:
+        out.append(imported_origin(res.imported, with_prompt=not res.turns))
     if res.error_kind:
         msg = f" — {e(res.error_message)}" if res.error_message else ""
         out.append(f'<p class="hb-error">Error: {e(res.error_kind)}{msg}</p>\n')
@@ -291,6 +293,32 @@ def review_history(items) -> str:
     return "".join(out)
 
 
+def imported_origin(row: dict, *, with_prompt: bool) -> str:
+    """Where an imported conversation came from (its id, when it happened, the file's provenance note), and what
+    the person was shown: its system messages, and for a single answer its first message too (the case's own
+    prompt above is not what was said). Every value is from the file: escaped."""
+    import json as _json
+
+    e = _esc
+    facts = [f"conversation <code>{e(row['conversation'])}</code> of source {e(row['source'])}"]
+    if row.get("occurred_at"):
+        facts.append(f"happened {e(row['occurred_at'])}")
+    out = [f'<p class="hb-imported">Imported: {" · ".join(facts)}; judged here, the model was not called.</p>\n']
+    if row.get("provenance"):
+        out.append(f'<p class="hb-imported hb-provenance">Provenance: {e(row["provenance"])}</p>\n')
+    try:
+        opening = _json.loads(row.get("opening_json") or "[]")
+    except ValueError:
+        opening = []
+    for m in opening if isinstance(opening, list) else []:
+        if not isinstance(m, dict) or (m.get("role") != "system" and not with_prompt):
+            continue
+        who = "System instructions (imported)" if m.get("role") == "system" else "The person's message (imported)"
+        out.append(f'<p class="hb-role">{e(who)}</p>\n<pre class="hb-text" data-search-exclude {_REGION}"{e(who)}">'
+                   f'{e(m.get("content") or "")}</pre>\n')
+    return "".join(out)
+
+
 def _show_judgment(judgment) -> str:
     return ", ".join(map(str, judgment)) if isinstance(judgment, list) else str(judgment)
 
@@ -301,10 +329,14 @@ def case_outputs(case, data, link) -> Markup:
     ds_responses = link.rows("responses")  # "": no public Datasette, no link
     titles = criterion_titles(case.evaluation)
     out = []
-    for m in data.models:
+    for m in data.every_model:
         rs = data.results(case.id, m.id)
+        if not rs and m.imported_from is not None:
+            continue  # an imported source holds the conversations it holds: no "no result" for the others
         out.append(f'<div class="hb-output" id="model-{e(m.slug)}">\n<p class="hb-output-head"><a href="'
                    f'{e(link.model(m.slug))}"><strong>{e(m.name)}</strong></a> <code>{e(m.id)}</code></p>\n')
+        if m.imported_note:
+            out.append(f'<p class="hb-imported"><strong>{e(m.imported_note)}.</strong></p>\n')
         if not rs:
             out.append("<p>No result for this case.</p>\n")
         out.extend(model_output(res, ds_responses, titles) for res in rs)

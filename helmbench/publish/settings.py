@@ -14,6 +14,8 @@ from pathlib import Path
 ENV_DB = "HELMBENCH_DB"
 ENV_MANIFEST = "HELMBENCH_MANIFEST"
 ENV_DATASETTE_URL = "HELMBENCH_DATASETTE_URL"
+#: "1": imported runs (`helmbench import transcripts`) are ranked on the leaderboard, marked (`publish --include-imported`).
+ENV_INCLUDE_IMPORTED = "HELMBENCH_INCLUDE_IMPORTED"
 
 DEFAULT_DB = Path("build/results.db")
 DEFAULT_MANIFEST = Path("build/manifest.jsonl")
@@ -27,6 +29,7 @@ class PublishSettings:
     db: Path
     manifest: Path
     datasette_url: str  # no trailing slash
+    include_imported: bool = False  # imported runs on the leaderboard beside live runs (marked), not only on their pages
 
     @classmethod
     def from_env(cls, base_dir: str | Path = ".", environ: dict | None = None) -> "PublishSettings":
@@ -38,9 +41,10 @@ class PublishSettings:
             return p if p.is_absolute() else base / p
 
         url = (env.get(ENV_DATASETTE_URL) or DEFAULT_DATASETTE_URL).rstrip("/")
-        return cls(db=path(ENV_DB, DEFAULT_DB), manifest=path(ENV_MANIFEST, DEFAULT_MANIFEST), datasette_url=url)
+        return cls(db=path(ENV_DB, DEFAULT_DB), manifest=path(ENV_MANIFEST, DEFAULT_MANIFEST), datasette_url=url,
+                   include_imported=env.get(ENV_INCLUDE_IMPORTED) == "1")
 
     def as_env(self) -> dict[str, str]:
         """The environment variables that make a `mkdocs build` read these settings."""
         return {ENV_DB: str(self.db.resolve()), ENV_MANIFEST: str(self.manifest.resolve()),
-                ENV_DATASETTE_URL: self.datasette_url}
+                ENV_DATASETTE_URL: self.datasette_url, ENV_INCLUDE_IMPORTED: "1" if self.include_imported else "0"}

@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from . import csp, pages
 from .cache import BuildCache, inputs_digest
@@ -100,6 +100,36 @@ and Ireland <strong>Samaritans 116 123</strong>; in the US call or text <strong>
 service at <a href="https://findahelpline.com">findahelpline.com</a>.</p>
 </div>
 """)
+
+
+#: The crisis line of the full note, kept whatever a benchmark says before it (`content_note:` in benchmark.yml).
+NOTE_CRISIS_LINE = Markup("""If you need help now, contact a crisis line: in Australia <strong>Lifeline 13 11 14</strong>; in the UK
+and Ireland <strong>Samaritans 116 123</strong>; in the US call or text <strong>988</strong>; elsewhere, find a
+service at <a href="https://findahelpline.com">findahelpline.com</a>.""")
+_INLINE = re.compile(r"\*\*(?P<b>[^*\n]+)\*\*|\*(?P<i>[^*\n]+)\*|`(?P<c>[^`\n]+)`")
+
+
+def _inline(text: str) -> str:
+    """`text` escaped, with **bold**, *italic* and `code` (nothing else of Markdown: no link, no HTML)."""
+    out, at = [], 0
+    for m in _INLINE.finditer(text):
+        out.append(str(escape(text[at:m.start()])))
+        tag = "strong" if m.group("b") else "em" if m.group("i") else "code"
+        out.append(f"<{tag}>{escape(m.group('b') or m.group('i') or m.group('c'))}</{tag}>")
+        at = m.end()
+    out.append(str(escape(text[at:])))
+    return "".join(out)
+
+
+def content_note(note: str | None) -> Markup:
+    """The note on every page that quotes crisis content: HELMBench's own, or a hosted benchmark's (benchmark.yml
+    `content_note:`, escaped, its paragraphs and inline emphasis kept) followed by the crisis line."""
+    if not note or not note.strip():
+        return CONTENT_NOTE
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", note.strip()) if p.strip()]
+    body = "".join(f"<p>{_inline(' '.join(p.split()))}</p>\n" for p in paragraphs)
+    return Markup(f'<div class="admonition warning hb-content-note">\n<p class="admonition-title">Content note</p>\n'
+                  f'{body}<p>{NOTE_CRISIS_LINE}</p>\n</div>\n')
 
 
 # Every page that does not carry the full note above (hand-written pages, the leaderboard, the indexes)
@@ -252,7 +282,7 @@ class Builder:
         if plan.leaderboard_chart is not None:
             self._chart("", "leaderboard", (plan.leaderboard_chart, plan.leaderboard_path), plan.leaderboard_path,
                         plan.leaderboard_chart)
-        digests = {m.slug: m.digest for m in self.data.models}
+        digests = {m.slug: m.digest for m in self.data.every_model}
         for slug, job in plan.model_jobs.items():  # keyed by a digest of the rows, computed once in load()
             self._chart(slug, "model", (job,), job.path, replace(job, path="", scored=digests[slug]))
         for uri in plan.chart_uris:  # written straight into site_dir by the job (mkdocs skips the copy)
@@ -347,7 +377,7 @@ class Builder:
             self.rendered_new = True
         head, sections = rendered
         if spec.content_note:
-            head = CONTENT_NOTE + head
+            head = content_note(self.data.benchmark.get("content_note")) + head
         self.fragments[page.file.src_uri] = [head] + [html for _, html in sections]
         if spec.template == "case.html.j2":
             page.meta["template"] = CASE_TEMPLATE

@@ -33,6 +33,8 @@ def person_message(text: str | None) -> str | None:
 
 SPEAKER = {"opening": "User (opening)", "script": "User (scripted)", "user_model": "Simulated user",
            "model": "Model"}
+#: An imported conversation's turns (`helmbench import transcripts`): written elsewhere, by whoever it says.
+IMPORTED_SPEAKER = {"user": "User (imported)", "assistant": "Model (imported)"}
 _REGION = 'tabindex="0" role="region" aria-label='
 
 
@@ -54,7 +56,8 @@ def transcript_html(res, badge, money, plain=lambda reason: None) -> str:
         out.append(f'<p class="hb-meta hb-played-by">The person in this conversation was played by the simulated user '
                    f'<code>{_e(played_by)}</code>.</p>\n')
     for t in res.turns:
-        who = SPEAKER.get(t.get("source"), t.get("role") or "")
+        who = (IMPORTED_SPEAKER.get(t.get("role"), "") if t.get("source") == "imported"
+               else SPEAKER.get(t.get("source"), t.get("role") or ""))
         side = "hb-turn-model" if t.get("role") == "assistant" else "hb-turn-user"
         label = f"Turn {int(t['turn'])} · {who}"
         out.append(f'<div class="hb-turn {side}">\n<p class="hb-role">{_e(label)}</p>\n')

@@ -106,7 +106,7 @@ class ConversationPhase:
         for case in _selected(plan, conversations=True):
             for mp in plan.models:  # each model turn not stored is a call (a simulated user may stop early)
                 if plan.takes(case, mp):
-                    est.add(mp.id, case, mp.turns_to_ask.get(case["id"], last_turn(case) * plan.samples_of(case)))
+                    est.add(mp.id, case, mp.turns_to_ask.get(case["id"], last_turn(case) * plan.result_samples(case)))
                     for user in simulators(case["request"]["conversation"]):  # each simulated user's own calls
                         est.add_user(case, mp.user_turns_to_ask.get((case["id"], user["id"]), 0), user["id"])
 

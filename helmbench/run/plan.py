@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from helmbench.errors import UsageError
-from helmbench.manifest.conversation import is_conversation, opens, played, samples_of, turn_keys
+from helmbench.manifest.conversation import is_conversation, opens, played, turn_keys
+from helmbench.manifest.conversation import samples_of as result_samples
 from helmbench.run.config import settings_hash
 from helmbench.run.http_target import stateful
 from helmbench.run.selection import Shard
@@ -85,9 +86,9 @@ class Plan:
         """One simulated user's turns not stored yet, across the models' conversations (an upper bound)."""
         return sum(m.user_turns_by.get(user_id, 0) for m in self.models)
 
-    def samples_of(self, case: dict) -> int:
+    def result_samples(self, case: dict) -> int:
         """The results a case has in this invocation: `--samples`, times its simulated users."""
-        return samples_of(case, self.samples)
+        return result_samples(case, self.samples)
 
     @property
     def new_calls(self) -> int:
@@ -121,7 +122,11 @@ class Plan:
     def takes(self, case: dict, mp: "ModelPlan") -> bool:
         """Whether this invocation asks `mp` the (selected) `case`: always, unless a shard says otherwise.
         Every phase (answers, conversations, the judge, the dry run's estimate) asks this, so a shard's
-        conversations and judge calls follow its answers."""
+        conversations and judge calls follow its answers. An imported conversation (`run/imported.py`) is the
+        output of one model label only."""
+        owner = case.get("imported")
+        if owner is not None:
+            return owner["model"] == mp.id
         return self.shard is None or self.shard.takes(case, mp.id)
 
 
@@ -179,7 +184,7 @@ def count_turns(plan: Plan, case: dict, models: list[ModelPlan], db) -> None:
 
     for mp in models:
         asked: set[tuple[str, int]] = set()  # (turn key, turn sample): an opening reply two simulated users share
-        for result_sample in range(plan.samples_of(case)):
+        for result_sample in range(plan.result_samples(case)):
             one, sample = played(case, result_sample)
             keys = turn_keys(one)
             conv = one["request"]["conversation"]
@@ -230,5 +235,12 @@ def iter_jobs(plan: Plan, models: list[ModelPlan] | None = None, *, conversation
             for mp in models:
                 if not plan.takes(case, mp):
                     continue
-                for sample in range(plan.samples_of(case)):
+                for sample in samples_of(case, plan.samples):
                     yield Job(case, mp, sample)
+
+
+def samples_of(case: dict, samples: int) -> range:
+    """The samples of a case: every one of the invocation's (times its simulated users), or the one an imported
+    conversation was stored as."""
+    owner = case.get("imported")
+    return range(owner["sample"], owner["sample"] + 1) if owner is not None else range(result_samples(case, samples))

@@ -36,6 +36,8 @@ class Report:
     judges: object | None = None  # score.judges.JudgeSensitivity: each judge's own board (an ensemble only)
     judge_version: object | None = None  # score.judges.VersionFilter: `--judge-version`, the results it kept
     stability: tuple = ()  # score.stability.Stability per criterion: first vs re-judged verdicts (--rejudge-sample)
+    #: the manifest's imported runs (`helmbench import transcripts`): listed apart, never ranked here
+    imported: list[dict] = field(default_factory=list)
 
     @property
     def rows(self) -> list[LeaderboardRow]:
@@ -121,6 +123,26 @@ NO_RUN_HINT = ("without OPENROUTER_API_KEY, `helmbench run` (and `make run`) onl
                "to make a run: export OPENROUTER_API_KEY=sk-or-... then `helmbench run` (add --max-cost USD)")
 
 
+def imported_of(conn, manifest_hash: str | None) -> list[dict]:
+    """The manifest's imported runs as `report` lists them: model, source, verdict counts, the judge's cost."""
+    import json
+
+    if manifest_hash is None:
+        return []
+    out = []
+    for r in queries.imported_runs(conn, manifest_hash):
+        try:
+            source = (json.loads(r["settings_json"] or "{}") or {}).get("imported")
+        except (ValueError, AttributeError):
+            source = None
+        out.append({"run_id": r["run_id"], "model": r["model"], "model_name": r["model_name"],
+                    "source": source if isinstance(source, str) else None, "n_pass": r["n_pass"] or 0,
+                    "n_fail": r["n_fail"] or 0, "n_error": r["n_error"] or 0, "judge_calls": r["judge_calls"] or 0,
+                    "judge_cost": r["judge_cost"],
+                    "note": f"imported from {source}: not run by HELMBench; the model was not called; not ranked"})
+    return out
+
+
 def load_report(db: Path, manifest: Path | None = None, run_id: int | None = None, *, bootstrap: int = 1000,
                 calibrated_only: bool = False, judge_version: str | None = None) -> Report:
     """The report of the latest finished run per model (of `manifest` when it has runs), or of one run.
@@ -167,8 +189,9 @@ def load_report(db: Path, manifest: Path | None = None, run_id: int | None = Non
 
         judges = None if run_id is not None else judge_sensitivity(conn, board, bootstrap=bootstrap,
                                                                    statuses=REPORT_STATUSES, keep=keep)
+        imported = imported_of(conn, board.manifest_hash) if run_id is None else []
         return Report(board, {r.run.id: queries.judge_totals_of(conn, r.run.id) for r in board.rows},
                       queries.titles(conn, "pillars"), queries.titles(conn, "behaviours"), note, calibration, left_out,
-                      judges, only, judge_stability(conn, [r.run.id for r in board.rows]))
+                      judges, only, judge_stability(conn, [r.run.id for r in board.rows]), imported)
     finally:
         conn.close()

@@ -224,6 +224,7 @@ class Loader:
         if not model:
             return
         bench.name, bench.version, bench.description = model.name, model.version, model.description
+        bench.content_note = model.content_note
         for pcode, pillar in model.pillars.items():
             bench.pillars[pcode] = PillarInfo(pcode, pillar.title, pillar.description)
             for bcode, b in pillar.behaviours.items():

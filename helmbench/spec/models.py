@@ -285,6 +285,10 @@ class BenchmarkFile(Strict):
     name: str
     version: str
     description: str | None = None
+    content_note: Annotated[str, Field(min_length=1, max_length=2000)] | None = Field(
+        None, description="the site's content note on every page that quotes crisis content, in place of HELMBench's "
+                          "own (plain text; **bold**, *italic*, `code` and blank-line paragraphs; escaped); the "
+                          "crisis line is kept on every page")
     pillars: dict[str, Pillar] = {}
     floors: list[Floor] = Field([], description="safety floors that cap the composite score")
     calibration: CalibrationThreshold | None = Field(None, description="when a judged criterion counts as calibrated "

@@ -146,6 +146,7 @@ class Benchmark:
     name: str = "untitled"  # without benchmark.yml: the README's `# ` title, else the folder's name (loader)
     version: str | None = None  # only benchmark.yml gives a version
     description: str | None = None
+    content_note: str | None = None  # benchmark.yml's: the site's content note in place of HELMBench's own
     declared: bool = False  # benchmark.yml exists
     benchmark_source: SourceText | None = None
     pillars: dict[str, PillarInfo] = field(default_factory=dict)

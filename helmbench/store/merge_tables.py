@@ -123,6 +123,11 @@ TABLES: tuple[Table, ...] = (
           local_id=None),
     Table("reviews", ("item_hash", "reviewer"), ("case_id", "scenario", "criterion", "criterion_text",
                                                  "judgment_json", "confidence", "note")),
+    # imported conversations (store/imports.py): keyed by the source's own key, the same content or a conflict;
+    # two databases that gave one sample of a case to different conversations conflict on its results first
+    Table("imports", ("source", "model_label", "conversation"),
+          ("content_hash", "case_id", "case_hash", "scenario", "sample", "output", "opening_json"),
+          refs={"run_id": "runs"}, local_id=None),
 )
 BY_NAME = {t.name: t for t in TABLES}
 #: A result's links: replaced with their result, compared as part of it.

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple
 if TYPE_CHECKING:  # annotations only: importing sqlite_utils costs ~0.25 s (it loads pandas)
     import sqlite_utils
 
-from helmbench.store import (generations, ledger, schema_failure_kind, schema_judge, schema_judged_outputs,
+from helmbench.store import (generations, imports, ledger, schema_failure_kind, schema_judge, schema_judged_outputs,
                              schema_families, schema_reviews, schema_shard, schema_transcript_links, turns)
 from helmbench.store.schema_v1 import DDL
 
@@ -57,6 +57,7 @@ MIGRATIONS: list[Migration] = [
               check_keys=("judgements", "result_judgements")),
     Migration(11, "runs.shard: the part of the work (--shard K/N) a run covered", schema_shard.apply),
     Migration(12, "runs.families_json: models.yml's `families:` the run was made with", schema_families.apply),
+    Migration(13, "imports: conversations imported from elsewhere (helmbench import transcripts)", imports.apply),
 ]
 
 

@@ -16,11 +16,11 @@ from datetime import datetime, timezone
 if TYPE_CHECKING:  # annotations only: importing sqlite_utils costs ~0.25 s (it loads pandas)
     import sqlite_utils
 
-from helmbench.store.queries.runs import run_of
+from helmbench.store.queries.runs import IMPORTED, run_of  # noqa: F401  (IMPORTED: a run status, re-exported)
 from helmbench.store.schema_families import families_json
 from helmbench.store.schema_shard import combined
 
-STATUSES = ("running", "completed", "partial", "interrupted", "failed", "stopped_cost", "preview")
+STATUSES = ("running", "completed", "partial", "interrupted", "failed", "stopped_cost", "preview", "imported")
 
 #: A preview (`helmbench run-single`) gets a run row of its own, status 'preview', keyed by this
 #: prefix on the settings hash: the row of the real run (same manifest, model and settings) is

@@ -26,7 +26,7 @@ PUBLIC_TABLES = (
     "perturbations",
     "models", "runs", "results", "responses", "judgements", "result_judgements",
     "turns", "result_turns", "checkpoint_verdicts",
-    "run_scores", "migrations", "calls",
+    "run_scores", "migrations", "calls", "imports",
 )
 
 

@@ -116,3 +116,24 @@ def test_hb511_finds_criterion_sections_in_every_heading_form_and_nothing_else()
     assert _hb511(f"```markdown\n# CR1\n{fm}```\n") == []
     assert _hb511("## CR1 notes\n\n---\n\nA paragraph after a rule.\n") == []
     assert _hb511(f"~~~~\n```\n~~~\n# CR1\n{fm}~~~~\n# CR2\n{fm}") == [(10, "CR2")]
+
+
+def test_a_content_note_that_is_not_text_is_an_error_at_its_line_and_text_compiles(clean_tree):
+    """benchmark.yml `content_note:` (the site's note in place of HELMBench's): text, checked by lint; emitted in
+    the manifest's header only when given, outside the manifest's hash (an edit re-runs nothing)."""
+    from helmbench.manifest import compile_tree
+
+    yml = clean_tree / "benchmark.yml"
+    plain = yml.read_text(encoding="utf-8")
+    before = compile_tree(clean_tree, clean_tree / "build").path.read_bytes()
+    yml.write_text(plain + "content_note: [not, text]\n", encoding="utf-8")
+    _, diags = lint_tree(clean_tree)
+    line = len(plain.splitlines()) + 1
+    assert [(d.code, d.line) for d in diags] == [("HB203", line)] and "content_note" in diags[0].message
+    yml.write_text(plain + "content_note: Invented conversations; **take care**.\n", encoding="utf-8")
+    assert lint_tree(clean_tree)[1] == []
+    after = compile_tree(clean_tree, clean_tree / "build2").path.read_bytes()
+    header = json.loads(after.splitlines()[0])
+    assert header["benchmark"]["content_note"] == "Invented conversations; **take care**."
+    assert b"content_note" not in before  # not given: not emitted (the manifest's bytes as before)
+    assert header["manifest_hash"] == json.loads(before.splitlines()[0])["manifest_hash"]  # nothing is re-run

@@ -85,7 +85,7 @@ class ConversationTurns:
         self.writer = writer
         for mp in self.plan.models:
             for case in self.plan.conversations:
-                for sample in range(self.plan.samples_of(case)) if self.plan.takes(case, mp) else ():
+                for sample in range(self.plan.result_samples(case)) if self.plan.takes(case, mp) else ():
                     if (case["hash"], sample) in mp.settled:
                         continue
                     state = conversation_of(case, mp, sample, self.db)

@@ -15,12 +15,12 @@ from helmbench.store.queries.responses import completion_tokens_by_scenario
 from helmbench.store.queries.results import (
     FORMAT, format_failure_count, result_case_rows, result_detail_rows, result_usage, served_counts,
 )
-from helmbench.store.queries.runs import (FINISHED_STATUSES, RunInfo, all_runs, choose_manifest, latest_runs, model_runs,
-                                          run_info, run_of)
+from helmbench.store.queries.runs import (FINISHED_STATUSES, IMPORTED, RunInfo, all_runs, choose_manifest,
+                                          imported_runs, latest_runs, model_runs, run_info, run_of)
 from helmbench.store.queries.schema import table_columns
 
 __all__ = [
-    "FINISHED_STATUSES", "FORMAT", "RunInfo", "Spend", "all_runs", "cases_in_scenarios", "choose_manifest",
+    "FINISHED_STATUSES", "FORMAT", "IMPORTED", "RunInfo", "imported_runs", "Spend", "all_runs", "cases_in_scenarios", "choose_manifest",
     "completion_tokens_by_scenario", "format_failure_count", "judge_served", "judge_totals_of", "judge_versions",
     "judged_outputs", "judgement_rows", "judges_of", "latest_runs", "manifest_case_rows", "manifest_header",
     "manifest_meta", "model_runs", "rejudge_pairs", "run_of", "result_case_rows", "result_detail_rows", "result_usage",

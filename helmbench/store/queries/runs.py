@@ -45,6 +45,11 @@ def _run(r) -> RunInfo:
                    settings_json=r[10])
 
 
+#: The status of a run whose outputs were imported (`helmbench import transcripts`, store/imports.py): no model
+#: was called. Not a finished status: the leaderboard ranks an imported run only when the publisher asks
+#: (`publish --include-imported`).
+IMPORTED = "imported"
+
 #: The statuses of a run whose results the leaderboard shows (a run still going or one that failed shows nothing).
 FINISHED_STATUSES: tuple[str, ...] = ("completed", "interrupted", "partial", "stopped_cost")
 
@@ -89,6 +94,19 @@ def model_runs(conn: sqlite3.Connection, model: str, statuses: Sequence[str]) ->
 def all_runs(conn: sqlite3.Connection) -> list[RunInfo]:
     """Every run, whatever its status, by id."""
     return [_run(r) for r in conn.execute(f"SELECT {_RUN_COLUMNS} ORDER BY r.id")]
+
+
+def imported_runs(conn: sqlite3.Connection, manifest_hash: str) -> list[dict]:
+    """The imported runs of a manifest (`helmbench import transcripts`), by model: what `report` lists apart from
+    the leaderboard (id, model, name, settings, counts, and the judge's cost, the only one they have)."""
+    rows = conn.execute(
+        """SELECT r.id, r.model, COALESCE(m.name, r.model), r.settings_json, r.n_pass, r.n_fail, r.n_error,
+                  r.judge_calls, r.judge_cost
+           FROM runs r LEFT JOIN models m ON m.id = r.model
+           WHERE r.manifest_hash = ? AND r.status = ? ORDER BY r.model""", [manifest_hash, IMPORTED]).fetchall()
+    keys = ("run_id", "model", "model_name", "settings_json", "n_pass", "n_fail", "n_error", "judge_calls",
+            "judge_cost")
+    return [dict(zip(keys, r)) for r in rows]
 
 
 def run_of(conn: sqlite3.Connection, manifest_hash: str, model: str, settings_hash: str) -> int | None:
