@@ -129,7 +129,8 @@ _TABLE = [
     Code("HB319", "error", "perturbation without user input",
          "A perturbation is the user's message: one with frontmatter but no text composes into cases that send "
          "the model no user input at all. (An empty user context or condition with frontmatter is a deliberate "
-         "\"no extra context\" level and stays valid: a user context may be empty, a user message may not.)",
+         "\"no extra context\" level and stays valid: a user context may be empty, a user message may not; so may a "
+         "perturbation of a conversation with `opening: simulated`, whose simulated user writes the first message.)",
          "# PT3\n---\nseverity: 5\n---\n\n# PT4"),
     Code("HB318", "warning", "scenario without a title",
          "The scenario's frontmatter has no `title`, so the site and `helmbench list` show only its "
@@ -241,8 +242,9 @@ _TABLE = [
          "scenarios needs one for the run score; a tree with neither file weighs all equally.",
          "behaviours: {B1: {title: Detect planning}}   # no weight, and no scoring.yaml entry"),
     Code("HB605", "error", "duplicate model id",
-         "models.yml lists the same model id twice (among the models, or among the judges of a `marking_model` "
-         "ensemble, where it would get two votes).",
+         "models.yml lists the same model id twice (among the models, among the judges of a `marking_model` "
+         "ensemble, where it would get two votes, or among the simulated users of a `user_model` list, whose "
+         "conversations would count twice).",
          "models: [{id: a/b}, {id: a/b}]"),
     Code("HB606", "error", "judged scenarios but no marking_model",
          "`sqe` scenarios need a `marking_model` in models.yml.",
@@ -354,7 +356,7 @@ _CONVERSATION = [
     Code("HB705", "error", "conversation user does not match its parts",
          "A scripted conversation (the default) needs at least one `# Turn N` and takes no persona, goal, "
          "`max_turns` or `stop_when`; a simulated one (`user: simulated`) needs `# Persona`, `# Goal` and "
-         "`max_turns`.",
+         "`max_turns`. `opening: simulated` (the simulated user writes turn 1 too) needs `user: simulated`.",
          "---\nmax_turns: 6   # without `user: simulated`\n---\n# Persona\nA student, 19"),
     Code("HB706", "error", "simulated user but no user_model",
          "A conversation with `user: simulated` is played by the `user_model` of models.yml, which is "

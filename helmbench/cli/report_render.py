@@ -275,6 +275,9 @@ def text(report: Report, out: Console) -> None:
             out.print(_t(line))
     for kind in ("pillar", "behaviour"):
         _print_table(out, f"by {kind}: weighted score · pass rate (cases)", *_breakdown(report, kind))
+    if rows := simulated_user_rows(report):
+        _print_table(out, "by simulated user: score of the simulated conversations (pooled per conversation in "
+                          "the model's score)", SIMULATED_HEAD, rows)
     for row in report.imported:  # never in the tables above: they were not run by HELMBench
         out.print(_t(f"{row['model']} (run {row['run_id']}): {row['n_pass']} pass, {row['n_fail']} fail, "
                      f"{row['n_error']} error; judge {money(row['judge_cost'])}; {row['note']}"))
@@ -287,6 +290,31 @@ def text(report: Report, out: Console) -> None:
     out.print(Text(NOTES, style="dim"))
 
 
+SIMULATED_HEAD = ["model", "simulated user", "conversations (n)", "score (95 % CI)"]
+
+
+def simulated_user_rows(report: Report) -> list[list[str]]:
+    """Per model whose conversations several simulated users played: each one's score over them, and the pooled."""
+    rows = []
+    for row in report.rows:
+        su = row.summary.simulated_users
+        if su is None:
+            continue
+        for f in (*su.users, su.pooled):
+            name = "all, pooled per conversation" if f is su.pooled else f.user
+            rows.append([row.model, name, str(f.n_cases), ci(f.score, f.score_ci)])
+    return rows
+
+
+def _simulated_json(row) -> dict | None:
+    su = row.summary.simulated_users
+    if su is None:
+        return None
+    plain = lambda f: {"user": f.user, "n_cases": f.n_cases, "n_results": f.n_results, "score": f.score,
+                       "score_ci": list(f.score_ci) if f.score_ci else None}
+    return {"pooled": plain(su.pooled), "users": [plain(f) for f in su.users]}
+
+
 #: The version of `report --format json`'s shape: report.schema.json's `format` (bump both together).
 REPORT_FORMAT = 2  # 2: rows carry `n_abstained` (cases whose every criterion abstained or was gated off)
 
@@ -297,6 +325,8 @@ def as_json(report: Report) -> str:
         plain["evaluations"] = _evals(report, row)
         plain["by_pillar"] = row.summary.to_dict()["by_pillar"]
         plain["by_behaviour"] = row.summary.to_dict()["by_behaviour"]
+        if (users := _simulated_json(row)) is not None:  # only when several simulated users played
+            plain["by_simulated_user"] = users
     data["pillar_titles"], data["behaviour_titles"] = report.pillar_titles, report.behaviour_titles
     data["note"] = report.note
     data["calibration"] = report.calibration.to_dict() if report.calibration else None

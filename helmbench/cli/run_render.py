@@ -30,9 +30,9 @@ def dry_run(report: RunReport, out: Console) -> None:
         table.add_row(Text(mp.id), str(mp.new_calls), str(mp.conversation_turns), str(mp.stored),
                       f"{mp.est_input_tokens:,}", Text(mp.where))
     users = plan.user_calls
-    if users:
-        user = plan.user_model.id if plan.user_model is not None else "user_model"
-        table.add_row(Text(f"{user} (simulated user)"), str(users), str(users), "", "", Text(plan.user_where))
+    for um in plan.user_models:  # each simulated user on its own line: its own calls, at its own price
+        if n := plan.user_calls_of(um.id):
+            table.add_row(Text(f"{um.id} (simulated user)"), str(n), str(n), "", "", Text(plan.user_where(um)))
     table.add_row(Text("total", style="bold"), str(sum(m.new_calls for m in plan.models) + users),
                   str(plan.new_turns + users), str(sum(m.stored for m in plan.models)),
                   f"{sum(m.est_input_tokens for m in plan.models):,}", "")

@@ -69,7 +69,7 @@ class _ManifestHash:
         return hash_of({"cases": self.hexdigest(), "catalog": catalog_hash})
 
 
-def header_for(bench: Benchmark, mh: _ManifestHash, unreviewed: int = 0) -> dict:
+def header_for(bench: Benchmark, mh: _ManifestHash, unreviewed: int = 0, played: int = 0) -> dict:
     cat = catalog(bench)
     catalog_hash = hash_catalog(cat)
     header = {
@@ -85,6 +85,8 @@ def header_for(bench: Benchmark, mh: _ManifestHash, unreviewed: int = 0) -> dict
         header["benchmark"]["content_note"] = bench.content_note
     if unreviewed:  # cases built from generated text nobody has reviewed: a run of them is never ranked
         header["unreviewed"] = unreviewed
+    if played:  # conversations played by several simulated users: only then, so other headers stay as they were
+        header["simulated_users"] = {"users": [u.id for u in bench.models.simulators], "cases": played}
     return header
 
 
@@ -95,15 +97,16 @@ def write_manifest(bench: Benchmark, out_dir: Path, root: Path | None = None) ->
     never written through."""
     root = out_dir if root is None else root
     mh = _ManifestHash()
-    unreviewed = 0
+    unreviewed = played = 0
     path = out_dir / "manifest.jsonl"
     safewrite.make_dir(out_dir, root)
     with tempfile.TemporaryFile(dir=out_dir) as body:  # nameless: removed whatever happens
         for case in all_cases(bench):  # records come normalised from all_cases
             mh.add(case["hash"])
             unreviewed += "unreviewed" in case
+            played += "user_models" in (case["request"].get("conversation") or {})
             body.write(canonical_normalised(case).encode("utf-8") + b"\n")
-        header = header_for(bench, mh, unreviewed)
+        header = header_for(bench, mh, unreviewed, played)
         body.seek(0)
         with safewrite.atomic(path, root) as out:  # a full disk: the previous manifest stays
             out.write(canonical(header).encode("utf-8") + b"\n")

@@ -38,6 +38,11 @@ IMPORTED_SPEAKER = {"user": "User (imported)", "assistant": "Model (imported)"}
 _REGION = 'tabindex="0" role="region" aria-label='
 
 
+def played_by_of(turns) -> str | None:
+    """The model id of the simulated user whose messages a transcript holds (None: an authored or scripted user)."""
+    return next((t["caller"] for t in turns if t.get("source") == "user_model" and t.get("caller")), None)
+
+
 def _e(value) -> str:
     return str(escape(value))
 
@@ -46,6 +51,10 @@ def transcript_html(res, badge, money, plain=lambda reason: None) -> str:
     """HTML of `res.turns` and `res.checkpoints` (badge: the verdict badge; money: the cost formatter; plain: a
     checkpoint's machine reason in words, or None, the machine reason then kept beside them)."""
     out = ['<div class="hb-transcript">\n<p class="hb-transcript-head"><strong>Transcript</strong></p>\n']
+    played_by = played_by_of(res.turns)
+    if played_by:  # which simulated user played the person (several may play one benchmark's conversations)
+        out.append(f'<p class="hb-meta hb-played-by">The person in this conversation was played by the simulated user '
+                   f'<code>{_e(played_by)}</code>.</p>\n')
     for t in res.turns:
         who = (IMPORTED_SPEAKER.get(t.get("role"), "") if t.get("source") == "imported"
                else SPEAKER.get(t.get("source"), t.get("role") or ""))

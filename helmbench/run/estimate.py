@@ -146,7 +146,7 @@ class ModelEstimate:
     output_low: float = 0.0
     output_high: float | None = 0.0  # None: no upper bound (no max_tokens and no history)
     from_history: int = 0  # calls whose output comes from stored medians
-    role: str = ""  # "simulated user" for models.yml's user_model (which may also be a model under test)
+    role: str = ""  # "simulated user" for one of models.yml's user_model (which may also be a model under test)
 
     @property
     def id(self) -> str:
@@ -203,24 +203,25 @@ class Estimate:
                            for m in self.models]}
 
 
-#: The Estimator's key of the simulated user's row (a model under test may have the same id).
-_USER = ("user",)
+def _user(user_id: str) -> tuple[str, str]:
+    """The Estimator's key of a simulated user's row (a model under test may have the same id)."""
+    return ("user", user_id)
 
 
 class Estimator:
-    """Add calls (model, case, count) one at a time; `result()` gives the per-model estimate. `user`: models.yml's
-    simulated user, whose turns are calls of their own (`add_user`), priced like any model's."""
+    """Add calls (model, case, count) one at a time; `result()` gives the per-model estimate. `users`: models.yml's
+    simulated users, whose turns are calls of their own (`add_user`), each priced like any model."""
 
     def __init__(self, entries: Iterable[ModelEntry], db: str | Path | None, costs: dict | None = None,
-                 user: ModelEntry | None = None):
+                 users: Iterable[ModelEntry] = ()):
         self.db = db
         self._costs = costs
         self.by_id: dict[str | tuple, ModelEstimate] = {}
         self._medians: dict[str, dict[str, float]] = {}
         for e in entries:
             self.by_id[e.id] = ModelEstimate(e, price_for(e, self._cost_map()))
-        if user is not None:
-            self.by_id[_USER] = ModelEstimate(user, price_for(user, self._cost_map()), role="simulated user")
+        for user in users:
+            self.by_id[_user(user.id)] = ModelEstimate(user, price_for(user, self._cost_map()), role="simulated user")
 
     def _cost_map(self) -> dict:
         if self._costs is None:
@@ -248,9 +249,9 @@ class Estimator:
         m.output_low += n * (min(floor, cap) if cap else floor)
         m.output_high = None if (cap is None or m.output_high is None) else m.output_high + n * cap
 
-    def add_user(self, case: dict, n: int) -> None:
-        """`n` simulated-user turns of a conversation case (each one call to the user model)."""
-        self.add(_USER, case, n)
+    def add_user(self, case: dict, n: int, user_id: str) -> None:
+        """`n` turns of the simulated user `user_id` in a conversation case (each one call to that user model)."""
+        self.add(_user(user_id), case, n)
 
     def result(self) -> Estimate:
         return Estimate(list(self.by_id.values()))
@@ -263,7 +264,7 @@ def estimate_plan(plan, db: str | Path | None, costs: dict | None = None) -> Est
 
     simulated = any(c["request"]["conversation"].get("user") != "scripted" for c in plan.conversations)
     est = Estimator([mp.entry for mp in plan.models], db, costs,
-                    user=plan.user_model if simulated else None)
+                    users=plan.user_models if simulated else ())
     for phase in phases():
         phase.estimate(plan, est)
     return est.result()
@@ -310,5 +311,5 @@ def estimate_remaining(manifest: str | Path, models_file: str | Path, db: str | 
     database = open_reader(db) if db is not None and Path(db).exists() else None
     models_file = load_models_file(path)
     plan = build_plan(read_manifest(manifest), entries, database, scenarios=None, case_ids=None, samples=1,
-                      user_model=models_file.user_model)
+                      user_models=models_file.simulators)
     return estimate_plan(plan, db)

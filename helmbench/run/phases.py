@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
-from helmbench.manifest.conversation import last_turn
+from helmbench.manifest.conversation import last_turn, simulators
 from helmbench.run.budget import Budget
 from helmbench.run.config import RunOptions
 from helmbench.run.plan import Plan
@@ -106,8 +106,9 @@ class ConversationPhase:
         for case in _selected(plan, conversations=True):
             for mp in plan.models:  # each model turn not stored is a call (a simulated user may stop early)
                 if plan.takes(case, mp):
-                    est.add(mp.id, case, mp.turns_to_ask.get(case["id"], last_turn(case) * plan.samples))
-                    est.add_user(case, mp.user_turns_to_ask.get(case["id"], 0))
+                    est.add(mp.id, case, mp.turns_to_ask.get(case["id"], last_turn(case) * plan.result_samples(case)))
+                    for user in simulators(case["request"]["conversation"]):  # each simulated user's own calls
+                        est.add_user(case, mp.user_turns_to_ask.get((case["id"], user["id"]), 0), user["id"])
 
 
 class JudgePhase:

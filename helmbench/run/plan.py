@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from helmbench.errors import UsageError
-from helmbench.manifest.conversation import is_conversation, turn_keys
+from helmbench.manifest.conversation import is_conversation, opens, played, turn_keys
+from helmbench.manifest.conversation import samples_of as result_samples
 from helmbench.run.config import settings_hash
 from helmbench.run.http_target import stateful
 from helmbench.run.selection import Shard
@@ -35,7 +36,8 @@ class ModelPlan:
     user_turns: int = 0  # simulated-user turns of conversations not stored yet
     reasked_turns: int = 0  # of `conversation_turns`, those stored before the simulated user saw only the reply text
     turns_to_ask: dict[str, int] = field(default_factory=dict)  # conversation case id → its model turns not stored
-    user_turns_to_ask: dict[str, int] = field(default_factory=dict)  # … → its simulated-user turns not stored
+    user_turns_to_ask: dict[tuple[str, str], int] = field(default_factory=dict)  # (case id, simulated user) → its turns not stored
+    user_turns_by: dict[str, int] = field(default_factory=dict)  # simulated user's id → its turns not stored
 
     @property
     def id(self) -> str:
@@ -72,15 +74,21 @@ class Plan:
     shard: Shard | None = None  # `--shard K/N`: only the (case, model) pairs of this shard
     pairs: int = 0  # selected (case, model) pairs, every shard's
     shard_pairs: int = 0  # of `pairs`, those of this invocation's shard (all of them without --shard)
-    user_model: ModelEntry | None = None  # models.yml's simulated user: its calls are estimated and priced too
+    user_models: list[ModelEntry] = field(default_factory=list)  # models.yml's simulated users: estimated and priced too
 
-    @property
-    def user_where(self) -> str:
-        """Where the simulated user's calls go (the dry run names it)."""
+    def user_where(self, um: ModelEntry) -> str:
+        """Where a simulated user's calls go (the dry run names it)."""
         from helmbench.run.provider import openrouter_base, where_to
 
-        um = self.user_model
-        return where_to(um.id, um.settings(), openrouter_base()) if um is not None else ""
+        return where_to(um.id, um.settings(), openrouter_base())
+
+    def user_calls_of(self, user_id: str) -> int:
+        """One simulated user's turns not stored yet, across the models' conversations (an upper bound)."""
+        return sum(m.user_turns_by.get(user_id, 0) for m in self.models)
+
+    def result_samples(self, case: dict) -> int:
+        """The results a case has in this invocation: `--samples`, times its simulated users."""
+        return result_samples(case, self.samples)
 
     @property
     def new_calls(self) -> int:
@@ -128,7 +136,7 @@ def _chars(request: dict) -> int:
 
 def build_plan(manifest, entries: list[ModelEntry], db, *, scenarios: set[str] | None,
                case_ids: set[str] | None, samples: int, preview: bool = False, shard: Shard | None = None,
-               user_model: ModelEntry | None = None) -> Plan:
+               user_models: list[ModelEntry] | None = None) -> Plan:
     """`preview`: a stored failed response counts as done too: asking again would replace the
     response row a scored run's ERROR result points to, and so change that run's numbers."""
     models = []
@@ -137,7 +145,7 @@ def build_plan(manifest, entries: list[ModelEntry], db, *, scenarios: set[str] |
         sh = settings_hash(settings)
         done = done_keys(db, entry.id, sh, with_errors=preview) if db is not None else set()
         models.append(ModelPlan(entry, settings, sh, done))
-    plan = Plan(manifest, models, scenarios, case_ids, samples, shard=shard, user_model=user_model)
+    plan = Plan(manifest, models, scenarios, case_ids, samples, shard=shard, user_models=list(user_models or []))
     seen_ids: list[str] = []
     found: set[str] = set()
     for case in manifest:
@@ -174,24 +182,30 @@ def count_turns(plan: Plan, case: dict, models: list[ModelPlan], db) -> None:
     """Add the conversation's model turns not stored yet (an upper bound: a simulated user may stop early)."""
     from helmbench.store.turns import stored_turns
 
-    keys = turn_keys(case)
-    conv = case["request"]["conversation"]
-    legacy = turn_keys({**case, "request": {**case["request"], "conversation": {
-        k: v for k, v in conv.items() if k != "reply_field"}}}) if "reply_field" in conv else keys
     for mp in models:
-        for sample in range(plan.samples):
+        asked: set[tuple[str, int]] = set()  # (turn key, turn sample): an opening reply two simulated users share
+        for result_sample in range(plan.result_samples(case)):
+            one, sample = played(case, result_sample)
+            keys = turn_keys(one)
+            conv = one["request"]["conversation"]
+            legacy = turn_keys({**one, "request": {**one["request"], "conversation": {
+                k: v for k, v in conv.items() if k != "reply_field"}}}) if "reply_field" in conv else keys
             stored = stored_turns(db, keys, mp.id, mp.settings_hash, sample) if db is not None else {}
-            missing = sum(_missing(stored, k, "assistant") for k in keys)
+            gaps = [k for k in keys if _missing(stored, k, "assistant") and (k, sample) not in asked]
+            asked.update((k, sample) for k in gaps)
+            missing = len(gaps)
             if missing and missing < len(keys) and stateful(mp.settings) and any(role == "assistant" for _, role in stored):
                 missing = len(keys)  # cut mid-way: a stateful service's conversation starts again (kind.new_session)
             if legacy != keys and missing and db is not None:  # asked again on purpose: see turns.py
                 before = stored_turns(db, legacy, mp.id, mp.settings_hash, sample)
                 mp.reasked_turns += sum(_missing(stored, k, "assistant") and not _missing(before, old, "assistant")
                                         for k, old in zip(keys, legacy))
-            if case["request"]["conversation"].get("user") != "scripted":  # the opening is authored
-                users = sum(_missing(stored, k, "user") for k in keys[1:])
+            if conv.get("user") != "scripted":  # the opening is authored, unless the simulated user writes it
+                users = sum(_missing(stored, k, "user") for k in (keys if opens(conv) else keys[1:]))
                 mp.user_turns += users
-                mp.user_turns_to_ask[case["id"]] = mp.user_turns_to_ask.get(case["id"], 0) + users
+                uid = conv["user_model"]["id"]
+                mp.user_turns_to_ask[(case["id"], uid)] = mp.user_turns_to_ask.get((case["id"], uid), 0) + users
+                mp.user_turns_by[uid] = mp.user_turns_by.get(uid, 0) + users
             mp.conversation_turns += missing
             mp.turns_to_ask[case["id"]] = mp.turns_to_ask.get(case["id"], 0) + missing
             mp.stored += not missing
@@ -226,6 +240,7 @@ def iter_jobs(plan: Plan, models: list[ModelPlan] | None = None, *, conversation
 
 
 def samples_of(case: dict, samples: int) -> range:
-    """The samples of a case: every one of the invocation's, or the one an imported conversation was stored as."""
+    """The samples of a case: every one of the invocation's (times its simulated users), or the one an imported
+    conversation was stored as."""
     owner = case.get("imported")
-    return range(owner["sample"], owner["sample"] + 1) if owner is not None else range(samples)
+    return range(owner["sample"], owner["sample"] + 1) if owner is not None else range(result_samples(case, samples))

@@ -120,9 +120,14 @@ class Shard:
 
 def first_call_key(case: dict) -> str:
     """The cache key of a case's first call: its request hash, or a conversation's opening turn key."""
-    from helmbench.manifest.conversation import is_conversation, turn_keys
+    from helmbench.manifest.canonical import hash_of
+    from helmbench.manifest.conversation import is_conversation
 
-    return turn_keys(case)[0] if is_conversation(case) else case["request_hash"]
+    if not is_conversation(case):
+        return case["request_hash"]
+    # the opening's key without who plays the user (an authored opening's turn 1 key, as it always was):
+    # every simulated user of a case, and an `opening: simulated` case's too, falls in one shard
+    return hash_of({"messages": case["request"]["messages"], "response_format": case["request"].get("response_format")})
 
 
 def shard_of(key: str, model_id: str, count: int) -> int:
@@ -150,16 +155,17 @@ def refuse_other_user_model(conversations: list[dict], models: ModelsFile, model
     """`user_model` is compiled into the manifest (it is part of each simulated conversation's request):
     a models file naming another one is refused before anything is sent, never half-applied (its
     judge taken, its simulated user ignored)."""
-    wanted = models.user_model
-    if wanted is None:
+    from helmbench.manifest.conversation import simulators
+
+    if not models.simulators:
         return
-    mine = {"id": wanted.id, "settings": wanted.settings()}
+    mine = [{"id": u.id, "settings": u.settings()} for u in models.simulators]
     for case in conversations:
-        compiled = case["request"]["conversation"].get("user_model")
-        if compiled is not None and compiled != mine:
+        compiled = simulators(case["request"]["conversation"])
+        if compiled and compiled != mine:
             raise UsageError(
-                f"{models_path} names the simulated user `{wanted.id}` ({_settings(mine)}), but the manifest was "
-                f"compiled with `{compiled['id']}` ({_settings(compiled)}), which its conversations' requests hold",
+                f"{models_path} names the simulated user(s) {_users(mine)}, but the manifest was compiled with "
+                f"{_users(compiled)}, which its conversations' requests hold",
                 hint="compile the benchmark again with this models file (helmbench compile), or run with the "
                      "models file the manifest was compiled with")
 
@@ -181,6 +187,10 @@ def refuse_structured_for_http(plan) -> None:
             f"{', '.join(targets)} is a deployed chatbot (an `http` target) that answers in free text, but scenario "
             f"{', '.join(structured[:3])}{more} asks for structured output (a response schema): it is not asked of "
             "such a target", hint="select free-text scenarios with --scenario, or leave the chatbot out with --models")
+
+
+def _users(users: list[dict]) -> str:
+    return ", ".join(f"`{u['id']}` ({_settings(u)})" for u in users)
 
 
 def _settings(user: dict) -> str:

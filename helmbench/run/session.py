@@ -27,6 +27,7 @@ from helmbench.run.calls import ProviderError
 from helmbench.run.config import RunOptions
 from helmbench.run.plan import Plan, build_plan
 from helmbench.run.progress import PhaseCounter, Progress
+from helmbench.manifest.conversation import result_slots
 from helmbench.run.selection import (load_models_file, needs_openrouter_key, parse_shard, refuse_other_user_model,
                                      refuse_structured_for_http,
                                      secret_values, select_models, select_scenarios)
@@ -117,12 +118,12 @@ def run(opts: RunOptions, console: Console | None = None, *, verbose: bool = Fal
         log.warning("the manifest holds %d case(s) built from generated text not yet reviewed (compile "
                     "--include-unreviewed): this run is a preview, never ranked", int(manifest.header["unreviewed"]))
     case_ids = set(opts.case_ids) if opts.case_ids else None
-    no_key = opts.api_key is None and needs_openrouter_key([*entries, *models.judges, *filter(None, [models.user_model])])
+    no_key = opts.api_key is None and needs_openrouter_key([*entries, *models.judges, *models.simulators])
     if opts.dry_run or no_key:
         db = open_existing(opts.db)
         _adopt_legacy(db, entries)
         plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
-                          preview=opts.preview, shard=opts.shard, user_model=models.user_model)
+                          preview=opts.preview, shard=opts.shard, user_models=models.simulators)
         refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
         refuse_structured_for_http(plan)
         judge = _adopt_legacy(db, [], judge_for(opts.models_file, plan))
@@ -176,7 +177,7 @@ def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids, mod
 
     _adopt_legacy(db, entries)
     plan = build_plan(manifest, entries, db, scenarios=scenarios, case_ids=case_ids, samples=opts.samples,
-                      preview=opts.preview, shard=opts.shard, user_model=models.user_model)
+                      preview=opts.preview, shard=opts.shard, user_models=models.simulators)
     refuse_other_user_model(plan.conversations, models, Path(opts.models_file))
     refuse_structured_for_http(plan)
     if not is_registered(db, manifest.hash):
@@ -185,7 +186,7 @@ def start_runs(db, opts: RunOptions, manifest, entries, scenarios, case_ids, mod
     for mp in plan.models:
         mp.run_id = start_run(db, manifest_hash=manifest.hash, model=mp.id, settings=mp.settings,
                               settings_hash=mp.settings_hash, samples=opts.samples,
-                              n_cases=manifest.header.get("cases", 0) * opts.samples, version=__version__,
+                              n_cases=result_slots(manifest.header) * opts.samples, version=__version__,
                               preview=opts.preview, shard=opts.shard, families=models.families)
         mp.settled = settled_results(db, mp.run_id)
     return plan

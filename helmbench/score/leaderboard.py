@@ -117,6 +117,24 @@ def manifest_floors(conn: Connection, manifest_hash: str | None) -> tuple[Floor,
     return tuple(Floor(f["part"], float(f["minimum"]), float(f["cap"])) for f in declared)
 
 
+def expected_per_sample(conn: Connection, manifest_hash: str | None, n_cases: int,
+                        excluded: Sequence[str] = ()) -> int:
+    """Results a run of the manifest should have per sample: its `n_cases` (after any left out), plus one
+    per further simulated user of each conversation several play (`manifest.conversation.result_slots`)."""
+    header = queries.manifest_header(conn, manifest_hash) if manifest_hash else None
+    played = (header or {}).get("simulated_users")
+    if not played:
+        return n_cases
+    from helmbench.manifest.conversation import result_slots
+
+    more = result_slots(header) - int(header.get("cases", 0))
+    scenarios = ((header.get("catalog") or {}).get("scenarios") or {})
+    gone = [s for s in excluded if (scenarios.get(s) or {}).get("conversation") == "simulated"]
+    if gone:
+        more -= queries.cases_in_scenarios(conn, manifest_hash, sorted(gone)) * (len(played.get("users", [])) - 1)
+    return n_cases + max(0, more)
+
+
 def leaderboard_row(conn: Connection, run: RunInfo, n_cases: int, *,
                     results: list[ScoredResult] | None = None, bootstrap: int = 1000, seed: int = 0,
                     statuses: Sequence[str] = FINISHED_STATUSES,
@@ -189,7 +207,8 @@ def build_leaderboard(db: str | Path | Connection, manifest_hash: str | None = N
             n_cases -= queries.cases_in_scenarios(conn, chosen, sorted(exclude_scenarios))
             results = {k: [r for r in rs if r.scenario not in exclude_scenarios] for k, rs in results.items()}
         spends = queries.manifest_spends(conn, chosen) if chosen else {}
-        rows = [leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, seed=seed, summarise_fn=summarise_fn,
+        per_sample = expected_per_sample(conn, chosen, n_cases, sorted(exclude_scenarios))
+        rows = [leaderboard_row(conn, run, per_sample, bootstrap=bootstrap, seed=seed, summarise_fn=summarise_fn,
                                 results=results[run.id], statuses=statuses, floors=floors, spend=spends.get(run.id),
                                 adjudication=adjudication)
                 for run in runs]
@@ -218,7 +237,8 @@ def score_every_run(db: str | Path | Connection) -> list[LeaderboardRow]:
         rows = []
         for run in queries.all_runs(conn):
             if run.manifest_hash not in meta:
-                meta[run.manifest_hash] = (queries.manifest_meta(conn, run.manifest_hash)[2],
+                meta[run.manifest_hash] = (expected_per_sample(conn, run.manifest_hash,
+                                                               queries.manifest_meta(conn, run.manifest_hash)[2]),
                                            manifest_floors(conn, run.manifest_hash),
                                            adjudication_of(conn, run.manifest_hash))
             n_cases, floors, adjudication = meta[run.manifest_hash]
@@ -231,7 +251,7 @@ def score_every_run(db: str | Path | Connection) -> list[LeaderboardRow]:
 
 __all__ = [
     "FINISHED_STATUSES", "Leaderboard", "LeaderboardRow", "RunInfo", "SEVERITY_BUCKETS", "build_leaderboard",
-    "by_severity_bucket", "choose_manifest", "latest_runs", "leaderboard_row", "manifest_floors", "score_every_run",
+    "by_severity_bucket", "choose_manifest", "expected_per_sample", "latest_runs", "leaderboard_row", "manifest_floors", "score_every_run",
     "scored_results",
     "severity_bucket", "to_scored",
 ]

@@ -59,6 +59,7 @@ class ScoredResult:
     verdict: str  # PASS | FAIL | ERROR | ABSTAIN
     score: float | None
     sample: int = 0
+    simulator: str | None = None  # the simulated user who played a conversation's result (score/simulated_users.py)
 
     def __post_init__(self) -> None:
         where = f"result {self.case_id!r} sample {self.sample!r}"

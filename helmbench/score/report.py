@@ -13,7 +13,8 @@ from pathlib import Path
 
 from helmbench.errors import HelmbenchError, UsageError
 from helmbench.score.leaderboard import (
-    FINISHED_STATUSES, Leaderboard, LeaderboardRow, build_leaderboard, leaderboard_row, manifest_floors,
+    FINISHED_STATUSES, Leaderboard, LeaderboardRow, build_leaderboard, expected_per_sample, leaderboard_row,
+    manifest_floors,
 )
 from helmbench.spec.naming import natural_key
 from helmbench.store import Connection, open_readonly, queries
@@ -106,7 +107,8 @@ def _single_run(conn: Connection, run_id: int, bootstrap: int, keep=None) -> Lea
     floors = manifest_floors(conn, run.manifest_hash)
     from helmbench.score.adjudication import adjudication_of
 
-    row = leaderboard_row(conn, run, n_cases, bootstrap=bootstrap, floors=floors,
+    row = leaderboard_row(conn, run, expected_per_sample(conn, run.manifest_hash, n_cases), bootstrap=bootstrap,
+                          floors=floors,
                           results=_kept_results(keep)(conn, run) if keep else None,
                           adjudication=adjudication_of(conn, run.manifest_hash))
     row = replace(row, rank=1 if row.score is not None and row.complete else None,

@@ -37,6 +37,7 @@ def to_scored(row: Row) -> ScoredResult:
         verdict=verdict,
         score=score,
         sample=int(row["sample"] or 0),
+        simulator=row["simulator"] if "simulator" in row.keys() else None,
     )
 
 

@@ -23,6 +23,7 @@ from .breakdown import (
 from .coverage import coverage
 from .inference import score_interval
 from .model import ScoredResult, check_consistent
+from .simulated_users import SimulatedUsers, simulated_users
 from .weighted import behaviour_costs, combine
 
 
@@ -47,6 +48,7 @@ class RunSummary:
     consistency: Consistency | None  # None unless some case has ≥ 2 samples with a verdict
     bootstrap: int  # Monte-Carlo resamples of the paired tests (0: no intervals, no tests)
     seed: int
+    simulated_users: SimulatedUsers | None = None  # per simulated user and pooled, when several played
 
     def to_dict(self) -> dict:
         return _plain(self)
@@ -92,4 +94,5 @@ def summarise(results: Iterable[ScoredResult], *, bootstrap: int = 1000, seed: i
         consistency=consistency(rows),
         bootstrap=bootstrap,
         seed=seed,
+        simulated_users=simulated_users(rows, intervals=bool(bootstrap)),
     )

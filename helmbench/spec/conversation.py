@@ -58,6 +58,10 @@ class ConversationMeta(NoteProperties):
     user: Literal["scripted", "simulated"] = Field(
         "scripted", description="scripted: every `# Turn N` is the user's message; simulated: a user model "
                                 "plays `# Persona` towards `# Goal`, and `# Turn N` are landmarks")
+    opening: Literal["authored", "simulated"] = Field(
+        "authored", description="authored: turn 1 is the composed opening; simulated (with `user: simulated`): the "
+                                "simulated user writes turn 1 too, given the perturbation's `User's input` (if any) "
+                                "as what the person has come to say")
     max_turns: Annotated[int, Field(ge=2, le=MAX_TURNS)] | None = Field(
         None, description="simulated: the most turns (the opening included) before the conversation stops")
     stop_when: str | None = Field(None, description="simulated: when the user should end the conversation early")

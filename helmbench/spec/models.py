@@ -459,9 +459,10 @@ class ModelsFile(Strict):
     marking_model: ModelEntry | Annotated[list[ModelEntry], Field(min_length=1, max_length=15)] | None = Field(
         None, description="the judge of sqe scenarios; a list is an ensemble: majority vote, a tie is a FAIL")
     generator_model: ModelEntry | None = Field(None, description="writes `helmbench generate` variants and drafts")
-    user_model: ModelEntry | None = Field(
+    user_model: ModelEntry | Annotated[list[ModelEntry], Field(min_length=1, max_length=10)] | None = Field(
         None, description="plays the simulated user of conversations (conversation.md with `user: simulated`); "
-                          "its id and settings are part of those cases' request hash")
+                          "its id and settings are part of those cases' request hash; a list: several simulated "
+                          "users, each playing every simulated conversation (pooled per case in the results)")
     models: list[ModelEntry] = []
     families: dict[Annotated[str, Field(pattern=r"^[\w.\-]+/[\w.:\-]*$", max_length=200)],
                    Annotated[str, Field(min_length=1, max_length=200)]] = Field(
@@ -490,7 +491,14 @@ class ModelsFile(Strict):
     @property
     def every_entry(self) -> list[ModelEntry]:
         """Every entry: the models, the judges, the simulated user and the generator (where keys come from)."""
-        return [*self.models, *self.judges, *(e for e in (self.user_model, self.generator_model) if e is not None)]
+        return [*self.models, *self.judges, *self.simulators, *(e for e in [self.generator_model] if e is not None)]
+
+    @property
+    def simulators(self) -> list[ModelEntry]:
+        """The simulated user(s): `user_model` as one entry, several, or none."""
+        if self.user_model is None:
+            return []
+        return list(self.user_model) if isinstance(self.user_model, list) else [self.user_model]
 
     @property
     def judges(self) -> list[ModelEntry]:

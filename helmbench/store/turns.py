@@ -138,6 +138,7 @@ class Transcript(NamedTuple):
     turns: list[tuple[str, str]]
     model: str
     settings_hash: str
+    sample: int | None = None  # the sample its turns are stored under (None: the result's own sample)
 
 
 class SessionRestart(NamedTuple):
@@ -172,6 +173,8 @@ def link_transcript(conn, result_id: int, sample: int, t: Transcript) -> None:
         f"({', '.join('?' * len(CHECKPOINT_COLUMNS))})",
         [[result_id, *(cp.get(c) for c in CHECKPOINT_COLUMNS[1:])] for cp in t.checkpoints])
     conn.execute("DELETE FROM result_turns WHERE result_id = ?", [result_id])
+    if t.sample is not None:  # a conversation played by several simulated users: see manifest.conversation.played
+        sample = t.sample
     for key, role in t.turns:
         conn.execute("INSERT OR IGNORE INTO result_turns SELECT ?, id FROM turns WHERE turn_key = ? "
                      "AND role = ? AND model = ? AND settings_hash = ? AND sample = ?",

@@ -18,6 +18,7 @@ from tests.conversation.conv_trees import USER_MODEL
 @dataclass
 class ConvFake(FakeOpenRouter):
     user_reply: Callable[[dict, int], str | None] | None = None
+    user_models: tuple[str, ...] = (USER_MODEL,)  # the ids answered as simulated users
 
     def __post_init__(self):
         super().__post_init__()
@@ -25,7 +26,7 @@ class ConvFake(FakeOpenRouter):
 
     def reply(self, body: dict, key: str, fault: str | None) -> dict:
         out = super().reply(body, key, fault)
-        if str(body.get("model", "")).removeprefix("openrouter/") == USER_MODEL and out.get("choices"):
+        if str(body.get("model", "")).removeprefix("openrouter/") in self.user_models and out.get("choices"):
             text = self.user_reply(body, self.by_key[key]) if self.user_reply else None
             out["choices"][0]["message"]["content"] = text if text is not None else f"ok, fine. {key[7:15]}"
         return out

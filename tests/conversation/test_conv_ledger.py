@@ -264,10 +264,10 @@ def test_the_dry_run_estimate_is_the_sum_of_each_phases_estimate(env, fake, tree
 
     plan = run(tree, samples=2, dry_run=True).plan
     assert fake.total == 0
-    assert plan.user_model is not None and plan.user_model.id == USER_MODEL
+    assert [um.id for um in plan.user_models] == [USER_MODEL]
     per = {}
     for phase in phases():
-        est = Estimator([mp.entry for mp in plan.models], None, user=plan.user_model)
+        est = Estimator([mp.entry for mp in plan.models], None, users=plan.user_models)
         phase.estimate(plan, est)
         per[type(phase).__name__] = est.result()
     total = estimate_plan(plan, None)

@@ -107,7 +107,8 @@ def test_schema_rejects_what_lint_rejects(conversation_schema, data, tmp_path):
 
 
 def test_the_guides_worked_examples_lint_clean(tmp_path):
-    """The two conversation.md examples of the authors' guide, as written there, in a real tree."""
+    """The conversation.md examples of the authors' guide, as written there, in a real tree: a scripted user,
+    a simulated one, and one whose simulated user opens the conversation (`opening: simulated`)."""
     import re
 
     from conv_trees import REPO
@@ -115,7 +116,7 @@ def test_the_guides_worked_examples_lint_clean(tmp_path):
     guide = (REPO / "helmbench/publish/site_default/authors-guide.md").read_text(encoding="utf-8")
     section = guide.split("## Conversations", 1)[1].split("\n## Previewing a case", 1)[0]
     blocks = re.findall(r"```markdown\n(.*?)```", section, re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     tree = conversation_tree(tmp_path / "t")
     schema = tree / "scenarios/P1/B1/S1--late-planning/S1.json"  # with the tag the guide's checkpoint names
     schema.write_text(schema.read_text().replace('"META_INQUIRY"]', '"META_INQUIRY", "HANDOFF"]'))
@@ -125,6 +126,11 @@ def test_the_guides_worked_examples_lint_clean(tmp_path):
     assert [d for d in diags if d.is_error or d.path.endswith("conversation.md")] == []
     convs = {sc.key: sc.conversation for sc in bench.scenarios if sc.conversation}
     assert sorted(convs["P1-B1-S1"].turns) == [2, 3] and sorted(convs["P1-B1-S3"].turns) == [2, 4]
+    (tree / SIMULATED).write_text(blocks[2], encoding="utf-8")
+    bench, diags = lint_tree(tree)
+    assert [d for d in diags if d.is_error or d.path.endswith("conversation.md")] == []
+    [opens] = [sc.conversation for sc in bench.scenarios if sc.key == "P1-B1-S3"]
+    assert opens.simulated and opens.meta.opening == "simulated"
 
 
 def test_checkpoint_values_must_be_in_the_schemas_enum(conv_tree):

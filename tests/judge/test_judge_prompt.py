@@ -177,7 +177,7 @@ def test_the_authors_guide_states_the_exact_texts_the_judge_and_the_simulated_us
     """The guide's blocks are the code's own texts, so they cannot drift from what is sent."""
     from pathlib import Path
 
-    from helmbench.run.conversation.turns import USER_SYSTEM
+    from helmbench.run.conversation.turns import USER_OPENING_PROMPT, USER_OPENING_SAYS, USER_OPENING_SYSTEM, USER_SYSTEM
     from helmbench.run.judge.judge_prompt import TRANSCRIPT_SYSTEM, transcript_user_message
 
     guide = (Path(__file__).resolve().parents[2] / "helmbench/publish/site_default/authors-guide.md").read_text(
@@ -189,5 +189,8 @@ def test_the_authors_guide_states_the_exact_texts_the_judge_and_the_simulated_us
                 {"role": "assistant", "content": "{the assistant's reply at turn 1}"},
                 {"role": "user", "content": "{turn 2: the scripted or simulated user's message}"},
                 {"role": "assistant", "content": "{the assistant's reply at turn 2}"}]
-    for text in (TRANSCRIPT_SYSTEM, transcript_user_message(cr, messages), USER_SYSTEM.rstrip("\n")):
+    says = USER_OPENING_SAYS.format(text="{the perturbation's User's input}").rstrip("\n")
+    for text in (TRANSCRIPT_SYSTEM, transcript_user_message(cr, messages), USER_SYSTEM.rstrip("\n"),
+                 USER_OPENING_SYSTEM.rstrip("\n"), says):
         assert f"```text\n{text}\n```" in guide, text[:80]
+    assert f"followed by one user message, `{USER_OPENING_PROMPT}`" in guide

@@ -58,13 +58,18 @@ def has_frontmatter(c: Component) -> bool:
 @rule("HB302", "HB303", "HB304", "HB305", "HB319")
 def component_bodies(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
+        # `opening: simulated`: the simulated user writes the first message, so a perturbation may be a level
+        # of severity with no text of its own (its `User's input`, when written, is what the person comes to say)
+        opens = sc.conversation is not None and sc.conversation.simulated and sc.conversation.meta.opening == "simulated"
         if sc.source is not None and sc.meta is not None:
             _check_text(sc.source.path, sc.body, sc.body_line, out)
         for c in (c for k in KINDS for c in sc.components[k]):
             if c.meta is None:
                 continue
             if not c.body.strip():
-                if c.kind == "perturbation" and has_frontmatter(c):  # an empty level, but of the user's message
+                if c.kind == "perturbation" and has_frontmatter(c) and opens:
+                    pass  # the simulated user writes the user's message
+                elif c.kind == "perturbation" and has_frontmatter(c):  # an empty level, but of the user's message
                     out.add("HB319", c.path, c.line,
                             f"perturbation {c.code} has frontmatter but no text: its cases send the model no user input",
                             hint="write the user's message under `## User's input`, or remove the perturbation")

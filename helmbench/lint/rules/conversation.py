@@ -56,6 +56,10 @@ def turns_and_parts(bench: Benchmark, out: Collector) -> None:
         for name, part in conv.sections.items():
             out.add("HB705", path, part.line, f"`# {part.heading}` is only read for a simulated user",
                     hint="add `user: simulated` to the frontmatter, or remove the part")
+        if meta.opening == "simulated":
+            out.add("HB705", path, _fm_span(conv, "opening"),
+                    "`opening: simulated` needs a simulated user: a scripted one cannot write the first turn",
+                    hint="add `user: simulated` (with `# Persona`, `# Goal` and `max_turns`), or remove `opening`")
         for key in ("max_turns", "stop_when"):
             if getattr(meta, key) is not None:
                 out.add("HB705", path, _fm_span(conv, key), f"`{key}` is only read for a simulated user",

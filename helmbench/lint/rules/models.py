@@ -36,24 +36,34 @@ def duplicate_model_ids(bench: Benchmark, out: Collector) -> None:
     duplicate_judges(bench, out)
 
 
+#: The lists of models.yml whose entries must differ, and what a repeated one would do.
+_LISTS = {"marking_model": ("judge", "the `marking_model` ensemble", "it would get two votes"),
+          "user_model": ("simulated user", "`user_model`",
+                         "its conversations would be stored once and counted twice in the pooled figure")}
+
+
 def duplicate_judges(bench: Benchmark, out: Collector) -> None:
-    """An ensemble (`marking_model` as a list) naming one judge twice would give it two votes."""
+    """An ensemble (`marking_model` as a list) naming one judge twice would give it two votes; a list of
+    simulated users (`user_model`) naming one twice would weigh its conversations double."""
     data = bench.models_data
-    judges = data.get("marking_model") if isinstance(data, LineDict) else None
-    if not isinstance(judges, list) or bench.models_source is None:
+    if not isinstance(data, LineDict) or bench.models_source is None:
         return
-    seen: dict[str, int] = {}
-    for i, entry in enumerate(judges):
-        judge_id = entry.get("id") if isinstance(entry, LineDict) else entry
-        if not isinstance(judge_id, str):
+    for key, (what, where, why) in _LISTS.items():
+        entries = data.get(key)
+        if not isinstance(entries, list):
             continue
-        at = value_span(entry, "id") if isinstance(entry, LineDict) else value_span(data, "marking_model", i)
-        if judge_id in seen:
-            out.add("HB605", bench.models_source.path, at,
-                    f"judge `{judge_id}` is listed twice in the `marking_model` ensemble (first at line "
-                    f"{seen[judge_id]}): it would get two votes", hint="remove one of the two entries")
-        else:
-            seen[judge_id] = at[0]
+        seen: dict[str, int] = {}
+        for i, entry in enumerate(entries):
+            entry_id = entry.get("id") if isinstance(entry, LineDict) else entry
+            if not isinstance(entry_id, str):
+                continue
+            at = value_span(entry, "id") if isinstance(entry, LineDict) else value_span(data, key, i)
+            if entry_id in seen:
+                out.add("HB605", bench.models_source.path, at,
+                        f"{what} `{entry_id}` is listed twice in {where} (first at line {seen[entry_id]}): {why}",
+                        hint="remove one of the two entries")
+            else:
+                seen[entry_id] = at[0]
 
 
 @rule("HB606")

@@ -25,6 +25,7 @@ import logging
 import uuid
 from typing import Any, Hashable, Iterator
 
+from helmbench.manifest.conversation import simulators
 from helmbench.run.calls import Completion, ProviderError
 from helmbench.run.conversation import turns as T
 from helmbench.run.conversation import verdict as V
@@ -72,9 +73,10 @@ class ConversationTurns:
         self._lanes = {mp.id: AdaptiveLimiter(mp.entry.concurrency or self.concurrency, name=mp.id)
                        for mp in plan.models}
         for case in plan.conversations:
-            um = case["request"]["conversation"].get("user_model")
-            if um and ("user", um["id"]) not in self._lanes:
-                self._lanes[("user", um["id"])] = AdaptiveLimiter(self.concurrency, name=f"{um['id']} (simulated user)")
+            for um in simulators(case["request"]["conversation"]):  # each simulated user on a lane of its own
+                if ("user", um["id"]) not in self._lanes:
+                    self._lanes[("user", um["id"])] = AdaptiveLimiter(self.concurrency,
+                                                                      name=f"{um['id']} (simulated user)")
 
     # --- rounds --------------------------------------------------------------------------------
 
@@ -83,7 +85,7 @@ class ConversationTurns:
         self.writer = writer
         for mp in self.plan.models:
             for case in self.plan.conversations:
-                for sample in range(self.plan.samples) if self.plan.takes(case, mp) else ():
+                for sample in range(self.plan.result_samples(case)) if self.plan.takes(case, mp) else ():
                     if (case["hash"], sample) in mp.settled:
                         continue
                     state = conversation_of(case, mp, sample, self.db)
@@ -103,7 +105,7 @@ class ConversationTurns:
         walk(probe, None)
         if probe.pending is None:  # every turn stored: nothing to continue
             return
-        self.writer.add(SessionRestart(s.keys, s.mp.id, s.mp.settings_hash, s.sample))
+        self.writer.add(SessionRestart(s.keys, s.mp.id, s.mp.settings_hash, s.turn_sample))
         asked = sum(role == "assistant" and not row.get("error_kind") for (_, role), row in s.stored.items())
         s.stored = {}
         self.restarted.append(f"{s.mp.id} {s.case['id']}#{s.sample}")
@@ -138,13 +140,18 @@ class ConversationTurns:
         yield from self._round.get(lane, [])
 
     def key(self, state: Conversation) -> Hashable:
+        """Two simulated users of one case share the model's reply to an authored opening (the same request,
+        stored once under the same key and sample): their walks wait on one call. Every other call is its
+        walk's own (a stateful service's session included)."""
+        if state.pending == "model" and not stateful(state.mp.settings):
+            return ("model", state.mp.id, state.keys[state.turn - 1], state.turn_sample)
         return id(state)
 
     def request(self, state: Conversation) -> tuple[str, dict, dict]:
         if state.pending == "user":
             um = state.conv["user_model"]
-            return um["id"], um["settings"], T.user_request(state.case, state.transcript, state.turn)
-        request = T.model_request(state.case, state.transcript)
+            return um["id"], um["settings"], T.user_request(state.case, state.transcript, state.turn, state.first)
+        request = T.model_request(state.case, state.transcript, state.opening)
         if state.session is not None:  # not part of any key: the service's own handle on the conversation
             request["session"] = state.session
         return state.mp.id, state.mp.settings, request
@@ -154,7 +161,7 @@ class ConversationTurns:
 
     def account(self, state: Conversation) -> Account:
         kind = "user" if state.pending == "user" else "turn"
-        return Account(kind, state.mp.run_id, state.keys[state.turn - 1], state.mp.settings_hash, state.sample)
+        return Account(kind, state.mp.run_id, state.keys[state.turn - 1], state.mp.settings_hash, state.turn_sample)
 
     def stopped_by_cost(self) -> bool:
         return True
@@ -167,6 +174,13 @@ class ConversationTurns:
         failed = isinstance(result, ProviderError)
         if state.pending == "model":
             self.model_answered(state, result, attempts)
+            for other in jobs[1:]:  # walks that waited on the same reply (`key`) take it as stored
+                other.stored[(state.keys[state.turn - 1], "assistant")] = state.stored.get(
+                    (state.keys[state.turn - 1], "assistant"))
+                if isinstance(result, ProviderError):
+                    other.stored.pop((state.keys[state.turn - 1], "assistant"), None)
+                    other.used.append((state.keys[state.turn - 1], "assistant"))
+                    self.error(other, f"turn {other.turn}: {result.kind}: {result.message}")
         else:
             self.user_answered(state, result, attempts)
         for s in jobs:

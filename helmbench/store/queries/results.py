@@ -18,7 +18,7 @@ SELECT res.id AS result_id, res.run_id, res.case_id, res.case_hash, res.sample, 
        COALESCE(c.pillar, b.pillar) AS pillar, COALESCE(c.behaviour, s.behaviour) AS behaviour,
        c.scenario, c.condition, c.user_context, c.perturbation,
        c.severity_perturbation, c.severity_user_context, c.difficulty,
-       COALESCE(c.weight, b.weight, 1.0) AS weight
+       COALESCE(c.weight, b.weight, 1.0) AS weight, {simulator} AS simulator
 FROM results res
 JOIN cases c ON c.hash = res.case_hash
 LEFT JOIN scenarios s ON s.code = c.scenario
@@ -43,6 +43,19 @@ def _failure_kind(conn: sqlite3.Connection, alias: str = "res") -> str:
     return f"{schema_failure_kind.SQL_FUNCTION}({alias}.verdict, {alias}.reason)"
 
 
+#: Who played the user in a conversation's result: the simulated user whose turns the result was decided on
+#: (the one account of what happened: the turns' `caller`), NULL for a single answer or a scripted user.
+_SIMULATOR = """(SELECT t.caller FROM result_turns rt JOIN turns t ON t.id = rt.turn_id
+                 WHERE rt.result_id = res.id AND t.source = 'user_model' LIMIT 1)"""
+
+
+def _simulator(conn: sqlite3.Connection) -> str:
+    """The expression of a result's simulated user, or NULL on a database from before conversations."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' "
+                                         "AND name IN ('result_turns', 'turns')")}
+    return _SIMULATOR if len(tables) == 2 else "NULL"
+
+
 def _rows(conn: sqlite3.Connection, sql: str, params: list) -> list[sqlite3.Row]:
     cur = conn.execute(sql, params)
     cur.row_factory = sqlite3.Row
@@ -51,12 +64,13 @@ def _rows(conn: sqlite3.Connection, sql: str, params: list) -> list[sqlite3.Row]
 
 def result_case_rows(conn: sqlite3.Connection, run_id: int) -> list[sqlite3.Row]:
     """Every result of a run (ERROR included) with its case, in write order."""
-    return _rows(conn, RESULT_CASE_SQL + " WHERE res.run_id = ? ORDER BY res.id", [run_id])
+    sql = RESULT_CASE_SQL.format(simulator=_simulator(conn))
+    return _rows(conn, sql + " WHERE res.run_id = ? ORDER BY res.id", [run_id])
 
 
 def result_detail_rows(conn: sqlite3.Connection, run_id: int) -> list[sqlite3.Row]:
     """`result_case_rows` with the response text, its error and cost, and the failure kind."""
-    sql = RESULT_DETAIL_SQL.format(failure_kind=_failure_kind(conn))
+    sql = RESULT_DETAIL_SQL.format(failure_kind=_failure_kind(conn), simulator=_simulator(conn))
     return _rows(conn, sql + " WHERE res.run_id = ?", [run_id])
 
 
