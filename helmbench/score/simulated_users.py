@@ -38,7 +38,7 @@ class UserFigure:
 @dataclass(frozen=True, slots=True)
 class SimulatedUsers:
     pooled: UserFigure
-    users: tuple[UserFigure, ...]  # in the order the users first appear in the results (models.yml's order)
+    users: tuple[UserFigure, ...]  # models.yml's order: by the first sample each played (sample s is user s mod U)
 
 
 def _figure(user: str, rows: list[ScoredResult], intervals: bool) -> UserFigure:
@@ -56,6 +56,9 @@ def simulated_users(results: Iterable[ScoredResult], *, intervals: bool = True) 
             by.setdefault(r.simulator, []).append(r)
     if len(by) < 2:
         return None
+    # Rows arrive in whatever order the store returns them (a merged database's differs from one run's):
+    # sample s of a case is played by user s mod U, so the lowest sample a user played gives models.yml's order.
+    by = dict(sorted(by.items(), key=lambda item: (min(r.sample for r in item[1]), item[0])))
     pooled = [r for rows in by.values() for r in rows]
     return SimulatedUsers(_figure("pooled", pooled, intervals),
                           tuple(_figure(u, rows, intervals) for u, rows in by.items()))

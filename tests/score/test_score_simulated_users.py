@@ -28,6 +28,8 @@ def test_each_simulated_user_and_the_pool_by_hand():
     q = np.array([[0.5, 1.0, 0.0, 0.75]])  # each case's two results averaged first
     assert su.pooled.score_ci == pytest.approx(tuple(score_intervals(q, np.full(4, 0.25))[0]))
     assert simulated_users([r for r in rows if r.simulator != "b/two"]) is None  # one simulated user: no table
+    # The store's row order is not models.yml's (a merged database returns another): the users keep theirs.
+    assert [f.user for f in simulated_users(rows[::-1]).users] == ["a/one", "b/two"]
 
 
 @pytest.mark.parametrize("n", [5, 100])
