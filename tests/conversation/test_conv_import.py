@@ -249,3 +249,18 @@ def test_merge_carries_imports_by_key_and_the_eee_export_leaves_them_out(importe
     written = api.export(db, tmp_path / "eee", manifest=manifest, bootstrap=0)
     paths = [str(p) for p in written.files]
     assert paths and not any("imported" in p or "vendor-bot" in p for p in paths)  # only HELMBench's own runs
+
+
+def test_imported_outputs_are_no_review_items(imported):
+    """A review item shows and is keyed by the case's request; an imported reply answered the file's message
+    (c2's "hello there"), so it must not reach a review plan, a packet or the judge-agreement figures."""
+    from helmbench.score.review_items import judged_items
+
+    conn = sqlite3.connect(imported["db"])
+    try:
+        _, items = judged_items(conn, None)
+    finally:
+        conn.close()
+    models = set().union(*(it.models for it in items.values()))
+    assert MODEL in models  # the live run's outputs are items
+    assert not any(m.startswith("imported:") for m in models), models
