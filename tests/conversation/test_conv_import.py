@@ -264,3 +264,26 @@ def test_imported_outputs_are_no_review_items(imported):
     models = set().union(*(it.models for it in items.values()))
     assert MODEL in models  # the live run's outputs are items
     assert not any(m.startswith("imported:") for m in models), models
+
+
+def test_a_re_import_after_the_criteria_changed_is_refused_not_kept_stale(imported, tmp_path):
+    """The guide's rule: a conversation is judged under the manifest it was first imported against; against a
+    recompiled tree whose criterion changed, the same file is refused naming the stored case (nothing stored,
+    no stale verdict shown as the new criteria's), and under new ids it is stored and judged anew."""
+    import shutil
+
+    db = _copy(imported["db"], tmp_path / "results.db")
+    tree = shutil.copytree(imported["tree"], tmp_path / "bench", ignore=shutil.ignore_patterns("build"))
+    [cr] = list(tree.glob("scenarios/P1/B1/S2*/CR1.md"))
+    cr.write_text(cr.read_text(encoding="utf-8").rstrip() + " It also asks how the person is.\n", encoding="utf-8")
+    api.compile(tree, tree / "build")
+    manifest = tree / "build/manifest.jsonl"
+    single = {"format": 1, "id": "c2", "scenario": "P1-B1-S2", "model": "vendor-bot",
+              "messages": [{"role": "user", "content": "hello <u>there</u>"}, {"role": "assistant", "content": "hi"}]}
+    with pytest.raises(HelmbenchError) as err:
+        api.import_transcripts(_write(tmp_path / "again.jsonl", [single]), "pilot", manifest, db=db, dry_run=True)
+    assert "again.jsonl:1" in err.value.message and "stored as case P1-B1-S2-C1-PT1 of another manifest" in err.value.message
+    assert _count(db, "SELECT count(*) FROM imports") == 3
+    dry = api.import_transcripts(_write(tmp_path / "renamed.jsonl", [{**single, "id": "c2-v2"}]), "pilot", manifest,
+                                 db=db, dry_run=True)
+    assert dry.new == 1 and dry.judge_calls == 1  # the changed criterion is asked again; the unchanged one reused
