@@ -287,3 +287,15 @@ def test_a_re_import_after_the_criteria_changed_is_refused_not_kept_stale(import
     dry = api.import_transcripts(_write(tmp_path / "renamed.jsonl", [{**single, "id": "c2-v2"}]), "pilot", manifest,
                                  db=db, dry_run=True)
     assert dry.new == 1 and dry.judge_calls == 1  # the changed criterion is asked again; the unchanged one reused
+
+
+def test_several_conversations_of_one_case_are_not_counted_as_other_cases(imported):
+    """c1 and c3 are both conversations of P1-B1-S3-C1-PT1 (samples 0 and 1): the run's coverage is its results
+    over cases x samples, so the imported run must hold samples = 2, never claim more cases than it measured
+    (40 conversations of one case showed "40 / 4", 1000 %, and were ranked as measuring every case)."""
+    from helmbench.score.leaderboard import FINISHED_STATUSES, build_leaderboard
+
+    board = build_leaderboard(imported["db"], bootstrap=0, statuses=(*FINISHED_STATUSES, "imported"))
+    [row] = [r for r in board.rows if r.run.model == "imported:pilot/vendor-bot"]
+    assert row.run.samples == 2
+    assert row.coverage == pytest.approx(3 / (board.n_cases * 2)) and row.coverage < 1 and row.rank is None
