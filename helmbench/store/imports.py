@@ -161,4 +161,9 @@ def write_imports(db: sqlite_utils.Database, items: list[Imported]) -> dict[str,
             row = {**item.row, "run_id": run_id}
             conn.execute(f"INSERT OR IGNORE INTO imports ({', '.join(IMPORT_COLUMNS)}) VALUES "
                          f"({', '.join('?' * len(IMPORT_COLUMNS))})", [row.get(c) for c in IMPORT_COLUMNS])
+        for run_id in runs.values():
+            # samples = the most conversations stored of one case: coverage (results over cases x samples) must
+            # not count a case's several conversations as other cases measured (40 of one case: not 40 of 4)
+            conn.execute("UPDATE runs SET samples = max(samples, (SELECT coalesce(max(sample), 0) + 1 FROM imports "
+                         "WHERE run_id = ?)) WHERE id = ?", [run_id, run_id])
     return runs

@@ -249,3 +249,53 @@ def test_merge_carries_imports_by_key_and_the_eee_export_leaves_them_out(importe
     written = api.export(db, tmp_path / "eee", manifest=manifest, bootstrap=0)
     paths = [str(p) for p in written.files]
     assert paths and not any("imported" in p or "vendor-bot" in p for p in paths)  # only HELMBench's own runs
+
+
+def test_imported_outputs_are_no_review_items(imported):
+    """A review item shows and is keyed by the case's request; an imported reply answered the file's message
+    (c2's "hello there"), so it must not reach a review plan, a packet or the judge-agreement figures."""
+    from helmbench.score.review_items import judged_items
+
+    conn = sqlite3.connect(imported["db"])
+    try:
+        _, items = judged_items(conn, None)
+    finally:
+        conn.close()
+    models = set().union(*(it.models for it in items.values()))
+    assert MODEL in models  # the live run's outputs are items
+    assert not any(m.startswith("imported:") for m in models), models
+
+
+def test_a_re_import_after_the_criteria_changed_is_refused_not_kept_stale(imported, tmp_path):
+    """The guide's rule: a conversation is judged under the manifest it was first imported against; against a
+    recompiled tree whose criterion changed, the same file is refused naming the stored case (nothing stored,
+    no stale verdict shown as the new criteria's), and under new ids it is stored and judged anew."""
+    import shutil
+
+    db = _copy(imported["db"], tmp_path / "results.db")
+    tree = shutil.copytree(imported["tree"], tmp_path / "bench", ignore=shutil.ignore_patterns("build"))
+    [cr] = list(tree.glob("scenarios/P1/B1/S2*/CR1.md"))
+    cr.write_text(cr.read_text(encoding="utf-8").rstrip() + " It also asks how the person is.\n", encoding="utf-8")
+    api.compile(tree, tree / "build")
+    manifest = tree / "build/manifest.jsonl"
+    single = {"format": 1, "id": "c2", "scenario": "P1-B1-S2", "model": "vendor-bot",
+              "messages": [{"role": "user", "content": "hello <u>there</u>"}, {"role": "assistant", "content": "hi"}]}
+    with pytest.raises(HelmbenchError) as err:
+        api.import_transcripts(_write(tmp_path / "again.jsonl", [single]), "pilot", manifest, db=db, dry_run=True)
+    assert "again.jsonl:1" in err.value.message and "stored as case P1-B1-S2-C1-PT1 of another manifest" in err.value.message
+    assert _count(db, "SELECT count(*) FROM imports") == 3
+    dry = api.import_transcripts(_write(tmp_path / "renamed.jsonl", [{**single, "id": "c2-v2"}]), "pilot", manifest,
+                                 db=db, dry_run=True)
+    assert dry.new == 1 and dry.judge_calls == 1  # the changed criterion is asked again; the unchanged one reused
+
+
+def test_several_conversations_of_one_case_are_not_counted_as_other_cases(imported):
+    """c1 and c3 are both conversations of P1-B1-S3-C1-PT1 (samples 0 and 1): the run's coverage is its results
+    over cases x samples, so the imported run must hold samples = 2, never claim more cases than it measured
+    (40 conversations of one case showed "40 / 4", 1000 %, and were ranked as measuring every case)."""
+    from helmbench.score.leaderboard import FINISHED_STATUSES, build_leaderboard
+
+    board = build_leaderboard(imported["db"], bootstrap=0, statuses=(*FINISHED_STATUSES, "imported"))
+    [row] = [r for r in board.rows if r.run.model == "imported:pilot/vendor-bot"]
+    assert row.run.samples == 2
+    assert row.coverage == pytest.approx(3 / (board.n_cases * 2)) and row.coverage < 1 and row.rank is None

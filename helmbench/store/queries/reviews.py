@@ -27,7 +27,8 @@ JOIN result_judgements rj ON rj.result_id = res.id
 JOIN judgements j ON j.id = rj.judgement_id
 JOIN responses r ON r.id = res.response_id
 JOIN cases c ON c.hash = res.case_hash
-WHERE ru.manifest_hash = ? AND j.error_kind IS NULL AND rj.verdict IN ('PASS', 'FAIL', 'ABSTAIN') AND r.content IS NOT NULL
+WHERE ru.manifest_hash = ? AND ru.status != 'imported' AND j.error_kind IS NULL AND rj.verdict IN ('PASS', 'FAIL', 'ABSTAIN')
+  AND r.content IS NOT NULL
 ORDER BY c.id, j.criterion, ru.model, j.judge_model
 """
 
@@ -90,7 +91,11 @@ def judged_item_rows(db, manifest_hash: str) -> Iterator[ItemRow]:
 
     A single reply under each judged criterion (one row per judge) and under each checked one (once); a
     conversation's transcript under each criterion judged on it (one row per judge) and each checked one
-    (once). A row whose case holds no such criterion, or whose stored JSON does not parse, is no item."""
+    (once). A row whose case holds no such criterion, or whose stored JSON does not parse, is no item.
+
+    An imported run's outputs (`helmbench import transcripts`) are no items: they answered the file's messages,
+    not the case's request that an item shows and is keyed by, so neither a review plan nor the judge's
+    agreement with reviewers may count them."""
     import json
 
     from helmbench.store.reviews import legacy_item_hash
@@ -171,7 +176,8 @@ JOIN result_judgements rj ON rj.result_id = res.id
 JOIN judgements j ON j.id = rj.judgement_id AND j.output = 'transcript'
 JOIN cases c ON c.hash = res.case_hash
 LEFT JOIN checkpoint_verdicts cv ON cv.result_id = res.id AND cv.checkpoint = j.criterion
-WHERE ru.manifest_hash = ? AND j.error_kind IS NULL AND coalesce(rj.verdict, cv.verdict) IN ('PASS', 'FAIL')
+WHERE ru.manifest_hash = ? AND ru.status != 'imported' AND j.error_kind IS NULL
+  AND coalesce(rj.verdict, cv.verdict) IN ('PASS', 'FAIL')
 ORDER BY c.id, j.criterion, ru.model, j.judge_model
 """
 
@@ -181,7 +187,8 @@ SELECT DISTINCT c.id AS case_id, c.hash AS case_hash, c.scenario, c.messages_jso
 FROM runs ru
 JOIN results res ON res.run_id = ru.id
 JOIN cases c ON c.hash = res.case_hash
-WHERE ru.manifest_hash = ? AND res.verdict IN ('PASS', 'FAIL') AND c.evaluation_json LIKE '%"checks":%'
+WHERE ru.manifest_hash = ? AND ru.status != 'imported' AND res.verdict IN ('PASS', 'FAIL')
+  AND c.evaluation_json LIKE '%"checks":%'
   AND EXISTS (SELECT 1 FROM result_turns rt WHERE rt.result_id = res.id)
 ORDER BY c.id, ru.model
 """
@@ -227,7 +234,7 @@ def latest_judged_manifest(db) -> str | None:
     """The manifest of the most recently started run that has judgements (of single answers or transcripts:
     both are items a clinician reviews), the default for review."""
     row = _conn(db).execute(
-        """SELECT ru.manifest_hash FROM runs ru WHERE EXISTS (
+        """SELECT ru.manifest_hash FROM runs ru WHERE ru.status != 'imported' AND EXISTS (
              SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id)
            ORDER BY ru.started_at DESC, ru.id DESC LIMIT 1""").fetchone()
     return row[0] if row else None
@@ -263,7 +270,7 @@ def judged_manifests(db) -> list[str]:
     """Every manifest whose runs have judgements (of single answers or transcripts), most recent first: whose
     items a review may be of."""
     return [r[0] for r in _conn(db).execute(
-        """SELECT ru.manifest_hash FROM runs ru WHERE EXISTS (
+        """SELECT ru.manifest_hash FROM runs ru WHERE ru.status != 'imported' AND EXISTS (
              SELECT 1 FROM results res JOIN result_judgements rj ON rj.result_id = res.id WHERE res.run_id = ru.id)
            GROUP BY ru.manifest_hash ORDER BY max(ru.started_at) DESC""")]
 
