@@ -302,7 +302,8 @@ def simulated_user_rows(report: Report) -> list[list[str]]:
             continue
         for f in (*su.users, su.pooled):
             name = "all, pooled per conversation" if f is su.pooled else f.user
-            rows.append([row.model, name, str(f.n_cases), ci(f.score, f.score_ci)])
+            rows.append([row.model, name, str(f.n_cases), ci(f.score, f.score_ci)
+                         + (f" ({f.n_abstained} abstained, not counted)" if f.n_abstained else "")])
     return rows
 
 
@@ -311,7 +312,7 @@ def _simulated_json(row) -> dict | None:
     if su is None:
         return None
     plain = lambda f: {"user": f.user, "n_cases": f.n_cases, "n_results": f.n_results, "score": f.score,
-                       "score_ci": list(f.score_ci) if f.score_ci else None}
+                       "score_ci": list(f.score_ci) if f.score_ci else None, "n_abstained": f.n_abstained}
     return {"pooled": plain(su.pooled), "users": [plain(f) for f in su.users]}
 
 

@@ -33,6 +33,7 @@ class UserFigure:
     n_results: int  # results with a verdict (cases × samples, × simulated users when pooled)
     score: float | None  # weighted score of those conversations
     score_ci: tuple[float, float] | None  # 95 %, over cases (None below the interval's minimum of cases)
+    n_abstained: int = 0  # results whose every criterion abstained or was gated off: no verdict, counted nowhere
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +45,7 @@ class SimulatedUsers:
 def _figure(user: str, rows: list[ScoredResult], intervals: bool) -> UserFigure:
     judged = [r for r in rows if r.has_verdict]
     return UserFigure(user, len({r.case_id for r in judged}), len(judged), combine(behaviour_costs(rows)),
-                      score_interval(rows) if intervals else None)
+                      score_interval(rows) if intervals else None, sum(r.abstained for r in rows))
 
 
 def simulated_users(results: Iterable[ScoredResult], *, intervals: bool = True) -> SimulatedUsers | None:
