@@ -38,7 +38,7 @@ class UserFigure:
 @dataclass(frozen=True, slots=True)
 class SimulatedUsers:
     pooled: UserFigure
-    users: tuple[UserFigure, ...]  # in the order the users first appear in the results (models.yml's order)
+    users: tuple[UserFigure, ...]  # models.yml's order: the user at position p plays result samples p, p + U, …
 
 
 def _figure(user: str, rows: list[ScoredResult], intervals: bool) -> UserFigure:
@@ -51,7 +51,9 @@ def simulated_users(results: Iterable[ScoredResult], *, intervals: bool = True) 
     """The pooled and per-user figures of a run's simulated conversations; None unless at least two
     simulated users played them (one simulated user's figure is the conversations' own)."""
     by: dict[str, list[ScoredResult]] = {}
-    for r in results:
+    # by sample, not write order (a user added later, or whose conversations were asked while the others' were
+    # stored, is written last): each user first appears at its own position in models.yml's list
+    for r in sorted(results, key=lambda r: r.sample):
         if r.simulator is not None:
             by.setdefault(r.simulator, []).append(r)
     if len(by) < 2:

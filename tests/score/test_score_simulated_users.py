@@ -30,6 +30,14 @@ def test_each_simulated_user_and_the_pool_by_hand():
     assert simulated_users([r for r in rows if r.simulator != "b/two"]) is None  # one simulated user: no table
 
 
+def test_the_users_are_in_models_yml_order_whatever_order_their_results_were_written_in():
+    """models.yml [b/two, c/three, a/one]: a/one's and b/two's conversations were stored, c/three's asked last and
+    written last; the figures still follow the list (position p plays samples p, p + 3, …), as the schema says."""
+    order = ["b/two", "c/three", "a/one"]
+    rows = [_row(f"c{i}", s, 1.0, order[s]) for s in (0, 2, 1) for i in range(3)]
+    assert [f.user for f in simulated_users(rows).users] == order
+
+
 @pytest.mark.parametrize("n", [5, 100])
 def test_pooling_per_case_keeps_the_intervals_coverage_and_counting_results_as_cases_would_not(n):
     """Cases drawn afresh each time, most passed or failed by both simulated users alike (the case matters more
