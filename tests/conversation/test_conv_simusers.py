@@ -349,6 +349,20 @@ def test_opening_simulated_defuses_the_block_it_writes_into_when_the_perturbatio
     assert text.count("</users_input>") == 1
 
 
+def test_opening_simulated_a_stop_before_the_first_message_is_asked_again_not_a_lasting_error(env, fake, tmp_path):
+    """The stop rule is not shown at turn 1; a simulated user that answers the stop marker there anyway is asked
+    again like any unusable reply, so the case gets a result instead of an ERROR that every later run repeats."""
+    from helmbench.spec.conversation import STOP_MARKER
+
+    tree = _tree(tmp_path / "bench", [USER_MODEL])
+    (tree / SIMULATED).write_text(GUIDE_OPENING, encoding="utf-8")
+    fake.user_reply = lambda body, attempt: (STOP_MARKER if len(body["messages"]) == 2 and attempt == 1 else "ok. fine.")
+    sims = [k for k, c in _compile(tree).items() if c["scenario"] == "P1-B1-S3"]
+    assert run_tree(tree, tmp_path / "out").status == "completed"
+    got = _rows(tmp_path / "out/results.db", "SELECT verdict FROM results WHERE case_id IN (?, ?, ?)", sims)
+    assert len(got) == 3 and "ERROR" not in {v for v, in got}
+
+
 def test_lint_refuses_opening_simulated_with_a_scripted_user_and_a_repeated_simulated_user(tmp_path):
     from helmbench.api import lint
 
