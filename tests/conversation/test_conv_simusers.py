@@ -376,6 +376,19 @@ def test_lint_refuses_opening_simulated_with_a_scripted_user_and_a_repeated_simu
     shutil.rmtree(tree)
 
 
+def test_lint_a_turn_1_landmark_under_opening_simulated_is_told_where_the_first_words_go(tmp_path):
+    """HB701 on `# Turn 1`: an authored opening's message (composed from the components) is wrong for a conversation
+    whose simulated user writes turn 1; that one names the perturbation's `User's input` and turn 2 instead."""
+    from helmbench.api import lint
+
+    tree = _tree(tmp_path / "bench", [USER_MODEL])
+    (tree / SIMULATED).write_text(GUIDE_OPENING + "\n# Turn 1\n\nMention the night shifts.\n", encoding="utf-8")
+    [d] = [d for d in lint(tree) if d.code == "HB701"]
+    assert d.line == GUIDE_OPENING.count("\n") + 2 and "opening: simulated" in d.message
+    assert "composed from the scenario" not in d.message and "User's input" in d.hint
+    shutil.rmtree(tree)
+
+
 def test_the_guides_models_yml_with_several_simulated_users_lints_clean_and_compiles(tmp_path):
     import re
 
