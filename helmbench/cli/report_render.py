@@ -302,9 +302,16 @@ def simulated_user_rows(report: Report) -> list[list[str]]:
             continue
         for f in (*su.users, su.pooled):
             name = "all, pooled per conversation" if f is su.pooled else f.user
-            rows.append([row.model, name, str(f.n_cases), ci(f.score, f.score_ci)
-                         + (f" ({f.n_abstained} abstained, not counted)" if f.n_abstained else "")])
+            rows.append([row.model, name, str(f.n_cases), _figure_ci(f)])
     return rows
+
+
+def _figure_ci(f) -> str:
+    """A simulated user's score and interval, or in words why there is none (a figure never stands unexplained)."""
+    if f.score is None:
+        abstained = f", {f.n_abstained} abstained, not counted" if f.n_abstained else ""
+        return f"— (no score: none of its conversations has a verdict{abstained})"
+    return ci(f.score, f.score_ci) if f.score_ci else f"{pct(f.score)} (no interval: too few conversations)"
 
 
 def _simulated_json(row) -> dict | None:

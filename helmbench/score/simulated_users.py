@@ -39,7 +39,7 @@ class UserFigure:
 @dataclass(frozen=True, slots=True)
 class SimulatedUsers:
     pooled: UserFigure
-    users: tuple[UserFigure, ...]  # models.yml's order: by the first sample each played (sample s is user s mod U)
+    users: tuple[UserFigure, ...]  # models.yml's order: the user at position p plays result samples p, p + U, …
 
 
 def _figure(user: str, rows: list[ScoredResult], intervals: bool) -> UserFigure:
@@ -52,14 +52,13 @@ def simulated_users(results: Iterable[ScoredResult], *, intervals: bool = True) 
     """The pooled and per-user figures of a run's simulated conversations; None unless at least two
     simulated users played them (one simulated user's figure is the conversations' own)."""
     by: dict[str, list[ScoredResult]] = {}
-    for r in results:
+    # by sample, not write order (a user added later, or whose conversations were asked while the others' were
+    # stored, is written last): each user first appears at its own position in models.yml's list
+    for r in sorted(results, key=lambda r: r.sample):
         if r.simulator is not None:
             by.setdefault(r.simulator, []).append(r)
     if len(by) < 2:
         return None
-    # Rows arrive in whatever order the store returns them (a merged database's differs from one run's):
-    # sample s of a case is played by user s mod U, so the lowest sample a user played gives models.yml's order.
-    by = dict(sorted(by.items(), key=lambda item: (min(r.sample for r in item[1]), item[0])))
     pooled = [r for rows in by.values() for r in rows]
     return SimulatedUsers(_figure("pooled", pooled, intervals),
                           tuple(_figure(u, rows, intervals) for u, rows in by.items()))

@@ -45,7 +45,13 @@ def load_conversation(loader, sc, path) -> None:
         name = part.heading.strip().lower()
         if m := TURN_HEADING.match(name):
             n = int(m.group(1))
-            if n == 1:
+            if n == 1 and meta is not None and meta.opening == "simulated":  # the other message would mislead
+                out.add("HB701", src.path, part.line, "`# Turn 1` is not written here: with `opening: simulated` the "
+                        "simulated user writes turn 1 from the persona, the goal and the perturbation's `User's input`; "
+                        "no landmark is due at turn 1",
+                        hint="put what the person comes to say in the perturbation's `## User's input`, or the "
+                             "landmark under `# Turn 2`")
+            elif n == 1:
                 out.add("HB701", src.path, part.line, "`# Turn 1` is not written here: turn 1 is the opening, "
                         "composed from the scenario, condition, user context and perturbation",
                         hint="start with `# Turn 2`")

@@ -32,6 +32,14 @@ def test_each_simulated_user_and_the_pool_by_hand():
     assert [f.user for f in simulated_users(rows[::-1]).users] == ["a/one", "b/two"]
 
 
+def test_the_users_are_in_models_yml_order_whatever_order_their_results_were_written_in():
+    """models.yml [b/two, c/three, a/one]: a/one's and b/two's conversations were stored, c/three's asked last and
+    written last; the figures still follow the list (position p plays samples p, p + 3, …), as the schema says."""
+    order = ["b/two", "c/three", "a/one"]
+    rows = [_row(f"c{i}", s, 1.0, order[s]) for s in (0, 2, 1) for i in range(3)]
+    assert [f.user for f in simulated_users(rows).users] == order
+
+
 @pytest.mark.parametrize("n", [5, 100])
 def test_pooling_per_case_keeps_the_intervals_coverage_and_counting_results_as_cases_would_not(n):
     """Cases drawn afresh each time, most passed or failed by both simulated users alike (the case matters more
@@ -52,3 +60,22 @@ def test_pooling_per_case_keeps_the_intervals_coverage_and_counting_results_as_c
 
     assert coverage(pooled) >= 0.95
     assert coverage(apart) < 0.93
+
+
+def test_a_figure_without_an_interval_or_a_score_says_why_on_the_pages_and_in_the_terminal():
+    """One conversation (n = 1: no interval) and a simulated user whose every conversation was an ERROR (n = 0:
+    no score): neither stands as a bare number or dash; the words say why, on the site and in `report`."""
+    from helmbench.cli.report_render import _figure_ci
+    from helmbench.publish.render import environment
+
+    rows = [_row("c0", 0, 1.0, "a/one"), _row("c0", 1, 0.0, "b/two")]
+    rows[1] = ScoredResult(**{**{f: getattr(rows[1], f) for f in rows[1].__dataclass_fields__},
+                              "verdict": "ERROR", "score": None})
+    su = simulated_users(rows)
+    one, none = su.users
+    assert (one.n_cases, one.score_ci, none.n_cases, none.score) == (1, None, 0, None)
+    cell = environment().from_string('{% import "_macros.html.j2" as mac %}{{ mac.figure_cell(f) }}')
+    assert "no interval: too few conversations" in cell.render(f=one) and "100.0 %" in cell.render(f=one)
+    assert "no score: none of its conversations has a verdict" in cell.render(f=none)
+    assert _figure_ci(one) == "100.0 % (no interval: too few conversations)"
+    assert _figure_ci(none) == "— (no score: none of its conversations has a verdict)"

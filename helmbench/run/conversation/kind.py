@@ -225,6 +225,9 @@ class ConversationTurns:
             row = s.row("user", **base, **call_columns(result, s.user_attempts))
         else:
             reply = T.read_user_reply(result.content, result.finish_reason)
+            if reply.stop and s.turn == 1:  # `opening: simulated`: the stop rule is not shown yet, and a conversation
+                # ended before it began would be an ERROR no later run could turn into a result
+                reply = T.UserReply(None, problem="the simulated user ended the conversation before writing its first message")
             if reply.problem is not None and s.user_attempts < USER_ATTEMPTS:
                 log.info("%s: %s; asking again", s.label, reply.problem)
                 return  # `pending` stays "user": asked again next round

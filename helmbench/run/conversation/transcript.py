@@ -97,7 +97,9 @@ def walk(s: Conversation, add: Callable[[TurnWrite], None] | None) -> None:
                 return
             if s.turn == 1 and opens(s.conv):  # the simulated user's first message opens the conversation
                 s.first = user["content"]
-                s.opening = opening_with(s.case, neutralise(user["content"], tags_in(s.case["request"]["messages"])))
+                # the block it goes into is defused too, whether or not the perturbation had one to replace
+                tags = tuple(sorted({*tags_in(s.case["request"]["messages"]), "users_input"}))
+                s.opening = opening_with(s.case, neutralise(user["content"], tags))
             elif s.turn > 1:
                 content = user["content"]
                 if user.get("source") == "user_model":  # a model's text, about to reach the model under test
