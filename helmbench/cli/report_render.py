@@ -89,8 +89,10 @@ def _sections(report: Report) -> list[tuple[str, list[LeaderboardRow]]]:
     """Ranked runs, then the runs listed apart (incomplete coverage or no score)."""
     out = [("ranked", report.board.ranked)]
     if report.board.unranked:
+        incomplete = any(not r.complete for r in report.board.unranked)
         out.append(("not ranked: incomplete coverage (a run that measured part of the benchmark is not "
-                    "comparable with one that measured all of it)", report.board.unranked))
+                    "comparable with one that measured all of it)" if incomplete else
+                    "not ranked: no score (each row says why)", report.board.unranked))
     return [(title, rows) for title, rows in out if rows]
 
 
@@ -99,7 +101,8 @@ def remarks(report: Report) -> list[str]:
     out = [f"⚠ {note}" for note in report.board.judge_drift]
     for r in report.rows:
         if r.rank is None:
-            out.append(f"{r.model}: not ranked, coverage {pct(r.coverage)} ({r.n_verdicts}/{r.n_expected})")
+            out.append(f"{r.model}: {r.not_ranked_note}" if r.complete else
+                       f"{r.model}: not ranked, coverage {pct(r.coverage)} ({r.n_verdicts}/{r.n_expected})")
         if r.capped:
             out.append(f"{r.model}: {r.floor_note}; uncapped score {pct(r.uncapped_score)}")
         for note in r.drift:

@@ -134,6 +134,19 @@ class LeaderboardRow:
         return f"{n} case{'s' if n != 1 else ''} abstained, not counted" if n else ""
 
     @property
+    def not_ranked_note(self) -> str:
+        """Why the row is not ranked, in words ("" when it is): a complete run without a score (every case
+        abstained) is not an incomplete one, and saying "coverage 100 %" alone would hide why."""
+        if self.rank is not None:
+            return ""
+        if self.complete and self.score is None:
+            why = f"every case abstained ({self.abstained_note})" if self.n_abstained and not self.n_verdicts \
+                else "nothing to score"
+            return f"not ranked: no score, {why}"
+        share = f"{self.coverage * 100:.0f} %" if self.coverage is not None else "—"
+        return f"not ranked: coverage {share} (only runs that measured every case are ranked)"
+
+    @property
     def n_missing(self) -> int:
         """Expected rows with no result at all (a partial run)."""
         return max(0, self.n_expected - self.summary.n_results)

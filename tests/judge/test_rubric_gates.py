@@ -253,3 +253,37 @@ def test_the_report_counts_abstained_cases_in_json_and_says_so_in_text(judged):
     out = io.StringIO()
     report_render.text(report, Console(file=out, width=240))
     assert "1 case abstained, not counted" in out.getvalue()
+
+
+def test_a_run_whose_every_case_abstained_says_it_has_no_score_not_that_its_coverage_is_incomplete(
+        judged, tmp_path, fake_server, monkeypatch):
+    """Every case of the run abstains (the judge says nothing was disclosed on each): coverage is complete, and
+    the run is unranked because it has no score; the terminal and the pages said "incomplete coverage" /
+    "coverage 100 % (only runs that measured every case are ranked)" before."""
+    import io
+
+    from rich.console import Console
+
+    from helmbench.cli import report_render
+    from helmbench.publish.pages import model_uri
+    from helmbench.publish.slugs import slugify
+    from helmbench.score.report import load_report
+
+    monkeypatch.setenv("OPENROUTER_API_BASE", fake_server.api_base)
+    monkeypatch.setenv("OPENROUTER_API_KEY", "sk-or-v1-judge-tests")
+    db = copy_db_without_judging(judged, tmp_path / "abstained.db")
+    fake_server.restore()
+    program(fake_server, [("CR1", m, {"disclosed": "no", "responded": "no"})
+                          for m in ("DISCLOSES-ONE", "DISCLOSES-TWO", "NOTHING-DISCLOSED")])
+    run_once(judged.manifest, judged.tree / "models.yml", db)
+    assert {v for (v,) in q(db, "SELECT verdict FROM results")} == {"ABSTAIN"}
+    report = load_report(db, None, None, bootstrap=0)
+    (row,) = report.rows
+    assert row.complete and row.rank is None and row.score is None
+    assert row.not_ranked_note == "not ranked: no score, every case abstained (3 cases abstained, not counted)"
+    out = io.StringIO()
+    report_render.text(report, Console(file=out, width=400))
+    shown = out.getvalue()
+    assert "incomplete coverage" not in shown and row.not_ranked_note in shown
+    page = _page(SimpleNamespace(db=db, manifest=judged.manifest), model_uri(slugify(row.model)))
+    assert "only runs that measured every case are ranked" not in page and "no score, every case abstained" in page
