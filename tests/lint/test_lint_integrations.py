@@ -16,6 +16,7 @@ SCHEMA_FILES = {
     # the outputs a program reads (tests/review/test_output_schemas.py validates each command's against them)
     "report", "agreement", "costs", "review-status", "review-plan", "review-packet", "verdicts", "eee-extras",
     "evaluator-result", "lint", "list", "diff",
+    "transcripts",  # the input of `helmbench import transcripts`
 }
 
 

@@ -109,12 +109,12 @@ def test_leaderboard_cell_escapes_the_conflict_note():
     row = SimpleNamespace(run=SimpleNamespace(status="completed"), drift=(), judge_conflicts=("a/<b>",),
                           conflict_note="judged by a/<script>x</script> of its own family",
                           adjudication_note="")
-    html = template.render(m={"row": row, "name": "N", "id": "a/b-mini", "slug": "n"},
+    html = template.render(m={"row": row, "name": "N", "id": "a/b-mini", "slug": "n", "imported_note": ""},
                            link=SimpleNamespace(model=lambda slug: f"models/{slug}/"))
     assert "judged by a/&lt;script&gt;x&lt;/script&gt; of its own family" in html and "<script>" not in html
     assert 'class="hb-conflict"' in html
     row = SimpleNamespace(run=row.run, drift=(), judge_conflicts=(), conflict_note="", adjudication_note="")
-    assert "hb-conflict" not in template.render(m={"row": row, "name": "N", "id": "a/b", "slug": "n"},
+    assert "hb-conflict" not in template.render(m={"row": row, "name": "N", "id": "a/b", "slug": "n", "imported_note": ""},
                                                 link=SimpleNamespace(model=lambda slug: slug))
 
 
