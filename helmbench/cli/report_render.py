@@ -355,7 +355,7 @@ def as_csv(report: Report) -> str:
     pillars = report.pillars()
     head = ["rank", "model", "model_name", "run_id", "status", "score", "score_low", "score_high", "pass_rate",
             "pass_rate_low", "pass_rate_high", "coverage", "n_expected", "n_results", "n_verdicts", "n_errors",
-            "n_judgements", "n_judge_errors", "cost", "model_cost", "judge_cost", "billed_cost", "group", "complete",
+            "n_abstained", "n_judgements", "n_judge_errors", "cost", "model_cost", "judge_cost", "billed_cost", "group", "complete",
             "uncapped_score", "floor_note", "crisis_recall", "false_escalation", "n_format_failures",
             "format_failure_rate", "drift", *[f"score_{p}" for p in pillars]]
     buf = io.StringIO()
@@ -366,7 +366,7 @@ def as_csv(report: Report) -> str:
         sci, pci = r.score_ci or (None, None), r.pass_rate_ci or (None, None)
         w.writerow(["" if v is None else v for v in [
             r.rank, r.model, r.model_name, r.run.id, r.run.status, r.score, *sci, r.pass_rate, *pci, r.coverage,
-            r.n_expected, r.summary.n_results, r.n_verdicts, r.n_errors, ev.get("n_judgements"),
+            r.n_expected, r.summary.n_results, r.n_verdicts, r.n_errors, r.n_abstained, ev.get("n_judgements"),
             ev.get("n_judge_errors"), r.cost, r.model_cost, r.judge_cost, r.billed_cost, r.group, r.complete, r.uncapped_score,
             r.floor_note, r.detection.recall.value if r.detection else None,
             r.detection.false_escalation.value if r.detection else None, r.n_format_failures,

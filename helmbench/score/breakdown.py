@@ -35,6 +35,7 @@ class GroupStats:
     pass_rate: float | None
     pass_rate_ci: tuple[float, float] | None  # Wilson 95 %
     score: float | None  # weighted score; None when nothing in the group carries weight
+    n_abstained: int = 0  # ABSTAIN rows (every criterion abstained or gated off): outside every denominator
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +61,7 @@ def group_stats(results: Iterable[ScoredResult]) -> GroupStats:
         pass_rate=cov.pass_rate,
         pass_rate_ci=cov.pass_rate_ci(),
         score=combine(costs),
+        n_abstained=cov.n_abstained,
     )
 
 

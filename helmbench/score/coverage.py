@@ -30,8 +30,10 @@ class Coverage:
 
     @property
     def share(self) -> float | None:
-        """Share of rows that got a verdict; None when there are no rows."""
-        return self.n_verdicts / self.n_results if self.n_results else None
+        """Share of rows settled: a verdict, or an abstention (nothing is left to measure in it); None when there
+        are no rows. The leaderboard row's coverage (`LeaderboardRow.coverage`) counts the same rows over the
+        rows expected: a summary and its row never disagree about a run whose cases all abstained."""
+        return (self.n_verdicts + self.n_abstained) / self.n_results if self.n_results else None
 
     @property
     def pass_rate(self) -> float | None:

@@ -39,7 +39,7 @@ class RunSummary:
     n_pass: int
     n_weighted: int  # rows the weighted score rests on (verdict and base ≠ 0)
     n_abstained: int  # ABSTAIN rows: every criterion abstained or gated off, outside every denominator
-    coverage: float | None  # n_verdicts / n_results
+    coverage: float | None  # rows settled (verdict or abstention) / n_results: Coverage.share
     by_pillar: dict[str, GroupStats]
     by_behaviour: dict[str, BehaviourStats]
     by_condition: dict[str, GroupStats]

@@ -260,6 +260,7 @@ def test_a_run_whose_every_case_abstained_says_it_has_no_score_not_that_its_cove
     """Every case of the run abstains (the judge says nothing was disclosed on each): coverage is complete, and
     the run is unranked because it has no score; the terminal and the pages said "incomplete coverage" /
     "coverage 100 % (only runs that measured every case are ranked)" before."""
+    import csv
     import io
 
     from rich.console import Console
@@ -281,9 +282,20 @@ def test_a_run_whose_every_case_abstained_says_it_has_no_score_not_that_its_cove
     (row,) = report.rows
     assert row.complete and row.rank is None and row.score is None
     assert row.not_ranked_note == "not ranked: no score, every case abstained (3 cases abstained, not counted)"
+    # one account of coverage: the run's summary and its row both count an abstention as settled (the summary
+    # said 0 % — verdicts only — while the row said 100 %)
+    assert row.summary.coverage == row.coverage == pytest.approx(1.0)
+    # the breakdowns say the cases abstained where their "—" stands: the JSON and CSV reports and the model page
+    (behaviour,) = row.summary.by_behaviour.values()
+    assert behaviour.score is None and (behaviour.n_verdicts, behaviour.n_abstained) == (0, 3)
+    data = json.loads(report_render.as_json(report))
+    assert [b["n_abstained"] for b in data["rows"][0]["by_behaviour"].values()] == [3]
+    csv_rows = list(csv.DictReader(io.StringIO(report_render.as_csv(report))))
+    assert csv_rows[0]["n_abstained"] == "3" and csv_rows[0]["n_verdicts"] == "0"
     out = io.StringIO()
     report_render.text(report, Console(file=out, width=400))
     shown = out.getvalue()
     assert "incomplete coverage" not in shown and row.not_ranked_note in shown
     page = _page(SimpleNamespace(db=db, manifest=judged.manifest), model_uri(slugify(row.model)))
     assert "only runs that measured every case are ranked" not in page and "no score, every case abstained" in page
+    assert "3 abstained, not counted" in page  # the pillar's and the behaviour's verdicts cells
