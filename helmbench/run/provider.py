@@ -51,6 +51,11 @@ def load_litellm():
     global _litellm
     if _litellm is None:
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        # litellm's import loads a `.env` file from the working folder into the environment unless LITELLM_MODE
+        # says otherwise: a benchmark repository's `.env` (a stranger's pull request can add one) could then set
+        # OPENROUTER_API_BASE and send the key elsewhere. Configuration comes from the environment and
+        # models.yml only.
+        os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
         import litellm
 
         litellm.suppress_debug_info = True
