@@ -70,3 +70,86 @@ def helmbench(*args, cwd: Path | str | None = None, env: dict | None = None,
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         stderr += "Traceback (most recent call last):\n" + "".join(traceback.format_exception(result.exception))
     return subprocess.CompletedProcess(["helmbench", *argv], result.exit_code, result.stdout, stderr)
+
+
+# --- a shell whose `helmbench` is this process
+
+#: The `helmbench` a shell finds on PATH: it hands its command line, folder and environment to the process that
+#: started the shell and prints what came back. Python without site-packages (-S) imports nothing but the
+#: standard library (-I: nor any PYTHON* variable): ~10 ms, where the real entry point's imports cost seconds.
+_STAND_IN = """#!{python} -IS
+import json, os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect({socket!r})
+s.sendall(json.dumps({{"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ)}}).encode())
+s.shutdown(socket.SHUT_WR)
+reply = json.loads(b"".join(iter(lambda: s.recv(1 << 16), b"")))
+sys.stdout.buffer.write(reply["stdout"].encode("utf-8", "surrogateescape"))
+sys.stderr.buffer.write(reply["stderr"].encode("utf-8", "surrogateescape"))
+sys.exit(reply["returncode"])
+"""
+
+
+def bash(script: str, *, cwd: Path | str, env: dict, options: tuple[str, ...] = (), timeout: float = 300,
+         calls: list | None = None) -> subprocess.CompletedProcess:
+    """`bash OPTIONS -c SCRIPT` in `cwd` with `env`: a real shell (quoting, `&&`, `$VARS`, globs, redirections,
+    exit statuses, `-e`), except that each `helmbench ...` it runs is answered by helmbench() above, in this
+    process and in this thread, through a stand-in first on PATH. Every other command is what PATH finds.
+    `calls` (a list), when given, gets each helmbench command line in the order the script ran them.
+
+    For tests whose point is what a script or a pasted command line does (a workflow's steps, the command
+    `init` prints), not the separate interpreter: that costs seconds of imports per command."""
+    import json
+    import select
+    import shutil
+    import socket
+    import sys
+    import tempfile
+    import time
+
+    folder = Path(tempfile.mkdtemp(prefix="hb-sh-"))  # short (a socket's path is at most 107 bytes), owner-only
+    listener = socket.socket(socket.AF_UNIX)
+    try:
+        address = str(folder / "s")
+        listener.bind(address)
+        listener.listen()
+        (folder / "bin").mkdir()
+        stand_in = folder / "bin" / "helmbench"
+        stand_in.write_text(_STAND_IN.format(python=sys.executable, socket=address), encoding="utf-8")
+        stand_in.chmod(0o700)
+        path = f"{folder / 'bin'}{os.pathsep}{env.get('PATH', os.defpath)}"
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen(["bash", *options, "-c", script], cwd=cwd, env={**env, "PATH": path},
+                                    stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+            exited = os.pidfd_open(proc.pid)
+            try:
+                deadline = time.monotonic() + timeout
+                while True:
+                    left = deadline - time.monotonic()
+                    ready, _, _ = select.select([listener, exited], [], [], max(left, 0))
+                    if listener in ready:
+                        conn, _ = listener.accept()
+                        with conn:
+                            request = json.loads(b"".join(iter(lambda: conn.recv(1 << 16), b"")))
+                            if calls is not None:
+                                calls.append(request["argv"])
+                            done = helmbench(*request["argv"], cwd=request["cwd"], env=request["env"])
+                            conn.sendall(json.dumps({"returncode": done.returncode, "stdout": done.stdout,
+                                                     "stderr": done.stderr}).encode())
+                    elif exited in ready:
+                        break
+                    elif left <= 0:
+                        proc.kill()
+                        proc.wait()
+                        raise subprocess.TimeoutExpired(["bash", "-c", script], timeout)
+            finally:
+                os.close(exited)
+            proc.wait()
+            out.seek(0)
+            err.seek(0)
+            return subprocess.CompletedProcess(["bash", *options, "-c", script], proc.returncode,
+                                               out.read().decode("utf-8", "replace"),
+                                               err.read().decode("utf-8", "replace"))
+    finally:
+        listener.close()
+        shutil.rmtree(folder, ignore_errors=True)

@@ -4,19 +4,17 @@ and its JSON Schema agrees with lint."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 from tests.conversation.conv_trees import SCRIPTED, SIMULATED, conversation_tree
+from tests.inprocess import helmbench
 
 from helmbench.lint import lint_tree
 
 
 def test_conversation_tree_lints_clean_in_strict_mode(conv_tree):
-    proc = subprocess.run([sys.executable, "-m", "helmbench", "lint", "--strict", str(conv_tree)],
-                          capture_output=True, text=True)
+    proc = helmbench("lint", "--strict", conv_tree)  # the command line, in this process (tests/inprocess.py)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -65,7 +63,8 @@ def test_simulated_needs_persona_goal_and_max_turns(conv_tree):
 @pytest.fixture(scope="module")
 def conversation_schema(tmp_path_factory):
     out = tmp_path_factory.mktemp("schemas")
-    subprocess.run([sys.executable, "-m", "helmbench", "schema", "--out", str(out)], check=True, capture_output=True)
+    proc = helmbench("schema", "--out", out)
+    assert proc.returncode == 0, proc.stderr
     return json.loads((out / "conversation.schema.json").read_text()), json.loads((out / "models.schema.json").read_text())
 
 

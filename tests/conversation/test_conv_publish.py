@@ -18,6 +18,7 @@ import pytest
 from tests.conversation.conv_fake import ConvFake
 from tests.conversation.conv_trees import MODEL, REPO, conversation_tree
 from tests.fakes.serving import wait_for_datasette
+from tests.inprocess import helmbench
 from tests.publish.publish_helpers import RAW_PAYLOADS, XSS, serve
 from tests.shared import build_once
 
@@ -55,14 +56,12 @@ def _build(root: Path) -> Path:
     fake.start()
     env = {**os.environ, "OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-TEST-conv",
            "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
-    try:
-        proc = subprocess.run([sys.executable, "-m", "helmbench", "run"], cwd=tree, env=env, capture_output=True,
-                              text=True, timeout=300)
+    try:  # the commands in this process (tests/inprocess.py): what they made is the point, not their process
+        proc = helmbench("run", cwd=tree, env=env)
         assert proc.returncode in (0, 1), proc.stderr
     finally:
         fake.stop()
-    proc = subprocess.run([sys.executable, "-m", "helmbench", "publish"], cwd=tree, capture_output=True, text=True,
-                          timeout=600)
+    proc = helmbench("publish", cwd=tree, env=dict(os.environ))
     assert proc.returncode == 0, proc.stderr
     return tree
 

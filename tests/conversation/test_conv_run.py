@@ -222,10 +222,11 @@ def test_conversations_progress_in_parallel_within_the_concurrency_limit(env, fa
 
 @pytest.mark.slow
 def test_run_single_shows_the_transcript_of_a_conversation_case(env, fake, tree):
+    from tests.inprocess import helmbench
+
     fake.user_reply = lambda body, attempt: "[red]not markup[/red] fine."
     compile_(tree)
-    proc = subprocess.run([sys.executable, "-m", "helmbench", "run-single", SIM_ID], cwd=tree, env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = helmbench("run-single", SIM_ID, cwd=tree, env=env)  # in this process (tests/inprocess.py)
     assert proc.returncode in (0, 1), proc.stderr
     out = proc.stdout
     assert "no response stored" not in out

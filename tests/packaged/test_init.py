@@ -6,12 +6,12 @@ import json
 import os
 import sqlite3
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from packaged_helpers import authors_layout, helmbench
+from tests import inprocess
 
 
 @pytest.mark.slow
@@ -80,11 +80,15 @@ def test_init_never_overwrites_and_adds_no_example_to_an_existing_benchmark(tmp_
 
 
 def _run_next_line(stdout: str, cwd: Path) -> subprocess.CompletedProcess:
-    """The `next:` command init prints, pasted into a shell as a user would (dry run: no key)."""
+    """The `next:` command init prints, pasted into a shell as a user would (dry run: no key). A real bash reads
+    it (its quoting, `cd`, `&&`); the `helmbench` commands in it run in this process (tests/inprocess.bash)."""
     line = next(s for s in stdout.splitlines() if s.startswith("next: "))[len("next: "):]
     env = {k: v for k, v in os.environ.items() if k != "OPENROUTER_API_KEY"}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    return subprocess.run(["bash", "-c", line], cwd=cwd, capture_output=True, text=True, env=env, timeout=300)
+    calls: list[list[str]] = []
+    done = inprocess.bash(line, cwd=cwd, env=env, calls=calls)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [c[0] for c in calls] == ["lint", "compile", "run"], (line, calls)  # each one ran, in order
+    return done
 
 
 @pytest.mark.slow

@@ -125,8 +125,9 @@ def test_a_hostile_mkdocs_yml_is_read_as_data_and_runs_nothing(tmp_path):
     file-including extension: the site is built, none of them runs, and the key is in no file."""
     repo, marker = _hostile_repo(tmp_path)
     assert helmbench("compile", cwd=repo).returncode == 0
-    # a fresh process each: what a hostile configuration could run would run in the test process otherwise
-    published = helmbench("publish", cwd=repo, env={"OPENROUTER_API_KEY": KEY}, fresh=True)
+    # In this process (tests/inprocess.py): whatever of it ran would leave its marker in tmp_path, or the key in a
+    # file, either way failing below.
+    published = helmbench("publish", cwd=repo, env={"OPENROUTER_API_KEY": KEY})
     assert published.returncode == 0, published.stderr
     assert "Traceback" not in published.stderr
     for what in ("!ENV", "python/object/apply", "`hooks` is ignored", "theme.custom_dir", "pymdownx.snippets",
@@ -140,7 +141,9 @@ def test_a_hostile_mkdocs_yml_is_read_as_data_and_runs_nothing(tmp_path):
 
     # the maintainer's explicit choice: the hook runs (so the refusal above is the allow-list's
     # doing), yet the build runs where the keys are absent (a child process with a scrubbed environment:
-    # not in os.environ, nor in the process's own /proc/self/environ) and a tagged value still reads as nothing
+    # not in os.environ, nor in the process's own /proc/self/environ) and a tagged value still reads as nothing.
+    # A fresh process: a hook run by mistake in the parent would find no secret in the test process's
+    # /proc/self/environ (set in os.environ after it started), and the check below would lose its teeth.
     trusted = helmbench("publish", "--allow-site-code", cwd=repo, fresh=True,
                         env={"OPENROUTER_API_KEY": KEY, "HELMBENCH_VISIBLE": "visible-sentinel", **OTHER_SECRETS})
     assert trusted.returncode == 0, trusted.stderr

@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from packaged_helpers import scaffold
+from tests import inprocess
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -137,14 +138,20 @@ class Runner:
     """Runs a job's steps as GitHub would, in a workspace folder: `run:` scripts in bash (-eo pipefail) with
     the step's env, `${{ … }}` replaced from `values` (any other expression fails the test), and the
     actions this workflow uses emulated: checkout (a copy of the repository), setup-python and the install
-    (this venv's helmbench is on PATH: the release is not on PyPI from here), the cache (a folder of saved
-    databases by key) and artifacts (a folder by name)."""
+    (this checkout's helmbench is on PATH: the release is not on PyPI from here), the cache (a folder of saved
+    databases by key) and artifacts (a folder by name).
+
+    The scripts run in a real bash as written; the `helmbench` they find on PATH runs each command in the test's
+    process (tests/inprocess.bash): the steps' order, their shell and their files are the point here, and a fresh
+    interpreter per command (~4 s of imports, 14 commands) was most of the test's CPU. The installed entry point
+    is tests/packaged/test_wheel.py's."""
 
     def __init__(self, repo: Path, root: Path, env: dict, values: dict):
         self.repo, self.root, self.values = repo, root, values
         self.env = {**env, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}", "CI": "true"}
         self.artifacts = root / "artifacts"
         self.cache = root / "cache"
+        self.calls: list[list[str]] = []  # the helmbench command lines the scripts ran, in order
 
     def expand(self, text: str, values: dict) -> str:
         def one(m):
@@ -183,9 +190,8 @@ class Runner:
             elif "run" in step:
                 env = {k: self.expand(str(v), values) for k, v in (step.get("env") or {}).items()}
                 script = self.expand(step["run"], values)
-                out = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
-                                     cwd=workspace, env={**self.env, **env}, capture_output=True, text=True,
-                                     timeout=300)
+                out = inprocess.bash(script, cwd=workspace, env={**self.env, **env}, calls=self.calls,
+                                     options=("--noprofile", "--norc", "-eo", "pipefail"), timeout=300)
                 assert out.returncode == 0, f"step {step.get('name')!r} failed:\n{out.stdout}\n{out.stderr}"
             else:
                 raise AssertionError(f"the local runner does not know the step {step}")
@@ -234,8 +240,14 @@ def test_the_workflow_s_shard_merge_and_publish_steps_run_locally_in_that_order(
         runner.job(wf, "run", tmp_path / f"runner-{k}", {"matrix.shard": k})
     calls = _answer_calls(fake)
     assert calls and set(calls.values()) == {1}  # every answer call once across the shards
+    # what the scripts ran, in order, after the shell expanded them: each shard compiles, then runs its own shard
+    assert [c[:3] for c in runner.calls] == [c for k in shards
+                                             for c in (["compile"], ["run", "--shard", f"{k}/{len(shards)}"])]
 
+    runner.calls.clear()
     runner.job(wf, "merge", tmp_path / "merge", {})
+    assert [c[0] for c in runner.calls] == ["compile", "merge", "report", "publish"]
+    assert runner.calls[1][1:] == ["build/results.db", *(f"shards/results-shard-{k}/results.db" for k in shards)]
     merged = tmp_path / "merge" / "build" / "results.db"
     conn = sqlite3.connect(merged)
     try:

@@ -8,6 +8,7 @@ on every machine. A malicious pickle or Jinja bytecode file planted under those 
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import sqlite3
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 from markupsafe import Markup
 
 from publish_helpers import DATASETTE_URL, REPO
+from tests.inprocess import helmbench
 
 
 class _Planted:
@@ -31,10 +33,14 @@ class _Planted:
         return open, (self.marker, "w")
 
 
-def _publish(db: Path, manifest: Path, site: Path) -> subprocess.CompletedProcess:
-    """`helmbench publish` as a maintainer runs it: a fresh process (what a planted file ran would run there)."""
-    return subprocess.run([sys.executable, "-m", "helmbench", "publish", "--db", str(db), "--manifest", str(manifest),
-                           "--site-dir", str(site), "--datasette-url", DATASETTE_URL],
+def _publish(db: Path, manifest: Path, site: Path, fresh: bool = False) -> subprocess.CompletedProcess:
+    """`helmbench publish` as a maintainer runs it: in this process (tests/inprocess.py), or in a fresh one when
+    `fresh` (where nothing is loaded yet: whatever the build reads from a file, it reads from the file)."""
+    args = ["publish", "--db", str(db), "--manifest", str(manifest), "--site-dir", str(site),
+            "--datasette-url", DATASETTE_URL]
+    if not fresh:
+        return helmbench(*args, cwd=db.parent, env=dict(os.environ))
+    return subprocess.run([sys.executable, "-m", "helmbench", *args],
                           capture_output=True, text=True, timeout=600, cwd=db.parent)
 
 
@@ -78,7 +84,8 @@ def test_planted_cache_files_run_nothing_and_a_forged_entry_is_rebuilt(pipeline,
     assert len(entries) >= 3  # the site's data, the pages' fragments, summaries and charts
 
     # 1. Forged data under this build's own names: well-formed JSON whose numbers say something else,
-    #    with the genuine entry's signature line kept. Not signed for that body: rebuilt, never shown.
+    #    with the genuine entry's signature line kept. Not signed for that body: rebuilt, never shown. (In this
+    #    process: a build keeps no entry in memory, each is read from its file, so what is shown is told here too.)
     for entry in entries:
         entry.write_bytes(entry.read_bytes().replace(b'"PASS"', b'"FAIL"').replace(b"PASS", b"FAIL"))
     forged = _publish(db, pipeline.manifest, build / "site")
@@ -97,7 +104,9 @@ def test_planted_cache_files_run_nothing_and_a_forged_entry_is_rebuilt(pipeline,
     templates.mkdir(parents=True, exist_ok=True)
     for name in _jinja_cache_names():
         (templates / name).write_bytes(bc_magic + payload)
-    planted = _publish(db, pipeline.manifest, build / "site")
+    # In a fresh process: this one has built sites already (and compiled the site's templates: its Jinja
+    # environment is kept), so a bytecode cache consulted only for a template not yet loaded would go unread here.
+    planted = _publish(db, pipeline.manifest, build / "site", fresh=True)
     assert planted.returncode == 0, planted.stderr
     assert not marker.exists(), "a planted file ran on publish"
     assert _pages(build / "site") == genuine

@@ -222,11 +222,8 @@ def test_every_internal_link_resolves(site):
     assert any(DATASETTE_URL in ref for ref in Links.of(site / "index.html"))  # the rows are linked, publicly
 
 
-def test_empty_site_says_no_runs_yet(tmp_path):
-    from helmbench.publish import PublishSettings, build_site
-
-    settings = PublishSettings(db=tmp_path / "none.db", manifest=tmp_path / "none.jsonl", datasette_url=DATASETTE_URL)
-    out = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site", strict=True)
+def test_empty_site_says_no_runs_yet(empty_site):
+    out = empty_site  # built with no database and no manifest (tests/publish/conftest.py), strict
     body = article(page(out, ""))
     assert "No runs yet" in body and "helmbench run" in body and "make run" in body
     assert "<strong>79.1 %</strong>" in article(page(out, "methodology"))
@@ -299,8 +296,23 @@ def _copy_db(pipeline, db: Path) -> Path:
     return db
 
 
+def _seed_cache(pipeline, db: Path) -> None:
+    """The cached summaries and charts the session's `site` left beside the pipeline's database, copied beside `db`
+    (a copy of that database): their keys are their inputs, not the database's path, so a build of the copy draws
+    no chart again. Only a saving: an entry missing (another test's build pruned it meanwhile) is drawn or computed
+    again, as it would be without this."""
+    cache = db.parent / "cache" / "site"
+    cache.mkdir(parents=True)
+    for entry in (pipeline.db.parent / "cache" / "site").glob("*.json"):
+        try:
+            cache.joinpath(entry.name).write_bytes(entry.read_bytes())
+        except FileNotFoundError:
+            pass
+    (cache / "built").write_bytes(b"")  # newer than `db`, as a build leaves it: no chart worker started in advance
+
+
 @pytest.mark.slow
-def test_a_warm_rebuild_reads_no_rows_and_renders_no_fragment_until_an_input_changes(pipeline, tmp_path,
+def test_a_warm_rebuild_reads_no_rows_and_renders_no_fragment_until_an_input_changes(pipeline, site, tmp_path,
                                                                                        monkeypatch):
     """Unchanged inputs: the data and every page's fragments come from the cache, and the site is the same
     byte for byte. A changed row: the cache is missed and the page shows it."""
@@ -308,6 +320,7 @@ def test_a_warm_rebuild_reads_no_rows_and_renders_no_fragment_until_an_input_cha
     from helmbench.publish import PublishSettings, build_site
 
     db = _copy_db(pipeline, tmp_path / "results.db")
+    _seed_cache(pipeline, db)  # `site` built: the first build below reads the rows and renders every page, no chart
     settings = PublishSettings(db=db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL)
     first = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "one")
 

@@ -3,6 +3,7 @@ so), tie groups, incomplete runs listed apart, format failures and drift shown (
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -12,6 +13,7 @@ from helmbench.cli import app
 from tests.score.stats_pipeline import GOOD, PART, SECOND_PROVIDER, TWIN_A, TWIN_B
 
 
+@functools.cache  # the pipelines are read-only and the report is a function of them: each report made once
 def report(p, *args) -> str:
     result = CliRunner().invoke(app, ["report", "--db", str(p.db), "--manifest", str(p.manifest),
                                       "--bootstrap", "300", *args])

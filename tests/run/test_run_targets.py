@@ -62,15 +62,22 @@ def _rows(db, sql):
 
 @pytest.mark.slow  # four servers, three runs and a site build
 def test_four_kinds_of_target_in_one_run_and_one_leaderboard(tree, servers):
-    lint = _helmbench(tree, "lint")
+    """The commands in this process (tests/inprocess.py): the targets, keys and servers are the point here; a
+    fresh interpreter per command was most of the test's CPU (the kill -9 test below keeps its processes)."""
+    from tests.inprocess import helmbench
+
+    def command(root, *args):  # `helmbench ARGS` in `root`, in this process
+        return helmbench(*args, cwd=root, env=dict(os.environ))
+
+    lint = command(tree, "lint")
     assert lint.returncode == 0, lint.stdout + lint.stderr
-    assert _helmbench(tree, "compile").returncode == 0
-    dry = _helmbench(tree, "run", "--dry-run")
+    assert command(tree, "compile").returncode == 0
+    dry = command(tree, "run", "--dry-run")
     assert dry.returncode == 0, dry.stderr
     out = " ".join((dry.stdout + dry.stderr).replace("│", " ").split())
     assert f"openai/llama3 at {servers['local'].api_base}" in out and "POST http://127.0.0.1:" in out, out
     assert f"Judge calls go to: openai/judge-model at {servers['judge'].api_base}." in out, out
-    first = _helmbench(tree, "run")
+    first = command(tree, "run")
     assert first.returncode in (0, 1), first.stderr
     assert "Traceback" not in first.stderr
     db = tree / "build/results.db"
@@ -118,11 +125,11 @@ def test_four_kinds_of_target_in_one_run_and_one_leaderboard(tree, servers):
     assert _rows(db, "SELECT DISTINCT cost FROM calls WHERE model IN ('local/judge', 'acme/kai-stateful')") == [(None,)]
 
     counts = (local.total, judge.total, len(bot.requests), servers["openrouter"].total)
-    again = _helmbench(tree, "run")
+    again = command(tree, "run")
     assert again.returncode in (0, 1), again.stderr
     assert (local.total, judge.total, len(bot.requests), servers["openrouter"].total) == counts, "asked again"
 
-    published = _helmbench(tree, "publish")
+    published = command(tree, "publish")
     assert published.returncode == 0, published.stderr
     site = tree / "build/site"
     board = (site / "index.html").read_text(encoding="utf-8")
