@@ -163,7 +163,7 @@ class Forked(subprocess.Popen):
                        restore_signals, gid, gids, uid, umask, start_new_session, process_group=-1):
         if cwd is not None and not os.path.isdir(cwd):  # subprocess raises this in the parent too
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), os.fspath(cwd))
-        _ready_to_fork()
+        _ready_to_fork(self._argv if self._target is None else None)
         pid = os.fork()
         if pid == 0:  # the child: never returns
             _child(self._target or self._argv, self._env, cwd, (p2cread, c2pwrite, errwrite),
@@ -174,14 +174,21 @@ class Forked(subprocess.Popen):
         self._close_pipe_fds(p2cread, p2cwrite, c2pread, c2pwrite, errread, errwrite)
 
 
-def _ready_to_fork() -> None:
-    """In the parent: nothing half-done that the child would inherit stuck. litellm is imported to the end
-    (helmbench's background import thread, if one is running, is waited for by the import lock)."""
-    from helmbench.run.provider import load_litellm
+#: The commands that call a model (they import litellm, 4.5 s of CPU): litellm is imported in the parent once,
+#: not in each child. Other commands' children import it only if they need it.
+_CALLING = {"run", "run-batch", "run-all", "run-single", "generate", "import"}
+
+
+def _ready_to_fork(argv) -> None:
+    """In the parent: nothing half-done that the child would inherit stuck. A litellm import under way in
+    helmbench's background thread is finished (the import lock waits for it): the child would find its
+    module lock held for ever."""
+    from helmbench.run import provider
 
     import helmbench.cli  # noqa: F401 - the command line, imported once per worker, not once per child
 
-    load_litellm()
+    if provider._preloading or (isinstance(argv, list) and argv[:1] and argv[0] in _CALLING):
+        provider.load_litellm()
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()  # what the parent printed is written once, by the parent

@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests import forked
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "benchmark"
 
 
 def helmbench(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "helmbench", *args], cwd=REPO, capture_output=True, text=True)
+    """The command, a process of its own forked from this one (tests/forked.py)."""
+    return forked.run(*args, cwd=REPO, timeout=300)
 
 
 @pytest.fixture(scope="module")

@@ -4,19 +4,17 @@ and its JSON Schema agrees with lint."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
+from tests import forked
 from tests.conversation.conv_trees import SCRIPTED, SIMULATED, conversation_tree
 
 from helmbench.lint import lint_tree
 
 
 def test_conversation_tree_lints_clean_in_strict_mode(conv_tree):
-    proc = subprocess.run([sys.executable, "-m", "helmbench", "lint", "--strict", str(conv_tree)],
-                          capture_output=True, text=True)
+    proc = forked.run("lint", "--strict", conv_tree, timeout=120)  # the command, a process of its own
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -65,7 +63,8 @@ def test_simulated_needs_persona_goal_and_max_turns(conv_tree):
 @pytest.fixture(scope="module")
 def conversation_schema(tmp_path_factory):
     out = tmp_path_factory.mktemp("schemas")
-    subprocess.run([sys.executable, "-m", "helmbench", "schema", "--out", str(out)], check=True, capture_output=True)
+    made = forked.run("schema", "--out", out, timeout=120)
+    assert made.returncode == 0, made.stderr
     return json.loads((out / "conversation.schema.json").read_text()), json.loads((out / "models.schema.json").read_text())
 
 

@@ -9,12 +9,12 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests import forked
 from tests.conversation.conv_fake import ConvFake
 from tests.conversation.conv_trees import MODEL, REPO, conversation_tree
 from tests.fakes.serving import wait_for_datasette
@@ -56,13 +56,11 @@ def _build(root: Path) -> Path:
     env = {**os.environ, "OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": "sk-or-v1-TEST-conv",
            "HELMBENCH_RETRY_BASE_DELAY": "0.01", "HELMBENCH_RETRY_MAX_DELAY": "0.05"}
     try:
-        proc = subprocess.run([sys.executable, "-m", "helmbench", "run"], cwd=tree, env=env, capture_output=True,
-                              text=True, timeout=300)
+        proc = forked.run("run", cwd=tree, env=env, timeout=300)  # the commands, each a process of its own
         assert proc.returncode in (0, 1), proc.stderr
     finally:
         fake.stop()
-    proc = subprocess.run([sys.executable, "-m", "helmbench", "publish"], cwd=tree, capture_output=True, text=True,
-                          timeout=600)
+    proc = forked.run("publish", cwd=tree, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return tree
 
@@ -127,8 +125,8 @@ def _free_port() -> int:
 def test_datasette_serves_the_turns_and_finds_the_dropped_resource(built, tmp_path):
     port = _free_port()
     log = open(tmp_path / "serve.log", "w+")
-    proc = subprocess.Popen([sys.executable, "-m", "helmbench", "serve", "--port", str(port), "--serve-dir",
-                             str(tmp_path / "serve")], cwd=built, stdout=log, stderr=subprocess.STDOUT, text=True)
+    proc = forked.start("serve", "--port", port, "--serve-dir", tmp_path / "serve", cwd=built, stdout=log,
+                        stderr=forked.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_datasette(base, proc, tmp_path / "serve.log")

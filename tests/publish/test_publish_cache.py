@@ -11,7 +11,6 @@ import json
 import pickle
 import sqlite3
 import subprocess
-import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from markupsafe import Markup
 
 from publish_helpers import DATASETTE_URL, REPO
+from tests import forked
 
 
 class _Planted:
@@ -32,10 +32,10 @@ class _Planted:
 
 
 def _publish(db: Path, manifest: Path, site: Path) -> subprocess.CompletedProcess:
-    """`helmbench publish` as a maintainer runs it: a fresh process (what a planted file ran would run there)."""
-    return subprocess.run([sys.executable, "-m", "helmbench", "publish", "--db", str(db), "--manifest", str(manifest),
-                           "--site-dir", str(site), "--datasette-url", DATASETTE_URL],
-                          capture_output=True, text=True, timeout=600, cwd=db.parent)
+    """`helmbench publish` as a maintainer runs it: a process of its own (what a planted file ran would run
+    there), forked from this one with none of its caches (tests/forked.py)."""
+    return forked.run("publish", "--db", db, "--manifest", manifest, "--site-dir", site, "--datasette-url",
+                      DATASETTE_URL, cwd=db.parent, timeout=600)
 
 
 def _copy_db(pipeline, db: Path) -> Path:
