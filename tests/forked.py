@@ -16,8 +16,9 @@ The child: everything a fresh interpreter would not have is dropped before the c
   is what the tests want: the servers count the child's requests). A lock another thread held at the fork
   stays held in the child: logging re-creates its locks (its own at-fork handler), and the child writes
   through new std streams, never through the parent's (whose buffer locks another thread may hold).
-  litellm is imported completely in the parent before the fork (a half-done import in helmbench's
-  background import thread would leave its module lock held for ever). litellm's cached HTTP clients
+  litellm is imported to the end in the parent before the fork, for a command that calls a model (once per
+  worker, not 4.5 s per child) and whenever helmbench's background import thread has started (a half-done
+  import would leave its module lock held in the child for ever). litellm's cached HTTP clients
   (`in_memory_llm_clients_cache`, `module_level_[a]client`: connection pools over sockets the parent shares,
   keyed by an event loop's id, which a new loop may reuse) are forgotten; its logging thread pool starts no
   thread in the child unless used, and helmbench does not use it. asyncio's policy (and any loop set for
@@ -78,9 +79,16 @@ environment (the tests change only OPENROUTER_*/HELMBENCH_* variables, which hel
 runs, never at import); the interpreter's start-up flags are the worker's (no -X/-W options either way);
 modules a plugin test loaded in the parent stay in `sys.modules`; warning filters a library added while
 being imported are not restored (pytest's catch_warnings already dropped them in the parent; only a
-warning they would hide could print); `/proc/<pid>/cmdline` shows the worker's command line. The
-entry point's own start-up (a fresh interpreter's signal set-up, imports, `__main__`) is what a few tests
-still check with `python -m helmbench` (see tests/run/test_run_cli.py and test_run_interrupt.py).
+warning they would hide could print); `/proc/<pid>/cmdline` shows the worker's command line. Regular files
+stay open in the child, as a fresh process would not have them: a `flock` the parent held (the run lock,
+store/lock.py) would be shared by the child; no test forks while holding one. The entry point's own
+start-up (a fresh interpreter's signal set-up, imports, `__main__`) is what two tests still check with
+`python -m helmbench`: the kill -9 and the Ctrl-C test of tests/run/test_run_cli.py; the import checks
+(tests/test_lazy.py, "never imports litellm") and the packaged entry point (tests/packaged) need a fresh
+interpreter too, and tests/plugins starts one per command (a plugin's new version must be imported anew).
+
+A child still running when its test ends (the test failed first) is killed by an autouse fixture
+(tests/conftest.py), so it cannot go on asking the worker's shared fake server during the next test.
 """
 
 from __future__ import annotations
