@@ -71,6 +71,18 @@ def env(fake, monkeypatch):
     return full
 
 
+@pytest.fixture(autouse=True)
+def _forked_children_end_with_their_test():
+    """A `helmbench` child forked by a test (tests/forked.py) and still running when the test ends (it failed
+    before killing it) is killed: left running, it would go on asking this worker's fake server, and the
+    next test would count its calls."""
+    from tests import forked
+
+    before = forked.live()
+    yield
+    forked.kill_all(keep=before)
+
+
 @pytest.fixture(scope="session")
 def stats_floored(tmp_path_factory):
     """The shipped benchmark with its safety floors, run on good/twin/partial models (tests.score.stats_pipeline);

@@ -11,13 +11,12 @@ import json
 import shutil
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests import forked
 from tests.conversation.conv_trees import MODEL, SCRIPTED, SIMULATED_TEXT, USER_MODEL
 from test_conv_run import compile_, rows
 from test_conv_run import run as run_tree
@@ -184,10 +183,9 @@ def test_kill_9_in_every_phase_leaves_each_request_the_server_saw_in_the_ledger(
     no completed call again. `only` the judged single-answer scenario (P1-B1-S2), or the simulated
     conversation (P1-B1-S3): every judge call judges an answer, or a transcript."""
     fake.latency = 0.3
-    cmd = [sys.executable, "-m", "helmbench", "run", "--manifest", str(tree / "build/manifest.jsonl"),
-           "--models-file", str(tree / "models.yml"), "--db", str(tree / "build/results.db"), "--samples", "2",
-           "--concurrency", "2", *(a for s in only for a in ("--scenario", s))]
-    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = forked.start("run", "--manifest", tree / "build/manifest.jsonl", "--models-file", tree / "models.yml",
+                        "--db", tree / "build/results.db", "--samples", "2", "--concurrency", "2",
+                        *(a for s in only for a in ("--scenario", s)), cwd=tree, env=env)  # a real process: kill -9
     try:
         _in_flight(tree, fake, kind, proc)
     finally:

@@ -9,12 +9,12 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests import forked
 from tests.conversation.conv_fake import ConvFake
 from tests.conversation.conv_trees import MODEL, REPO, conversation_tree
 from tests.fakes.serving import wait_for_datasette
@@ -126,8 +126,8 @@ def _free_port() -> int:
 def test_datasette_serves_the_turns_and_finds_the_dropped_resource(built, tmp_path):
     port = _free_port()
     log = open(tmp_path / "serve.log", "w+")
-    proc = subprocess.Popen([sys.executable, "-m", "helmbench", "serve", "--port", str(port), "--serve-dir",
-                             str(tmp_path / "serve")], cwd=built, stdout=log, stderr=subprocess.STDOUT, text=True)
+    proc = forked.start("serve", "--port", port, "--serve-dir", tmp_path / "serve", cwd=built, stdout=log,
+                        stderr=forked.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_datasette(base, proc, tmp_path / "serve.log")

@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests import forked
 from tests.conversation.conv_trees import MODEL, SCRIPTED, SIMULATED, USER_MODEL, conversation_tree
 
 from helmbench.manifest import compile_tree, read_manifest
@@ -171,9 +170,8 @@ def test_a_malformed_user_reply_is_retried_and_the_conversation_goes_on(env, fak
 def test_kill_9_mid_conversation_then_a_rerun_sends_exactly_the_missing_turns(env, fake, tree):
     compile_(tree)
     fake.latency = 0.15
-    cmd = [sys.executable, "-m", "helmbench", "run", "--manifest", str(tree / "build/manifest.jsonl"),
-           "--models-file", str(tree / "models.yml"), "--db", str(tree / "build/results.db"), "--concurrency", "2"]
-    proc = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = forked.start("run", "--manifest", tree / "build/manifest.jsonl", "--models-file", tree / "models.yml",
+                        "--db", tree / "build/results.db", "--concurrency", "2", cwd=tree, env=env)  # for kill -9
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.stderr.read()

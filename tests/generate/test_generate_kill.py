@@ -1,8 +1,9 @@
 """kill -9 during `helmbench generate`: every request the provider saw is in the call ledger (completed,
 or still `sent`: cut, possibly billed), and the next invocation pays no completed call again.
 
-The process is a real subprocess (a SIGKILL cannot be sent to the test's own process); every wait is on a
-condition (ledger rows, requests at the fake), bounded, so the test holds on a loaded machine.
+The process is a real one, forked from the test's (tests/forked.py; a SIGKILL cannot be sent to the test's own
+process); every wait is on a condition (ledger rows, requests at the fake), bounded, so the test holds on a
+loaded machine.
 """
 
 from __future__ import annotations
@@ -10,13 +11,12 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests import forked
 from tests.generate.conftest import KEY, REPO, cli
 
 AXES = ["--axis", "age=teen,older,adult", "--axis", "country=UK,India"]  # six generation calls
@@ -56,9 +56,7 @@ def test_kill_9_during_generate_leaves_each_request_the_server_saw_in_the_ledger
     fake.latency, fake.latency_spread = 0.3, 20
     env_vars = {**os.environ, "OPENROUTER_API_BASE": fake.api_base, "OPENROUTER_API_KEY": KEY,
                 "PYTHONPATH": str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    cmd = [sys.executable, "-m", "helmbench", "generate", "variants", "P1-B1-S1-PT1", str(tree), *AXES,
-           "--db", str(db)]
-    proc = subprocess.Popen(cmd, cwd=tree, env=env_vars, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = forked.start("generate", "variants", "P1-B1-S1-PT1", tree, *AXES, "--db", db, cwd=tree, env=env_vars)
     try:
         _wait_in_flight(db, fake, proc)
     finally:

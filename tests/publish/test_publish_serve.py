@@ -13,6 +13,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
+from tests import forked
 from tests.fakes.serving import stop, wait_for_datasette
 
 from publish_helpers import MODELS, REPO
@@ -84,10 +85,8 @@ def test_serve_answers_json_refuses_writes_and_stops_cleanly(pipeline, tmp_path)
     port = _free_port()
     before = _count(pipeline.db)
     log = open(tmp_path / "serve.log", "w+")  # a file, not a pipe: Datasette logs a lot on a refused query
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "helmbench", "serve", "--port", str(port), "--db", str(pipeline.db),
-         "--serve-dir", str(tmp_path / "serve")],
-        cwd=REPO, stdout=log, stderr=subprocess.STDOUT, text=True)
+    proc = forked.start("serve", "--port", port, "--db", pipeline.db, "--serve-dir", tmp_path / "serve", cwd=REPO,
+                        stdout=log, stderr=forked.STDOUT)  # a process of its own, forked (tests/forked.py)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_datasette(base, proc, tmp_path / "serve.log")
@@ -134,8 +133,7 @@ def test_serve_answers_json_refuses_writes_and_stops_cleanly(pipeline, tmp_path)
 
 def test_publish_writes_a_snapshot_and_metadata_without_serving(pipeline, tmp_path):
     out = tmp_path / "publish"
-    proc = subprocess.run([sys.executable, "-m", "helmbench", "serve", "--db", str(pipeline.db), "--publish", str(out)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    proc = forked.run("serve", "--db", pipeline.db, "--publish", out, cwd=REPO, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert (out / "results.db").is_file() and (out / "metadata.json").is_file()
     assert _count(out / "results.db") == _count(pipeline.db)
@@ -165,8 +163,11 @@ def _serving(args: list[str], tmp_path, cwd=REPO):
     """A server started with `args` plus a free port (`--port N`), yielding (its base URL, the port) once it answers."""
     port = _free_port()
     log = open(tmp_path / "server.log", "w+")  # a file, not a pipe: Datasette logs a lot on a refused query
-    proc = subprocess.Popen([sys.executable, "-m", *args, "--port", str(port)], cwd=cwd, stdout=log,
-                            stderr=subprocess.STDOUT, text=True)
+    if args[0] == "helmbench":  # a process of its own, forked (tests/forked.py); Datasette is started fresh
+        proc = forked.start(*args[1:], "--port", port, cwd=cwd, stdout=log, stderr=forked.STDOUT)
+    else:
+        proc = subprocess.Popen([sys.executable, "-m", *args, "--port", str(port)], cwd=cwd, stdout=log,
+                                stderr=subprocess.STDOUT, text=True)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for_datasette(base, proc, tmp_path / "server.log")
@@ -189,8 +190,7 @@ def test_the_plugin_serve_publish_writes_keeps_a_plain_datasette_plain(pipeline,
     """A public host started as `serve --publish` says (plain `datasette serve` with its --plugins-dir)
     refuses fts3_tokenizer() too."""
     out = tmp_path / "publish"
-    made = subprocess.run([sys.executable, "-m", "helmbench", "serve", "--db", str(pipeline.db), "--publish", str(out)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    made = forked.run("serve", "--db", pipeline.db, "--publish", out, cwd=REPO, timeout=120)
     assert made.returncode == 0, made.stderr
     with _serving(["datasette", "serve", str(out / "results.db"), "--metadata", str(out / "metadata.json"),
                    "--plugins-dir", str(out / "plugins"), "--host", "127.0.0.1"], tmp_path, cwd=tmp_path) as (base, _):
@@ -232,8 +232,7 @@ def test_the_public_snapshot_holds_no_reviews_generations_or_notes(pipeline, tmp
                        "note": "PRIVATE-CLINICIAN-NOTE"})
     conn.conn.close()
     out = tmp_path / "publish"
-    proc = subprocess.run([sys.executable, "-m", "helmbench", "serve", "--db", str(db), "--publish", str(out)],
-                          capture_output=True, text=True, timeout=120, cwd=REPO)
+    proc = forked.run("serve", "--db", db, "--publish", out, cwd=REPO, timeout=120)
     assert proc.returncode == 0, proc.stderr
     snap = out / "results.db"
     tables = {r[0] for r in sqlite3.connect(snap).execute("SELECT name FROM sqlite_master WHERE type = 'table'")}

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
-import sys
 import time
 
 import httpx
@@ -17,6 +15,7 @@ from helmbench.cli import app
 from helmbench.score.review_items import judged_items
 from helmbench.store import open_db
 from helmbench.store.reviews import save_review
+from tests import forked
 from tests.review.review_pipeline import copy_of, rows
 
 
@@ -112,8 +111,8 @@ def test_an_unknown_file_type_is_a_usage_error(judged_db, tmp_path):
 
 def test_the_review_command_serves_on_loopback_until_ctrl_c(judged_db):
     # From the pipeline's folder: its default manifest is the pipeline's, never a build/ in the repository.
-    proc = subprocess.Popen([sys.executable, "-m", "helmbench", "review", "--db", str(judged_db["db"]), "--port", "0",
-                             "--sample", "4"], stderr=subprocess.PIPE, text=True, cwd=judged_db["root"])
+    proc = forked.start("review", "--db", judged_db["db"], "--port", "0", "--sample", "4", stdout=None,
+                        cwd=judged_db["root"])  # a server process of its own, forked (tests/forked.py)
     try:
         line = proc.stderr.readline()
         m = re.search(r"reviewing 4 of 24 judged item\(s\) of manifest sha256:\w+: (http://127\.0\.0\.1:\d+/)", line)

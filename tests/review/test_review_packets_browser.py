@@ -12,7 +12,6 @@ import shutil
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -25,6 +24,7 @@ from helmbench.cli import app
 from helmbench.publish.review.serve import prepare, running
 from helmbench.score.calibration import load_calibration
 from helmbench.score.review_plan import load_plan
+from tests import forked
 from tests.publish.browser_helpers import launched, recording_page
 from tests.review.review_pipeline import JUDGE, MODELS, copy_of, rows
 
@@ -51,8 +51,8 @@ def _choice(reviewer: str, h: str) -> str:
 def _packet_server(packet: Path):
     """`helmbench review --packet FILE` as a clinician would run it: in the packet's folder, nothing else there."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("HELMBENCH_")}
-    proc = subprocess.Popen([sys.executable, "-m", "helmbench", "review", "--packet", packet.name, "--port", "0"],
-                            cwd=packet.parent, stderr=subprocess.PIPE, text=True, env=env)
+    proc = forked.start("review", "--packet", packet.name, "--port", "0", cwd=packet.parent, stdout=None,
+                        env=env)  # a server process of its own, forked (tests/forked.py)
     try:
         line = proc.stderr.readline()
         m = re.search(r"reviewing the packet of (\w+) \((\d+) item\(s\)\); verdicts go to (\S+): (http://127\.0\.0\.1:\d+)/",

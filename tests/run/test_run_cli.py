@@ -1,5 +1,6 @@
-"""The CLI as users and CI drive it: subprocesses for kill -9, Ctrl-C and a rejected key;
-in-process for help texts and bad input."""
+"""The CLI as users and CI drive it: a fresh `python -m helmbench` interpreter for kill -9 and Ctrl-C (the
+entry point as a user starts it, its signals set up from scratch: the suite's other real-process tests fork
+the worker instead, tests/forked.py); in-process for a rejected key, help texts and bad input."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typer.testing import CliRunner
 from helmbench.cli import app, main
 from helmbench.manifest import read_manifest
 from run_helpers import rows, run_inprocess
+from tests import forked
 from tests.fakes.manifests import synthetic_cases, write_manifest
 from tests.fakes.openrouter import request_key
 from tests.inprocess import helmbench
@@ -23,10 +25,15 @@ from tests.inprocess import helmbench
 MODEL = "test/model-a"
 
 
-def start_run(small, env, *extra) -> subprocess.Popen:
-    cmd = [sys.executable, "-m", "helmbench", "run", "--manifest", str(small["manifest"]), "--models-file",
-           str(small["models"]), "--db", str(small["db"]), *extra]
-    return subprocess.Popen(cmd, cwd=small["root"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def start_run(small, env, *extra, fresh: bool = False) -> subprocess.Popen:
+    """`helmbench run` on `small` as a real process: forked from this worker (tests/forked.py), or with
+    `fresh` a new `python -m helmbench` interpreter, whose entry point sets up its signals from scratch."""
+    args = ["run", "--manifest", str(small["manifest"]), "--models-file", str(small["models"]), "--db",
+            str(small["db"]), *extra]
+    if not fresh:
+        return forked.start(*args, cwd=small["root"], env=env)
+    return subprocess.Popen([sys.executable, "-m", "helmbench", *args], cwd=small["root"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def wait_for_responses(db: Path, n: int, proc: subprocess.Popen, timeout: float = 60) -> None:
@@ -53,7 +60,7 @@ def _keys(manifest: Path) -> dict[str, str]:
 def test_kill_9_loses_at_most_the_last_second_and_never_duplicates(env, fake, small):
     write_manifest(small["manifest"], synthetic_cases(200))
     fake.latency = 0.1
-    proc = start_run(small, env, "--concurrency", "8")
+    proc = start_run(small, env, "--concurrency", "8", fresh=True)  # one kill -9 of a fresh interpreter
     wait_for_responses(small["db"], 60, proc)
     proc.send_signal(signal.SIGKILL)
     killed_at = time.time()
@@ -80,7 +87,7 @@ def test_kill_9_loses_at_most_the_last_second_and_never_duplicates(env, fake, sm
 def test_ctrl_c_saves_what_completed_prints_how_to_resume_and_exits_130(env, fake, small):
     write_manifest(small["manifest"], synthetic_cases(200))
     fake.latency = 0.1
-    proc = start_run(small, env, "--concurrency", "4")
+    proc = start_run(small, env, "--concurrency", "4", fresh=True)  # the entry point's own Ctrl-C set-up
     wait_for_responses(small["db"], 20, proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)

@@ -176,15 +176,15 @@ def test_kill_9_mid_conversation_resumes_asking_nothing_answered_and_restarts_th
 
     from helmbench.manifest import read_manifest
     from helmbench.run.provider import system_folded
+    from tests import forked  # real processes forked from this one: kill -9 needs one, not a fresh interpreter
     from tests.fakes.openrouter import request_key
 
     bot, openrouter = servers["bot"], servers["openrouter"]
     bot.latency = 0.4
     (tree / "models.yml").write_text(KILL_MODELS.format(url=bot.url("/stateful/chat")), encoding="utf-8")
-    assert _helmbench(tree, "compile").returncode == 0
+    assert forked.run("compile", cwd=tree, env=dict(os.environ), timeout=600).returncode == 0
     db = tree / "build/results.db"
-    proc = subprocess.Popen([sys.executable, "-m", "helmbench", "run", "--samples", str(SAMPLES)], cwd=tree,
-                            env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = forked.start("run", "--samples", SAMPLES, cwd=tree, env=dict(os.environ))
     deadline = time.monotonic() + 120
     while _stateful_turns(db) < SAMPLES:  # every conversation has its first reply: kill it mid-way
         assert proc.poll() is None, proc.stderr.read()
@@ -195,7 +195,7 @@ def test_kill_9_mid_conversation_resumes_asking_nothing_answered_and_restarts_th
     assert _stateful_turns(db) < 4 * SAMPLES, "every conversation had ended before the kill"
     before = len(bot.requests)
 
-    resumed = _helmbench(tree, "run", "--samples", str(SAMPLES))
+    resumed = forked.run("run", "--samples", SAMPLES, cwd=tree, env=dict(os.environ), timeout=600)
     assert resumed.returncode in (0, 1), resumed.stderr
     err = resumed.stderr
     assert "a conversation with a stateful service was cut mid-way" in err and "starts again from turn 1" in err, err
