@@ -95,7 +95,8 @@ def bash(script: str, *, cwd: Path | str, env: dict, options: tuple[str, ...] = 
     """`bash OPTIONS -c SCRIPT` in `cwd` with `env`: a real shell (quoting, `&&`, `$VARS`, globs, redirections,
     exit statuses, `-e`), except that each `helmbench ...` it runs is answered by helmbench() above, in this
     process and in this thread, through a stand-in first on PATH. Every other command is what PATH finds.
-    `calls` (a list), when given, gets each helmbench command line in the order the script ran them.
+    `calls` (a list), when given, gets each helmbench command line in the order the script ran them. They run
+    one at a time (two at once, in a pipeline or in the background, run in turn), and read no standard input.
 
     For tests whose point is what a script or a pasted command line does (a workflow's steps, the command
     `init` prints), not the separate interpreter: that costs seconds of imports per command."""

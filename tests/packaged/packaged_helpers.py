@@ -54,5 +54,7 @@ def helmbench(*args: str, cwd: Path, env: dict | None = None, exe: list[str] | N
     base.update({"COLUMNS": "200", "NO_COLOR": "1", **(env or {})})
     if exe is None and not fresh:
         return inprocess.helmbench(*args, cwd=cwd, env=base)
+    if exe is None:  # this checkout's helmbench (the venv's may be another checkout's, installed editable)
+        base["PYTHONPATH"] = os.pathsep.join([str(REPO), *filter(None, [base.get("PYTHONPATH")])])
     command = (exe or [sys.executable, "-m", "helmbench"]) + list(args)
     return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=base, timeout=timeout)

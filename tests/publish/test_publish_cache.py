@@ -40,8 +40,9 @@ def _publish(db: Path, manifest: Path, site: Path, fresh: bool = False) -> subpr
             "--datasette-url", DATASETTE_URL]
     if not fresh:
         return helmbench(*args, cwd=db.parent, env=dict(os.environ))
-    return subprocess.run([sys.executable, "-m", "helmbench", *args],
-                          capture_output=True, text=True, timeout=600, cwd=db.parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    return subprocess.run([sys.executable, "-m", "helmbench", *args],  # this checkout's helmbench, not the venv's
+                          capture_output=True, text=True, timeout=600, cwd=db.parent, env=env)
 
 
 def _copy_db(pipeline, db: Path) -> Path:
