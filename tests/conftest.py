@@ -83,6 +83,17 @@ def _forked_children_end_with_their_test():
     forked.kill_all(keep=before)
 
 
+@pytest.fixture(autouse=True)
+def _logging_handlers_end_with_their_test():
+    """The logging handlers a test added (a command run through CliRunner directly, mkdocs' log shown) are
+    dropped when it ends: each holds a stream lent for that test, and a later test's log line written to it
+    prints "--- Logging error ---" with a traceback into that test's output (tests.inprocess.logging_restored)."""
+    from tests.inprocess import logging_restored
+
+    with logging_restored():
+        yield
+
+
 @pytest.fixture(scope="session")
 def stats_floored(tmp_path_factory):
     """The shipped benchmark with its safety floors, run on good/twin/partial models (tests.score.stats_pipeline);

@@ -42,6 +42,9 @@ def _logging_restored():
     traceback into another test's output. A process of its own would have taken them with it."""
     loggers = [logging.getLogger(), *(lg for lg in logging.Logger.manager.loggerDict.values()
                                       if isinstance(lg, logging.Logger))]
+    for lg in loggers:  # one left by anything else, over a stream already closed, can only print that traceback
+        for handler in [h for h in lg.handlers if _closed(h) and not _pytests(h)]:
+            lg.removeHandler(handler)
     before = {id(lg): list(lg.handlers) for lg in loggers}
     try:
         yield
@@ -49,8 +52,23 @@ def _logging_restored():
         for lg in [logging.getLogger(), *(lg for lg in logging.Logger.manager.loggerDict.values()
                                           if isinstance(lg, logging.Logger))]:
             kept = before.get(id(lg), [])
-            for handler in [h for h in lg.handlers if h not in kept]:
+            for handler in [h for h in lg.handlers if h not in kept and not _pytests(h)]:
                 lg.removeHandler(handler)
+
+
+def _closed(handler: logging.Handler) -> bool:
+    stream = getattr(handler, "stream", None)
+    return bool(getattr(stream, "closed", False))
+
+
+def _pytests(handler: logging.Handler) -> bool:
+    """pytest's own capturing handlers, which it adds and removes around each phase of a test itself."""
+    return type(handler).__module__.startswith("_pytest")
+
+
+#: The same, around every test (tests/conftest.py): a test that calls the CLI or the API in its own process without
+#: helmbench() above (CliRunner directly, `api.publish(show_log=True)`) leaves its handlers behind otherwise.
+logging_restored = _logging_restored
 
 
 def helmbench(*args, cwd: Path | str | None = None, env: dict | None = None,
