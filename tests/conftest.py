@@ -131,14 +131,25 @@ def xdist_group_of(item) -> str | None:
     return f"{module}::{item.originalname}" if "browser" in module_scoped else module
 
 
+#: Session artifacts that take tens of seconds of CPU to build (pipelines of the shipped benchmark against the fake,
+#: their mkdocs sites, a plugin installed with pip): a test that asks for one is `slow`, so `make test-fast` builds
+#: none of them (measured with benchmarks/suite_profile.py: together they were most of the inner loop's CPU).
+SLOW_FIXTURES = frozenset({"stats_floored", "stats_plain", "stats_site", "stats_url", "hostile_pipeline", "hostile_site",
+                           "hostile_url", "site", "site_url", "empty_site", "empty_url", "regex_site", "plugin_env"})
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
-    """Groups for xdist, the `browser` mark on every test that drives Chromium (`-m "not browser"`), and the
-    `slow` tests first (a stable sort): xdist hands out ungrouped tests in collection order, and a long test
-    handed out last keeps one worker busy while the other has nothing left to do."""
+    """Groups for xdist, the `browser` mark on every test that drives Chromium (`-m "not browser"`), the `slow`
+    mark on every test that asks for an expensive session artifact (SLOW_FIXTURES), and the `slow` tests first (a
+    stable sort): xdist hands out ungrouped tests in collection order, and a long test handed out last keeps one
+    worker busy while the other has nothing left to do."""
     for item in items:
-        if "browser" in getattr(item, "fixturenames", ()):
+        fixtures = set(getattr(item, "fixturenames", ()))
+        if "browser" in fixtures:
             item.add_marker(pytest.mark.browser)
+        if fixtures & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
         group = xdist_group_of(item)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))

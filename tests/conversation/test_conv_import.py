@@ -122,6 +122,7 @@ def test_only_the_judge_is_asked_and_the_dry_run_says_how_many_calls_first(impor
     assert b"sk-or-v1-TEST-conv-runs" not in stored  # the judge's key reached the provider, never the database
 
 
+@pytest.mark.slow
 def test_a_re_import_stores_and_asks_nothing(imported):
     again = imported["again"]
     assert again.new == 0 and again.already == 3 and again.judge_calls == 0

@@ -123,6 +123,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_datasette_serves_the_turns_and_finds_the_dropped_resource(built, tmp_path):
     port = _free_port()
     log = open(tmp_path / "serve.log", "w+")

@@ -60,6 +60,7 @@ def _workflow(repo: Path) -> dict:
     return yaml.safe_load((repo / WORKFLOW).read_text(encoding="utf-8"))
 
 
+@pytest.mark.slow
 def test_the_workflow_passes_actionlint_and_a_broken_one_does_not(repo, tmp_path):
     result = _lint([repo / WORKFLOW])
     assert result.returncode == 0, result.stdout + result.stderr

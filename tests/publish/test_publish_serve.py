@@ -177,6 +177,7 @@ def _serving(args: list[str], tmp_path, cwd=REPO):
         log.close()
 
 
+@pytest.mark.slow
 def test_serve_refuses_the_fts3_tokenizer_interface_over_http(pipeline, tmp_path):
     """Issue #36 §5: both forms of fts3_tokenizer() are refused through a real `helmbench serve`, while
     plain SQL is answered."""

@@ -183,6 +183,7 @@ def test_the_case_page_shows_the_history_and_the_leaderboard_counts_it(judged_db
     assert "test/model-a 18 1 1 100.0 %" in method and "test/model-b 18 0 0 —" in method, "the overturn rate per model"
 
 
+@pytest.mark.slow
 def test_without_the_setting_the_site_is_byte_identical_whatever_the_reviews(judged_db, tmp_path):
     db = judged_db["db"]
     before = _pages(_site(judged_db, tmp_path / "before"))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from helmbench.publish import PublishSettings, build_site
 from tests.review.review_pipeline import PLAIN, SCENARIOS
 from tests.review.test_review_report import _agree_on
@@ -13,6 +15,7 @@ def _text(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
 
 
+@pytest.mark.slow
 def test_judged_scenario_pages_show_the_badge_and_the_methodology_explains_it(judged_db, tmp_path):
     _agree_on(judged_db["db"], SCENARIOS[1])
     site = tmp_path / "site"

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 PROBE = """
 import os
 from helmbench.run.provider import load_litellm
@@ -16,6 +18,7 @@ print(os.environ.get("OPENROUTER_API_BASE"), os.environ.get("HB_DOTENV_PROBE"))
 """
 
 
+@pytest.mark.slow
 def test_a_dotenv_file_in_the_working_folder_never_reaches_the_environment(tmp_path, env):
     (tmp_path / ".env").write_text("OPENROUTER_API_BASE=https://attacker.invalid/api/v1\nHB_DOTENV_PROBE=read\n",
                                    encoding="utf-8")
