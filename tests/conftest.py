@@ -112,6 +112,45 @@ def stats_plain(tmp_path_factory):
     return build_once(tmp_path_factory, "stats-plain", lambda root: build(root, floors=False))
 
 
+@pytest.fixture(scope="session")
+def playwright_thread():
+    """This worker's Playwright and its one headless Chromium, in a thread of their own
+    (tests/publish/browser_helpers.py: why); closed with the session."""
+    from tests.publish.browser_helpers import PlaywrightThread
+
+    thread = PlaywrightThread()
+    yield thread
+    thread.close()
+
+
+@pytest.fixture
+def browser(playwright_thread):
+    """The worker's Chromium (launched by the first test that asks; again if it went away). A test that asks
+    for it runs in the Playwright thread (pytest_pyfunc_call below); a fixture that drives it goes through
+    `playwright_thread.run`."""
+    return playwright_thread.browser()
+
+
+@pytest.fixture
+def shared_page(browser, playwright_thread):
+    """`with shared_page(base_url, color_scheme=..., viewport=...) as page:` the worker's page of that colour
+    scheme (one context per scheme, kept for the session), recording like browser_helpers.recording_page: for
+    read-only checks of a static site, where a fresh context's cost buys no isolation a test needs."""
+    return playwright_thread.page
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem):
+    """A test that drives the browser runs in the Playwright thread (the thread that may call Playwright's
+    objects); every other test as pytest runs it."""
+    if "playwright_thread" not in pyfuncitem.fixturenames:
+        return None
+    args = {name: pyfuncitem.funcargs[name] for name in pyfuncitem._fixtureinfo.argnames}
+    result = pyfuncitem.funcargs["playwright_thread"].run(pyfuncitem.obj, **args)
+    assert result is None, f"{pyfuncitem.nodeid} returned {result!r}"
+    return True
+
+
 def xdist_group_of(item) -> str | None:
     """The worker group of a test (`make test` runs `--dist loadgroup`): tests in one group run on one worker.
 
@@ -119,16 +158,12 @@ def xdist_group_of(item) -> str | None:
     built once per session whichever worker asks (tests.shared.build_once), so they need no group: the tests
     using them spread over the workers. A module-scoped fixture is still one per worker that runs the module's
     tests, so a module whose tests share one (a wheel installed into a venv, a compiled benchmark) is one
-    group; a browser module is one group per test function, so its Chromium is launched a few times and its
-    long list of pages is checked on every worker."""
+    group. The browser is one per worker (`playwright_thread`, session-scoped): browser tests need no group."""
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
     module_scoped = {name for name, defs in info.name2fixturedefs.items() if defs and defs[-1].scope == "module"}
-    if not module_scoped:
-        return None
-    module = item.nodeid.split("::", 1)[0]
-    return f"{module}::{item.originalname}" if "browser" in module_scoped else module
+    return item.nodeid.split("::", 1)[0] if module_scoped else None
 
 
 #: Session artifacts that take tens of seconds of CPU to build (pipelines of the shipped benchmark against the fake,

@@ -89,30 +89,20 @@ def test_the_case_page_shows_the_transcript_with_landmarks_and_checkpoint_verdic
 
 
 @pytest.mark.browser
-def test_a_transcript_with_an_xss_payload_in_a_model_turn_renders_as_text_in_chromium(built):
-    from tests.publish.browser_helpers import ARGS, chromium, recording_page
-
-    executable = chromium()
-    from playwright.sync_api import sync_playwright
-
+def test_a_transcript_with_an_xss_payload_in_a_model_turn_renders_as_text_in_chromium(built, shared_page):
     urls = serve(built / "build/site")
     base = next(urls)
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=executable, args=ARGS)
-            try:
-                with recording_page(browser, base) as page:
-                    page.goto(f"{base}/cases/{SIM_ID}/", wait_until="networkidle")
-                    turns = page.locator(".hb-transcript pre.hb-turn-text")
-                    assert turns.count() == 8
-                    assert XSS in turns.nth(1).inner_text()  # the model's first reply, shown as typed
-                    assert page.locator(".hb-transcript script, .hb-transcript img, .hb-transcript b").count() == 0
-                    assert page.locator(".hb-landmark").first.is_visible()
-                    page.wait_for_timeout(200)  # an onerror handler would have fired by now
-                    assert page.evaluate("typeof window.__xss") == "undefined"
-                    assert page.errors == [] and page.foreign == []
-            finally:
-                browser.close()
+        with shared_page(base) as page:
+            page.goto(f"{base}/cases/{SIM_ID}/", wait_until="networkidle")
+            turns = page.locator(".hb-transcript pre.hb-turn-text")
+            assert turns.count() == 8
+            assert XSS in turns.nth(1).inner_text()  # the model's first reply, shown as typed
+            assert page.locator(".hb-transcript script, .hb-transcript img, .hb-transcript b").count() == 0
+            assert page.locator(".hb-landmark").first.is_visible()
+            page.wait_for_timeout(200)  # an onerror handler would have fired by now
+            assert page.evaluate("typeof window.__xss") == "undefined"
+            assert page.errors == [] and page.foreign == []
     finally:
         next(urls, None)
 

@@ -1,12 +1,25 @@
 """Headless Chromium for the browser tests: Debian's chromium through playwright (no browser download).
 
 Without the binary the tests are skipped locally, but fail under CI=true, where .ci/run installs it.
+
+One Chromium per test process (xdist worker), owned by a thread of its own (`PlaywrightThread`; the `browser`
+fixture of tests/conftest.py): Playwright's sync API keeps its event loop marked as running in the thread that
+started it for as long as it is open, so in the main thread every later `asyncio.run` (a pipeline, a fake, a
+review server) would be refused. Every call of a Playwright object is made in the owning thread: a browser
+test's body runs there (tests/conftest.py's pytest_pyfunc_call), and a fixture that opens a page goes through
+`PlaywrightThread.run`. A launch costs ~2 s of CPU, a fresh context with its first page ~1 s more than a page
+load in one already open; so read-only checks of the static site share one page per colour scheme
+(`PlaywrightThread.page`, the `shared_page` fixture), and what needs isolation (cookies, a reviewer's session)
+still opens a context of its own (`recording_page`).
 """
 
 from __future__ import annotations
 
 import os
+import queue
 import shutil
+import threading
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -59,8 +72,11 @@ def wcag_violations(axe, page) -> list[str]:
 
 
 CHROMIUM = Path("/usr/bin/chromium")
+#: --proxy-server: a proxy where nothing listens, so every request to another machine fails in the browser
+#: (net::ERR_PROXY_CONNECTION_FAILED, no name looked up); the loopback, where the tests serve, bypasses proxies.
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--proxy-server=127.0.0.1:9"]
 
 
 def chromium() -> str:
@@ -72,39 +88,140 @@ def chromium() -> str:
     return str(path)
 
 
-@contextmanager
-def launched():
-    """A launched headless Chromium (a module fixture yields from it), closed after."""
-    executable = chromium()
-    from playwright.sync_api import sync_playwright
+def _recording(context, base_url: str):
+    """The context's new page, recording console errors (a refused script or style is one), page errors, and
+    every request to another host than `page.local` (set to `base_url`'s).
 
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, args=ARGS)
-        yield b
-        b.close()
+    Requests are watched, not intercepted: a route that lets each request through costs a round trip to this
+    process per request (and turns the browser's cache off): ~0.2 s of CPU per page of the site. The browser
+    itself reaches no other machine (ARGS' proxy); a request to another local port is recorded all the same."""
+    page = context.new_page()
+    page.errors, page.foreign, page.local = [], [], urlsplit(base_url).netloc
+
+    def request(r):
+        if urlsplit(r.url).netloc != page.local and not r.url.startswith(("data:", "blob:", "about:")):
+            page.foreign.append(r.url)
+
+    def console(m):
+        # The browser's own look for /favicon.ico on a page that names no icon (the review pages) is no request
+        # of the page's (an intercepting route used to keep the browser from making it at all).
+        if m.type == "error" and not urlsplit(m.location.get("url", "")).path == "/favicon.ico":
+            page.errors.append(f"console.{m.type}: {m.text}")
+
+    context.on("request", request)
+    page.on("console", console)
+    page.on("pageerror", lambda e: page.errors.append(f"pageerror: {e}"))
+    return page
 
 
 @contextmanager
 def recording_page(browser, base_url: str, **context_options):
-    """A page that records console errors (a refused script or style is one), page errors, and
-    every request to another host than `base_url`'s (blocked)."""
+    """A page of a fresh context (its own cookies and storage) that records console errors (a refused script
+    or style is one), page errors, and every request to another host than `base_url`'s (`_recording`)."""
     context = browser.new_context(**context_options)
-    page = context.new_page()
-    page.errors = []
-    page.foreign = []
-    local = urlsplit(base_url).netloc
-
-    def route(r):
-        if urlsplit(r.request.url).netloc == local or r.request.url.startswith(("data:", "blob:")):
-            r.continue_()
-        else:
-            page.foreign.append(r.request.url)
-            r.abort()
-
-    context.route("**/*", route)
-    page.on("console", lambda m: page.errors.append(f"console.{m.type}: {m.text}") if m.type == "error" else None)
-    page.on("pageerror", lambda e: page.errors.append(f"pageerror: {e}"))
     try:
-        yield page
+        yield _recording(context, base_url)
     finally:
         context.close()
+
+
+#: Run before any script of each document of a shared page (an init script: not the page's, so no CSP applies).
+FRESH_STORAGE = "try { localStorage.clear(); sessionStorage.clear(); } catch (e) {}"
+
+#: Playwright's viewport when a context sets none (the tests that ask for no size were written against it).
+DEFAULT_VIEWPORT = {"width": 1280, "height": 720}
+
+
+class PlaywrightThread:
+    """A thread that owns this process's Playwright and its one Chromium, and runs what it is handed.
+
+    `run(fn, ...)` calls fn in this thread and returns (or raises) what it did; called from this thread it just
+    calls fn. `browser()` is the launched Chromium (launched again if it went away). `page(base_url, ...)` is the
+    shared page of a colour scheme: one context per scheme, created once, with the recording of
+    `recording_page`; each use gets it with its viewport set, its records emptied and `base_url`'s host the
+    local one, and leaves it on about:blank (the next use starts from an empty document, never a page another
+    test scripted). Each document it loads starts with empty storage (FRESH_STORAGE), as in a fresh context:
+    the theme would otherwise keep the palette it chose, and a page would no longer show that it follows the
+    system's colour scheme."""
+
+    def __init__(self) -> None:
+        self._calls: queue.SimpleQueue = queue.SimpleQueue()
+        self._browser = None
+        self._pages: dict[str, object] = {}
+        started: Future = Future()
+        self._thread = threading.Thread(target=self._main, args=(started,), name="playwright", daemon=True)
+        self._thread.start()
+        started.result()
+
+    def _main(self, started: Future) -> None:
+        from playwright.sync_api import sync_playwright
+
+        try:
+            manager = sync_playwright()
+            self._playwright = manager.__enter__()
+        except BaseException as exc:  # noqa: BLE001 - raised in the thread that started this one
+            started.set_exception(exc)
+            return
+        started.set_result(None)
+        try:
+            while (call := self._calls.get()) is not None:
+                fn, args, kwargs, future = call
+                try:
+                    future.set_result(fn(*args, **kwargs))
+                except BaseException as exc:  # noqa: BLE001 - a test's failure or skip, raised in the caller
+                    future.set_exception(exc)
+        finally:
+            manager.__exit__(None, None, None)
+
+    def run(self, fn, *args, **kwargs):
+        if threading.current_thread() is self._thread:
+            return fn(*args, **kwargs)
+        future: Future = Future()
+        self._calls.put((fn, args, kwargs, future))
+        return future.result()
+
+    def browser(self):
+        return self.run(self._launched)
+
+    def _launched(self):
+        if self._browser is None or not self._browser.is_connected():
+            self._pages.clear()
+            self._browser = self._playwright.chromium.launch(executable_path=chromium(), args=ARGS)
+        return self._browser
+
+    @contextmanager
+    def page(self, base_url: str, color_scheme: str = "light", viewport: dict | None = None):
+        page = self.run(self._acquire, base_url, color_scheme, viewport or DEFAULT_VIEWPORT)
+        try:
+            yield page
+        finally:
+            self.run(self._release, page)
+
+    def _acquire(self, base_url: str, color_scheme: str, viewport: dict):
+        page = self._pages.get(color_scheme)
+        if page is None or page.is_closed() or page.crashed or not self._browser.is_connected():
+            context = self._launched().new_context(color_scheme=color_scheme)
+            # Every document starts with empty storage, as the first page of a fresh context does: the theme
+            # keeps the palette it chose, and a page must pick its scheme from the system setting each time.
+            context.add_init_script(FRESH_STORAGE)
+            page = self._pages[color_scheme] = _recording(context, base_url)
+            page.crashed = False
+            page.on("crash", lambda p: setattr(p, "crashed", True))
+        page.set_viewport_size(viewport)
+        page.errors, page.foreign, page.local = [], [], urlsplit(base_url).netloc
+        return page
+
+    def _release(self, page) -> None:
+        if not (page.is_closed() or page.crashed):
+            page.goto("about:blank")
+
+    def close(self) -> None:
+        def close():
+            if self._browser is not None and self._browser.is_connected():
+                self._browser.close()
+
+        try:
+            self.run(close)
+        finally:
+            self._calls.put(None)
+            self._thread.join(30)

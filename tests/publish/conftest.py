@@ -168,22 +168,12 @@ def site(pipeline, tmp_path_factory) -> Path:
     return _site_of(tmp_path_factory, "publish-site", pipeline)
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """One headless Chromium per browser test module (a fresh context per test: browser_helpers.recording_page).
+@pytest.fixture(scope="session")
+def axe():
+    """axe-core as axe-playwright-python bundles it (no network): for browser_helpers.wcag_violations."""
+    from axe_playwright_python.sync_playwright import Axe
 
-    Playwright's sync API keeps an event loop running in this thread while the browser is open, so
-    the browser closes with its module (later test folders start event loops too); the sites a test
-    asks for meanwhile are built in a thread of their own (tests.shared.build_once)."""
-    from browser_helpers import ARGS, chromium
-
-    executable = chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, args=ARGS)
-        yield b
-        b.close()
+    return Axe()
 
 
 @pytest.fixture(scope="session")

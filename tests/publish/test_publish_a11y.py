@@ -4,7 +4,8 @@
   rules on one page of every type: leaderboard, models index, a model, scenarios index, a
   scenario, a case, methodology, the authors' guide and 404, on the three-model site, in the
   light and the dark scheme; the empty site's pages; and pages of the site whose every title
-  holds an XSS payload. Any serious or critical violation fails. Every rule runs on every element but colour
+  holds an XSS payload (test_publish_csp.py's hostile pages: each page is loaded once for both checks).
+  Any serious or critical violation fails. Every rule runs on every element but colour
   contrast, which runs on one row of each shape of a long table (browser_helpers.wcag_violations: why).
   (Dark scheme: the four page types with colours of their own.)
 - Keyboard and screen reader: skip link, landmarks, sortable headers by keyboard with
@@ -22,7 +23,7 @@ import time
 
 import pytest
 
-from browser_helpers import recording_page, wcag_violations
+from browser_helpers import wcag_violations
 from publish_helpers import MODELS, XSS_MODEL
 from helmbench.publish.slugs import slugify
 
@@ -44,24 +45,16 @@ PAGE_TYPES = {
     "case with a checked criterion": "cases/P2-B1-S1-C1-U1-PT1/",
 }
 EMPTY_PAGES = {k: PAGE_TYPES[k] for k in ("leaderboard", "models index", "scenarios index", "methodology")}
-HOSTILE_PAGES = {k: PAGE_TYPES[k] for k in ("leaderboard", "model", "scenario", "case", "scenarios index")}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def screenshots(tmp_path_factory):
     """Where the layout test leaves its screenshots: the worker's temporary folder, never the repository."""
     return tmp_path_factory.mktemp("screenshots")
 
 
-@pytest.fixture(scope="module")
-def axe():
-    from axe_playwright_python.sync_playwright import Axe
-
-    return Axe()
-
-
-def _check(browser, axe, base_url: str, path: str, scheme: str = "light") -> None:
-    with recording_page(browser, base_url, color_scheme=scheme, viewport={"width": 1400, "height": 900}) as page:
+def _check(shared_page, axe, base_url: str, path: str, scheme: str = "light") -> None:
+    with shared_page(base_url, color_scheme=scheme, viewport={"width": 1400, "height": 900}) as page:
         page.goto(f"{base_url}/{path}", wait_until="networkidle")
         if scheme == "dark":
             # The theme's palette script sets the scheme from the system setting; on a loaded machine it can
@@ -77,28 +70,23 @@ def _check(browser, axe, base_url: str, path: str, scheme: str = "light") -> Non
 
 
 @pytest.mark.parametrize("kind", list(PAGE_TYPES))
-def test_every_page_type_passes_wcag_aa(browser, axe, site_url, kind):
-    _check(browser, axe, site_url, PAGE_TYPES[kind])
+def test_every_page_type_passes_wcag_aa(shared_page, axe, site_url, kind):
+    _check(shared_page, axe, site_url, PAGE_TYPES[kind])
 
 
 @pytest.mark.parametrize("kind", ["leaderboard", "model", "scenario", "case"])  # the pages with colours of their own
-def test_the_dark_scheme_passes_wcag_aa(browser, axe, site_url, kind):
-    _check(browser, axe, site_url, PAGE_TYPES[kind], "dark")
+def test_the_dark_scheme_passes_wcag_aa(shared_page, axe, site_url, kind):
+    _check(shared_page, axe, site_url, PAGE_TYPES[kind], "dark")
 
 
 @pytest.mark.parametrize("kind", list(EMPTY_PAGES))
-def test_the_empty_site_passes_wcag_aa(browser, axe, empty_url, kind):
-    _check(browser, axe, empty_url, EMPTY_PAGES[kind])
+def test_the_empty_site_passes_wcag_aa(shared_page, axe, empty_url, kind):
+    _check(shared_page, axe, empty_url, EMPTY_PAGES[kind])
 
 
-@pytest.mark.parametrize("kind", list(HOSTILE_PAGES))
-def test_pages_with_xss_titles_pass_wcag_aa(browser, axe, hostile_url, kind):
-    _check(browser, axe, hostile_url, HOSTILE_PAGES[kind])
-
-
-def test_axe_reports_a_serious_violation(browser, axe, site_url):
+def test_axe_reports_a_serious_violation(shared_page, axe, site_url):
     """The check can fail: faint text and an unlabelled scrolling block added to a page are reported."""
-    with recording_page(browser, site_url) as page:
+    with shared_page(site_url) as page:
         page.goto(site_url + "/methodology/", wait_until="networkidle")
         page.evaluate("""() => {
             const p = document.createElement('p'); p.textContent = 'faint'; p.style.color = '#ddd';
@@ -125,8 +113,8 @@ def test_axe_reports_a_serious_violation(browser, axe, site_url):
 # --- keyboard and screen reader ------------------------------------------------------------------
 
 
-def test_skip_link_landmarks_and_visible_focus(browser, site_url):
-    with recording_page(browser, site_url, viewport={"width": 1400, "height": 900}) as page:
+def test_skip_link_landmarks_and_visible_focus(shared_page, site_url):
+    with shared_page(site_url, viewport={"width": 1400, "height": 900}) as page:
         page.goto(site_url + "/", wait_until="networkidle")
         page.keyboard.press("Tab")
         focused = page.evaluate("() => [document.activeElement.className, document.activeElement.textContent.trim()]")
@@ -144,8 +132,8 @@ def _column(page, index: int) -> list[str]:
     return page.eval_on_selector_all("#leaderboard-table tbody tr", f"rows => rows.map(r => r.cells[{index}].getAttribute('data-sort'))")
 
 
-def test_sortable_headers_work_by_keyboard_and_announce_their_state(browser, site_url):
-    with recording_page(browser, site_url) as page:
+def test_sortable_headers_work_by_keyboard_and_announce_their_state(shared_page, site_url):
+    with shared_page(site_url) as page:
         page.goto(site_url + "/", wait_until="networkidle")
         heads = page.locator("#leaderboard-table thead th")
         assert page.get_attribute("#leaderboard-table thead th:first-child", "aria-sort") == "ascending"  # ranked
@@ -170,8 +158,8 @@ def test_sortable_headers_work_by_keyboard_and_announce_their_state(browser, sit
         assert page.errors == []
 
 
-def test_scrolling_text_blocks_are_reachable_and_labelled(browser, site_url, pipeline):
-    with recording_page(browser, site_url, viewport={"width": 390, "height": 800}) as page:
+def test_scrolling_text_blocks_are_reachable_and_labelled(shared_page, site_url, pipeline):
+    with shared_page(site_url, viewport={"width": 390, "height": 800}) as page:
         page.goto(f"{site_url}/cases/{pipeline.judged_case}/", wait_until="networkidle")
         blocks = page.locator("pre.hb-text")
         assert blocks.count() >= 1 + len(MODELS)  # the prompt and every model's output at least
@@ -186,8 +174,8 @@ def test_scrolling_text_blocks_are_reachable_and_labelled(browser, site_url, pip
             assert wraps.nth(i).get_attribute("tabindex") == "0" and wraps.nth(i).get_attribute("aria-label")
 
 
-def test_verdicts_never_rely_on_colour_alone(browser, site_url):
-    with recording_page(browser, site_url) as page:
+def test_verdicts_never_rely_on_colour_alone(shared_page, site_url):
+    with shared_page(site_url) as page:
         page.goto(site_url + "/scenarios/P1-B1-S1/", wait_until="networkidle")
         marks = page.eval_on_selector_all(".hb-grid .hb-verdict", "els => els.map(e => e.textContent.trim())")
         assert len(marks) >= 64 * len(MODELS)
@@ -200,8 +188,8 @@ def test_verdicts_never_rely_on_colour_alone(browser, site_url):
         assert len(colours) == 2  # pass and fail, each with its own colour and its own mark
 
 
-def test_charts_have_a_title_a_description_and_their_numbers(browser, site_url):
-    with recording_page(browser, site_url) as page:
+def test_charts_have_a_title_a_description_and_their_numbers(shared_page, site_url):
+    with shared_page(site_url) as page:
         page.goto(site_url + "/", wait_until="networkidle")
         fig = page.locator("figure.hb-chart")
         assert fig.locator("img").get_attribute("alt")
@@ -230,13 +218,13 @@ STATS_PAGES = {"leaderboard with groups, drift and a run not ranked": "", "compa
 
 
 @pytest.mark.parametrize("kind", STATS_PAGES)
-def test_pages_with_groups_history_and_drift_pass_wcag_aa(browser, axe, stats_url, kind):
-    _check(browser, axe, stats_url, STATS_PAGES[kind])
-    _check(browser, axe, stats_url, STATS_PAGES[kind], "dark")
+def test_pages_with_groups_history_and_drift_pass_wcag_aa(shared_page, axe, stats_url, kind):
+    _check(shared_page, axe, stats_url, STATS_PAGES[kind])
+    _check(shared_page, axe, stats_url, STATS_PAGES[kind], "dark")
 
 
-def test_the_leaderboard_with_drift_notes_fits_1400_px(browser, stats_url):
-    with recording_page(browser, stats_url, viewport={"width": 1400, "height": 900}) as page:
+def test_the_leaderboard_with_drift_notes_fits_1400_px(shared_page, stats_url):
+    with shared_page(stats_url, viewport={"width": 1400, "height": 900}) as page:
         for path in STATS_PAGES.values():
             page.goto(f"{stats_url}/{path}", wait_until="networkidle")
             assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0, path
@@ -249,11 +237,11 @@ def test_the_leaderboard_with_drift_notes_fits_1400_px(browser, stats_url):
 
 
 @pytest.mark.parametrize("width", [1400, 390])
-def test_layout_has_no_horizontal_overflow(browser, site_url, pipeline, width, screenshots):
+def test_layout_has_no_horizontal_overflow(shared_page, site_url, pipeline, width, screenshots):
     pages = {"leaderboard": "", "scenario": "scenarios/P1-B1-S1/", "case": f"cases/{pipeline.judged_case}/",
              "methodology": "methodology/", "model": f"models/{slugify(XSS_MODEL)}/",
              "crisis resources": PAGE_TYPES["crisis resources"]}
-    with recording_page(browser, site_url, viewport={"width": width, "height": 900}) as page:
+    with shared_page(site_url, viewport={"width": width, "height": 900}) as page:
         for name, path in pages.items():
             page.goto(f"{site_url}/{path}", wait_until="networkidle")
             page.screenshot(path=str(screenshots / f"{name}-{width}.png"), full_page=name == "leaderboard")
@@ -275,10 +263,10 @@ def test_layout_has_no_horizontal_overflow(browser, site_url, pipeline, width, s
 
 
 @pytest.mark.parametrize("width", [1400, 390])
-def test_a_crisis_line_number_is_never_broken_across_lines(browser, site_url, width):
+def test_a_crisis_line_number_is_never_broken_across_lines(shared_page, site_url, width):
     """A person reads a helpline's number off this page: "13 11" on one line and "14" on the next is a
     wrong number. Every phone number and text line keeps to one line; the table scrolls instead."""
-    with recording_page(browser, site_url, viewport={"width": width, "height": 900}) as page:
+    with shared_page(site_url, viewport={"width": width, "height": 900}) as page:
         page.goto(f"{site_url}/{PAGE_TYPES['crisis resources']}", wait_until="networkidle")
         lines = page.eval_on_selector_all(
             "table.hb td .hb-nowrap", "els => els.map(e => [e.textContent, e.getClientRects().length])")
@@ -300,8 +288,8 @@ def _breaks(page, selector: str) -> list[tuple[str, str]]:
     })""")
 
 
-def test_case_ids_wrap_only_at_hyphens(browser, site_url):
-    with recording_page(browser, site_url, viewport={"width": 390, "height": 800}) as page:
+def test_case_ids_wrap_only_at_hyphens(shared_page, site_url):
+    with shared_page(site_url, viewport={"width": 390, "height": 800}) as page:
         page.goto(site_url + "/scenarios/P1-B1-S1/", wait_until="networkidle")
         # squeeze each id into a box narrower than one of its parts: ids must still break only after "-"
         # (the case's name is the link, its id the code beside it: issue #39)
@@ -313,15 +301,15 @@ def test_case_ids_wrap_only_at_hyphens(browser, site_url):
 
 @pytest.mark.parametrize("path, table", [("scenarios/", "table.hb-scenarios"),
                                          ("scenarios/P1-B1-S1/", "table.hb-components")])
-def test_tables_of_a_page_share_their_column_widths(browser, site_url, path, table):
-    with recording_page(browser, site_url, viewport={"width": 1400, "height": 900}) as page:
+def test_tables_of_a_page_share_their_column_widths(shared_page, site_url, path, table):
+    with shared_page(site_url, viewport={"width": 1400, "height": 900}) as page:
         page.goto(f"{site_url}/{path}", wait_until="networkidle")
         edges = page.eval_on_selector_all(table, """ts => ts.map(t =>
             [...t.querySelectorAll('thead th')].map(th => Math.round(th.getBoundingClientRect().left)))""")
         assert len(edges) >= 3 and all(e == edges[0] for e in edges), edges
 
 
-def test_the_judges_page_of_an_ensemble_passes_wcag_aa(browser, axe, tmp_path, monkeypatch):
+def test_the_judges_page_of_an_ensemble_passes_wcag_aa(shared_page, axe, tmp_path, monkeypatch):
     """The judges page with its tables filled (three judges, one of them stricter: the top group depends on
     the judge), not only its empty state, in both colour schemes; and the methodology page with the judges'
     run-to-run agreement filled (every judged output re-judged)."""
@@ -337,8 +325,8 @@ def test_the_judges_page_of_an_ensemble_passes_wcag_aa(browser, axe, tmp_path, m
         return ensemble_db(tmp_path, monkeypatch, {j: (C,) for j in JUDGES[:2]} | {JUDGES[2]: (B, C)},
                            f"families: {{{B}: test/kin, {JUDGES[2]}: test/kin}}\n", rejudge_sample=1000)
 
-    # In a thread of its own: the session's browser (playwright's sync API) keeps an event loop running in
-    # this one, and the fake server and the run each start their own.
+    # In a thread of its own: this test runs in the Playwright thread, where playwright's sync API keeps an
+    # event loop running, and the fake server and the run each start their own.
     with ThreadPoolExecutor(1) as pool:
         db = pool.submit(run).result(timeout=300)
     manifest = tmp_path / "manifest.jsonl"  # judged_manifest's
@@ -351,5 +339,5 @@ def test_the_judges_page_of_an_ensemble_passes_wcag_aa(browser, axe, tmp_path, m
     assert 'class="hb hb-stability"' in methodology and "Cohen" in methodology
     for url in serve(site):
         for kind in ("judges", "methodology"):
-            _check(browser, axe, url, PAGE_TYPES[kind])
-            _check(browser, axe, url, PAGE_TYPES[kind], "dark")
+            _check(shared_page, axe, url, PAGE_TYPES[kind])
+            _check(shared_page, axe, url, PAGE_TYPES[kind], "dark")

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import pytest
 
-from browser_helpers import recording_page
 from publish_helpers import MODELS, XSS, XSS_MODEL
 from helmbench.publish.slugs import slugify
 
@@ -17,9 +16,10 @@ pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
-def page(browser, site_url):
-    """A page that records console errors, page errors and every request to another host (blocked)."""
-    with recording_page(browser, site_url) as p:
+def page(shared_page, site_url):
+    """The worker's shared page (tests/conftest.py), recording console errors, page errors and every request
+    to another host (the browser reaches no other machine)."""
+    with shared_page(site_url) as p:
         yield p
 
 

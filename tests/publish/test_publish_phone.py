@@ -13,7 +13,6 @@ from urllib.request import urlopen
 
 import pytest
 
-from browser_helpers import recording_page
 
 pytestmark = pytest.mark.browser
 
@@ -74,8 +73,8 @@ def _chart_min_font(url: str, drawn_width: float) -> float:
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_leaderboard_key_columns_fit_and_no_text_is_under_12_px(browser, site_url, width):
-    with recording_page(browser, site_url, viewport={"width": width, "height": 900}) as page:
+def test_leaderboard_key_columns_fit_and_no_text_is_under_12_px(shared_page, site_url, width):
+    with shared_page(site_url, viewport={"width": width, "height": 900}) as page:
         page.goto(site_url + "/")
         page.wait_for_selector("#leaderboard-table th[role=columnheader]")
         assert page.evaluate("document.documentElement.scrollWidth") <= width  # the page never scrolls sideways
@@ -91,8 +90,8 @@ def test_leaderboard_key_columns_fit_and_no_text_is_under_12_px(browser, site_ur
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_model_page_charts_and_tables_are_readable(browser, site_url, width):
-    with recording_page(browser, site_url, viewport={"width": width, "height": 900}) as page:
+def test_model_page_charts_and_tables_are_readable(shared_page, site_url, width):
+    with shared_page(site_url, viewport={"width": width, "height": 900}) as page:
         page.goto(site_url + "/models/")
         page.click("table a[href*='models/'], table a[href*='../models/'], .md-typeset table a")
         page.wait_for_load_state("load")
@@ -102,10 +101,10 @@ def test_model_page_charts_and_tables_are_readable(browser, site_url, width):
 
 
 @pytest.mark.parametrize("width", WIDTHS)
-def test_a_case_shows_the_persons_message_whole_and_a_conversation_its_first_message(browser, site_url, site, width):
+def test_a_case_shows_the_persons_message_whole_and_a_conversation_its_first_message(shared_page, site_url, site, width):
     conversation = next(p.parent.name for p in sorted((site / "cases").glob("*/index.html"))
                         if "hb-transcript" in p.read_text(encoding="utf-8"))
-    with recording_page(browser, site_url, viewport={"width": width, "height": 900}) as page:
+    with shared_page(site_url, viewport={"width": width, "height": 900}) as page:
         page.goto(site_url + "/cases/P1-B1-S1-C1-U1-PT1/")
         box = page.locator("#person-message")
         assert box.is_visible()
@@ -119,8 +118,8 @@ def test_a_case_shows_the_persons_message_whole_and_a_conversation_its_first_mes
         assert page.evaluate("document.documentElement.scrollWidth") <= width
 
 
-def test_crisis_tables_fit_a_phone_with_every_value_labelled(browser, site_url):
-    with recording_page(browser, site_url, viewport={"width": 390, "height": 900}) as page:
+def test_crisis_tables_fit_a_phone_with_every_value_labelled(shared_page, site_url):
+    with shared_page(site_url, viewport={"width": 390, "height": 900}) as page:
         page.goto(site_url + "/crisis-resources/")
         assert page.evaluate("document.documentElement.scrollWidth") <= 390
         cells = page.evaluate("""() => [...document.querySelectorAll('table.hb-stack td')].map(td =>

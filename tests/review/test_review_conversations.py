@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from helmbench.cli import app
 from helmbench.publish.review.serve import prepare, running
 from helmbench.score.review_items import CHECKER, judged_items
-from tests.publish.browser_helpers import launched, recording_page
+from tests.publish.browser_helpers import recording_page
 from tests.review.shipped_conversations import JUDGE, MODELS
 from tests.review.test_item_key_doc import recompute
 from tests.review.test_output_schemas import errors
@@ -28,12 +28,6 @@ from tests.review.test_review_packets_browser import _packet_server
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REVIEWERS = ["Ana", "Ben", "Cleo"]
-
-
-@pytest.fixture(scope="module")
-def browser(shipped):
-    with launched() as b:
-        yield b
 
 
 def _items(db: Path):

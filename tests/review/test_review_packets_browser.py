@@ -25,19 +25,13 @@ from helmbench.publish.review.serve import prepare, running
 from helmbench.score.calibration import load_calibration
 from helmbench.score.review_plan import load_plan
 from tests import forked
-from tests.publish.browser_helpers import launched, recording_page
+from tests.publish.browser_helpers import recording_page
 from tests.review.review_pipeline import JUDGE, MODELS, copy_of, rows
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 REVIEWERS = ["Ana", "Ben", "Cleo"]
 KEYS = {"PASS": "1", "PARTIAL": "2", "FAIL": "3"}
-
-
-@pytest.fixture(scope="module")
-def browser(judged):
-    with launched() as b:
-        yield b
 
 
 def _choice(reviewer: str, h: str) -> str:

@@ -15,23 +15,10 @@ from helmbench.publish.review.serve import prepare, running
 from helmbench.score.review_items import judged_items
 from helmbench.store import open_db
 from helmbench.store.reviews import save_review
-from tests.publish.browser_helpers import ARGS, chromium, recording_page
+from tests.publish.browser_helpers import recording_page
 from tests.review.review_pipeline import JUDGE, MODELS, XSS, XSS_MODEL, rows
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def browser(judged):
-    """One headless Chromium for the module, started after the judged database exists (the fake's
-    event loop and playwright's must not overlap in this thread)."""
-    executable = chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=executable, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture
