@@ -36,7 +36,7 @@ def _cwd(path: Path | str | None):
 
 
 @contextlib.contextmanager
-def _logging_restored():
+def logging_restored():
     """Drop the logging handlers a command added (mkdocs', say): each holds the stream CliRunner lends it
     for one call, and a later record written to that closed stream prints "--- Logging error ---" with a
     traceback into another test's output. A process of its own would have taken them with it."""
@@ -66,10 +66,6 @@ def _pytests(handler: logging.Handler) -> bool:
     return type(handler).__module__.startswith("_pytest")
 
 
-#: The same, around every test (tests/conftest.py): a test that calls the CLI or the API in its own process without
-#: helmbench() above (CliRunner directly, `api.publish(show_log=True)`) leaves its handlers behind otherwise.
-logging_restored = _logging_restored
-
 
 def helmbench(*args, cwd: Path | str | None = None, env: dict | None = None,
               input: str | None = None) -> subprocess.CompletedProcess:
@@ -82,7 +78,7 @@ def helmbench(*args, cwd: Path | str | None = None, env: dict | None = None,
     if env is not None:
         overrides = {k: None for k in os.environ if k not in env}
         overrides.update({k: str(v) for k, v in env.items()})
-    with _cwd(cwd), _logging_restored():
+    with _cwd(cwd), logging_restored():
         result = CliRunner().invoke(app, argv, env=overrides, input=input, prog_name="helmbench")
     stderr = result.stderr
     if result.exception is not None and not isinstance(result.exception, SystemExit):
