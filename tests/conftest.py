@@ -37,11 +37,18 @@ settings.load_profile("helmbench")
 
 def pytest_configure(config):
     """Isolate the suite from the shell that started it: a developer's real OpenRouter key or base URL,
-    or a HELMBENCH_* setting, must never reach a test (tests never reach the internet or need a key).
+    or a HELMBENCH_* setting, must never reach a test (tests never reach the internet or need a key);
+    the one HELMBENCH_* setting the suite sets itself is HELMBENCH_INLINE_CHARTS (below).
     Runs in the controller before xdist starts its workers, so they inherit the clean environment."""
     for name in list(os.environ):
         if name.startswith(("OPENROUTER_", "HELMBENCH_")):
             del os.environ[name]
+    # Charts drawn in the building process (helmbench.publish.site._executor), in every test and in every
+    # `helmbench publish` a test starts: a chart worker is a fresh interpreter importing matplotlib (~0.9 s of
+    # CPU each, 25 of them a suite run), and the worker is not what those tests check. Its own tests
+    # (tests/publish/test_publish_worker.py, the "worker dies" build) unset this, and one of them proves the
+    # worker's charts byte-identical to these.
+    os.environ["HELMBENCH_INLINE_CHARTS"] = "1"
 
 
 @pytest.fixture(scope="session")
