@@ -107,16 +107,17 @@ def stats_floored(tmp_path_factory):
     read-only (the report and score tests read it)."""
     from tests.score.stats_pipeline import build
 
-    return build_once(tmp_path_factory, "stats-floored", lambda root: build(root, floors=True))
+    return build_once(tmp_path_factory, "stats-floored", build)
 
 
 @pytest.fixture(scope="session")
-def stats_plain(tmp_path_factory):
-    """The same runs on the shipped benchmark without floors: the tie groups of the weighted scores. Read by the
+def stats_plain(stats_floored, tmp_path_factory):
+    """The same runs on the shipped benchmark without floors: the tie groups of the weighted scores. Derived from
+    `stats_floored`'s database, not run again (tests.score.stats_pipeline.without_floors: why). Read by the
     report tests; the publishing tests build their statistics site from it (into its root's site/)."""
-    from tests.score.stats_pipeline import build
+    from tests.score.stats_pipeline import without_floors
 
-    return build_once(tmp_path_factory, "stats-plain", lambda root: build(root, floors=False))
+    return build_once(tmp_path_factory, "stats-plain", lambda root: without_floors(stats_floored, root))
 
 
 @pytest.fixture(scope="session")
