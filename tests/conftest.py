@@ -179,19 +179,32 @@ def xdist_group_of(item) -> str | None:
 #: none of them (measured with benchmarks/suite_profile.py: together they were most of the inner loop's CPU).
 SLOW_FIXTURES = frozenset({"stats_floored", "stats_plain", "stats_site", "stats_url", "hostile_pipeline", "hostile_site",
                            "hostile_url", "site", "site_url", "empty_site", "empty_url", "regex_site", "plugin_env"})
+#: The same, for a fixture whose name another folder uses for something cheap: (the folder defining it, its name).
+#: tests/publish's `pipeline` is the shipped benchmark run on three models (~9 s of CPU, most of `make test-fast`'s
+#: slowest test when a fast test asked for it); tests/cli's `pipeline` is a 9-case run and stays fast.
+SLOW_FOLDER_FIXTURES = frozenset({("tests/publish", "pipeline")})
+
+
+def _asks_for_a_slow_artifact(item) -> bool:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & SLOW_FIXTURES:
+        return True
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs if info is not None else {}
+    return any(defs.get(name) and (defs[name][-1].baseid, name) in SLOW_FOLDER_FIXTURES for name in fixtures)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
     """Groups for xdist, the `browser` mark on every test that drives Chromium (`-m "not browser"`), the `slow`
-    mark on every test that asks for an expensive session artifact (SLOW_FIXTURES), and the `slow` tests first (a
+    mark on every test that asks for an expensive session artifact (SLOW_FIXTURES, SLOW_FOLDER_FIXTURES), and the `slow` tests first (a
     stable sort): xdist hands out ungrouped tests in collection order, and a long test handed out last keeps one
     worker busy while the other has nothing left to do."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if "browser" in fixtures:
             item.add_marker(pytest.mark.browser)
-        if fixtures & SLOW_FIXTURES:
+        if _asks_for_a_slow_artifact(item):
             item.add_marker(pytest.mark.slow)
         group = xdist_group_of(item)
         if group:
