@@ -45,11 +45,18 @@ settings.load_profile("helmbench")
 
 def pytest_configure(config):
     """Isolate the suite from the shell that started it: a developer's real OpenRouter key or base URL,
-    or a HELMBENCH_* setting, must never reach a test (tests never reach the internet or need a key).
+    or a HELMBENCH_* setting, must never reach a test (tests never reach the internet or need a key);
+    the one HELMBENCH_* setting the suite sets itself is HELMBENCH_INLINE_CHARTS (below).
     Runs in the controller before xdist starts its workers, so they inherit the clean environment."""
     for name in list(os.environ):
         if name.startswith(("OPENROUTER_", "HELMBENCH_")):
             del os.environ[name]
+    # Charts drawn in the building process (helmbench.publish.site._executor), in every test and in every
+    # `helmbench publish` a test starts: a chart worker is a fresh interpreter importing matplotlib (~0.9 s of
+    # CPU each, 25 of them a suite run), and the worker is not what those tests check. Its own tests
+    # (tests/publish/test_publish_worker.py, the "worker dies" build) unset this, and one of them proves the
+    # worker's charts byte-identical to these.
+    os.environ["HELMBENCH_INLINE_CHARTS"] = "1"
 
 
 @pytest.fixture(scope="session")
@@ -108,16 +115,17 @@ def stats_floored(tmp_path_factory):
     read-only (the report and score tests read it)."""
     from tests.score.stats_pipeline import build
 
-    return build_once(tmp_path_factory, "stats-floored", lambda root: build(root, floors=True))
+    return build_once(tmp_path_factory, "stats-floored", build)
 
 
 @pytest.fixture(scope="session")
-def stats_plain(tmp_path_factory):
-    """The same runs on the shipped benchmark without floors: the tie groups of the weighted scores. Read by the
+def stats_plain(stats_floored, tmp_path_factory):
+    """The same runs on the shipped benchmark without floors: the tie groups of the weighted scores. Derived from
+    `stats_floored`'s database, not run again (tests.score.stats_pipeline.without_floors: why). Read by the
     report tests; the publishing tests build their statistics site from it (into its root's site/)."""
-    from tests.score.stats_pipeline import build
+    from tests.score.stats_pipeline import without_floors
 
-    return build_once(tmp_path_factory, "stats-plain", lambda root: build(root, floors=False))
+    return build_once(tmp_path_factory, "stats-plain", lambda root: without_floors(stats_floored, root))
 
 
 @pytest.fixture(scope="session")
@@ -179,19 +187,32 @@ def xdist_group_of(item) -> str | None:
 #: none of them (measured with benchmarks/suite_profile.py: together they were most of the inner loop's CPU).
 SLOW_FIXTURES = frozenset({"stats_floored", "stats_plain", "stats_site", "stats_url", "hostile_pipeline", "hostile_site",
                            "hostile_url", "site", "site_url", "empty_site", "empty_url", "regex_site", "plugin_env"})
+#: The same, for a fixture whose name another folder uses for something cheap: (the folder defining it, its name).
+#: tests/publish's `pipeline` is the shipped benchmark run on three models (~9 s of CPU, most of `make test-fast`'s
+#: slowest test when a fast test asked for it); tests/cli's `pipeline` is a 9-case run and stays fast.
+SLOW_FOLDER_FIXTURES = frozenset({("tests/publish", "pipeline")})
+
+
+def _asks_for_a_slow_artifact(item) -> bool:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    if fixtures & SLOW_FIXTURES:
+        return True
+    info = getattr(item, "_fixtureinfo", None)
+    defs = info.name2fixturedefs if info is not None else {}
+    return any(defs.get(name) and (defs[name][-1].baseid, name) in SLOW_FOLDER_FIXTURES for name in fixtures)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
     """Groups for xdist, the `browser` mark on every test that drives Chromium (`-m "not browser"`), the `slow`
-    mark on every test that asks for an expensive session artifact (SLOW_FIXTURES), and the `slow` tests first (a
+    mark on every test that asks for an expensive session artifact (SLOW_FIXTURES, SLOW_FOLDER_FIXTURES), and the `slow` tests first (a
     stable sort): xdist hands out ungrouped tests in collection order, and a long test handed out last keeps one
     worker busy while the other has nothing left to do."""
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if "browser" in fixtures:
             item.add_marker(pytest.mark.browser)
-        if fixtures & SLOW_FIXTURES:
+        if _asks_for_a_slow_artifact(item):
             item.add_marker(pytest.mark.slow)
         group = xdist_group_of(item)
         if group:

@@ -5,7 +5,8 @@ executor (litellm's HTTP path) against the fake OpenRouter, with three models. O
 every answer carries an XSS payload inside its JSON (so it is still evaluated), another gets
 some invalid-JSON and truncated answers (format failures), a third some HTTP 500s with no
 retry (ERROR results). One judged case's justification quotes the payload too (the judge
-stage's own row when it ran, else one recorded as it would). Everything here is session-scoped and built
+stage's own row when it ran, else one recorded as it would). `small_pipeline` is a 9-case synthetic run of one
+model, for tests of the build itself where 600 cases add only CPU. Everything here is session-scoped and built
 once per test session, whichever xdist worker asks first (tests.shared.build_once): read it, copy it to write.
 """
 
@@ -85,14 +86,21 @@ def _judged_case_with_payload(db: Path) -> str:
 
 def _run(tree: Path, root: Path, models: tuple[str, ...]) -> tuple[Path, Path]:
     """Compile `tree` and run `models` on it against the fake OpenRouter; returns (manifest, db)."""
-    from rich.console import Console
-
     from helmbench.manifest import compile_tree
-    from helmbench.run.config import RetryPolicy, RunOptions
-    from helmbench.run.session import run
 
     manifest = compile_tree(tree, root / "build").path
     db = root / "build" / "results.db"
+    _run_manifest(manifest, tree / "models.yml", db, root, models)
+    return manifest, db
+
+
+def _run_manifest(manifest: Path, models_file: Path, db: Path, root: Path, models: tuple[str, ...]) -> None:
+    """Run `models` of `models_file` on `manifest` into `db` against the fake OpenRouter (XssFake, its rules)."""
+    from rich.console import Console
+
+    from helmbench.run.config import RetryPolicy, RunOptions
+    from helmbench.run.session import run
+
     fake = XssFake(rules=[
         Rule("invalid_json", match=FORMAT_MODEL, probability=0.06),
         Rule("truncated", match=FORMAT_MODEL, probability=0.04),
@@ -102,14 +110,13 @@ def _run(tree: Path, root: Path, models: tuple[str, ...]) -> tuple[Path, Path]:
         with pytest.MonkeyPatch.context() as mp:
             mp.setenv("OPENROUTER_API_KEY", "sk-or-v1-publish-tests")
             mp.setenv("OPENROUTER_API_BASE", fake.api_base)
-            opts = RunOptions(manifest=str(manifest), models_file=str(tree / "models.yml"), db=str(db),
+            opts = RunOptions(manifest=str(manifest), models_file=str(models_file), db=str(db),
                               models=models, logs_dir=str(root / "build" / "logs"), concurrency=16,
                               retry=RetryPolicy(max_attempts=1, base_delay=0.0, max_delay=0.0))
             report = run(opts, Console(stderr=True, width=160), live=False)
     finally:
         fake.stop()
     assert report.status == "completed", report.status
-    return manifest, db
 
 
 def _pipeline(root: Path) -> Pipeline:
@@ -121,6 +128,25 @@ def _pipeline(root: Path) -> Pipeline:
 def pipeline(tmp_path_factory) -> Pipeline:
     """The shipped benchmark run on MODELS (once per session, shared by the workers: read it, copy it to write)."""
     return build_once(tmp_path_factory, "publish-pipeline", _pipeline)
+
+
+def _small_pipeline(root: Path) -> Pipeline:
+    """A synthetic manifest (9 cases, 3 scenarios, no judge) run on one model: for a test of the build itself
+    (its caches), where what the shipped benchmark's 600 cases add is CPU (each publish of `pipeline` ~4 s)."""
+    from tests.fakes.manifests import synthetic_cases, write_manifest, write_models
+
+    manifest = root / "build" / "manifest.jsonl"
+    write_manifest(manifest, synthetic_cases(9, scenarios=3))  # the 4th scenario would need a judge
+    models = write_models(root / "models.yml", [MODELS[0]], judge=None)
+    db = root / "build" / "results.db"
+    _run_manifest(manifest, models, db, root, (MODELS[0],))
+    return Pipeline(root=root, manifest=manifest, db=db, judged_case="")
+
+
+@pytest.fixture(scope="session")
+def small_pipeline(tmp_path_factory) -> Pipeline:
+    """`_small_pipeline`, once per session (read it, copy it to write)."""
+    return build_once(tmp_path_factory, "publish-small-pipeline", _small_pipeline)
 
 
 def _hostile_pipeline(root: Path) -> Pipeline:

@@ -272,20 +272,25 @@ def test_charts_are_drawn_in_process_when_the_worker_dies(pipeline, tmp_path, mo
     import helmbench.publish.worker as worker
     from helmbench.publish import PublishSettings, build_site
 
+    killed: list[str] = []
+
     class Dead(worker.ChartWorker):
         def submit(self, name, /, *args, **kwargs):
             future = super().submit(name, *args)
             if name != "ready":
                 self.proc.kill()
+                killed.append(name)
             return future
 
     monkeypatch.setattr(worker, "ChartWorker", Dead)
+    monkeypatch.delenv("HELMBENCH_INLINE_CHARTS")  # the suite draws in-process (tests/conftest.py): here, the worker
     db = _copy_db(pipeline, tmp_path / "results.db")  # a copy, so that its chart cache (next to it) starts empty
     settings = PublishSettings(db=db, manifest=pipeline.manifest, datasette_url=DATASETTE_URL)
     out = build_site(settings, config_file=REPO / "mkdocs.yml", site_dir=tmp_path / "site")
     for model in MODELS:
         assert (out / "charts" / "models" / f"{slugify(model)}.svg").read_bytes().startswith(b"<?xml")
     assert "%" in article(page(out, f"models/{slugify(XSS_MODEL)}"))
+    assert killed, "the build never started the chart worker: this test checked nothing"
 
 
 def _copy_db(pipeline, db: Path) -> Path:

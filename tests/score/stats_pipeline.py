@@ -9,8 +9,16 @@ the fake OpenRouter, with:
 - PART: run on one scenario only (a partial run: incomplete coverage, never ranked);
 - GOOD run a second time with other settings (new calls) served by another provider: drift.
 
-`floors=True` keeps the benchmark's safety floors; `floors=False` strips them (so the ranking
-shows the tie groups of the uncapped scores). Importable as `tests.score.stats_pipeline`.
+`build` runs the shipped benchmark with its safety floors; `without_floors` derives the same runs under
+the benchmark with its floors stripped (so the ranking shows the tie groups of the uncapped scores).
+Importable as `tests.score.stats_pipeline`.
+
+Why derived, not run again: floors are scoring only. Stripping them changes the manifest's hash (they are in
+its catalog) and nothing a model is asked: the same cases, the same requests, so the fake's same answers and
+the same verdicts (compared table by table when both were run: identical but for row ids and clocks). A
+second run cost ~14 s of CPU for a database that differs from the first in which manifest its runs name.
+`without_floors` checks that premise on every build (same cases in the same order, catalogs equal but for
+`floors`) and re-registers the runs through the product's own catalog code.
 """
 
 from __future__ import annotations
@@ -84,16 +92,12 @@ def _models(path: Path, models: list[str], temperature: float) -> Path:
     return path
 
 
-def build(root: Path, *, floors: bool) -> StatsPipeline:
+def build(root: Path) -> StatsPipeline:
+    """The runs above, of the shipped benchmark (with its floors), into `root`."""
     import pytest
 
     tree = root / "benchmark"
     shutil.copytree(REPO / "benchmark", tree)
-    if not floors:
-        yml = tree / "benchmark.yml"
-        text, n = _FLOORS.subn("", yml.read_text(encoding="utf-8"))
-        assert n == 1, "the shipped benchmark.yml should declare floors"
-        yml.write_text(text, encoding="utf-8")
     manifest = compile_tree(tree, root / "build").path
     db = root / "build" / "results.db"
     fake = StatsFake().start()
@@ -115,4 +119,44 @@ def build(root: Path, *, floors: bool) -> StatsPipeline:
             assert go(_models(root / "models-2.yml", [GOOD], 0.5), models=(GOOD,)).status == "completed"
     finally:
         fake.stop()
+    return StatsPipeline(root=root, tree=tree, manifest=manifest, db=db)
+
+
+def without_floors(floored: StatsPipeline, root: Path) -> StatsPipeline:
+    """`floored`'s runs under the shipped benchmark without its floors, into `root` (`floored` is only read):
+    the tree with `floors:` stripped, compiled; `floored`'s database copied (SQLite's backup API), that manifest
+    registered (helmbench.store.catalog, as `helmbench run` does) and the runs moved to it, the floored
+    manifest dropped. Refuses (AssertionError) if the two manifests differ in anything but the floors."""
+    import sqlite3
+    from contextlib import closing
+
+    from helmbench.manifest import read_manifest
+    from helmbench.store.catalog import register_manifest
+    from helmbench.store.db import open_db
+
+    tree = root / "benchmark"
+    shutil.copytree(floored.tree, tree)
+    yml = tree / "benchmark.yml"
+    text, n = _FLOORS.subn("", yml.read_text(encoding="utf-8"))
+    assert n == 1, "the shipped benchmark.yml should declare floors"
+    yml.write_text(text, encoding="utf-8")
+    manifest = compile_tree(tree, root / "build").path
+    old, new = read_manifest(floored.manifest), read_manifest(manifest)
+    assert old.hash != new.hash, "stripping the floors should change the manifest's hash"
+    assert [c["hash"] for c in old] == [c["hash"] for c in new], "floors changed a case: run it, do not derive it"
+    strip = lambda header: {k: v for k, v in (header.get("catalog") or {}).items() if k != "floors"}  # noqa: E731
+    assert strip(old.header) == strip(new.header) and old.header["catalog"].get("floors"), "not only the floors differ"
+    db = root / "build" / "results.db"
+    with closing(sqlite3.connect(floored.db)) as src, closing(sqlite3.connect(db)) as dst:
+        src.backup(dst)
+    store = open_db(db)
+    try:
+        register_manifest(store, new.header, iter(new))
+        with store.conn as conn:
+            moved = conn.execute("UPDATE runs SET manifest_hash = ? WHERE manifest_hash = ?", [new.hash, old.hash])
+            assert moved.rowcount == 5, moved.rowcount
+            conn.execute("DELETE FROM manifest_cases WHERE manifest_hash = ?", [old.hash])
+            conn.execute("DELETE FROM manifests WHERE hash = ?", [old.hash])
+    finally:
+        store.conn.close()
     return StatsPipeline(root=root, tree=tree, manifest=manifest, db=db)
