@@ -7,7 +7,9 @@
   holds an XSS payload (test_publish_csp.py's hostile pages: each page is loaded once for both checks).
   Any serious or critical violation fails. Every rule runs on every element but colour
   contrast, which runs on one row of each shape of a long table (browser_helpers.wcag_violations: why).
-  (Dark scheme: the four page types with colours of their own.)
+  (Dark scheme: the four page types with colours of their own, with the rules that read colours only: it
+  recolours the same document, test_the_dark_scheme_changes_only_colours; the light check shows both labels of
+  the palette toggle, the one element a scheme shows or hides.)
 - Keyboard and screen reader: skip link, landmarks, sortable headers by keyboard with
   `aria-sort`, visible focus, scrolling text blocks reachable and labelled.
 - Layout at 1,400 px and 390 px: no horizontal overflow of the page, the leaderboard fits 1,400 px
@@ -23,7 +25,7 @@ import time
 
 import pytest
 
-from browser_helpers import wcag_violations
+from browser_helpers import colour_violations, wcag_violations
 from publish_helpers import MODELS, XSS_MODEL
 from helmbench.publish.slugs import slugify
 
@@ -53,7 +55,18 @@ def screenshots(tmp_path_factory):
     return tmp_path_factory.mktemp("screenshots")
 
 
+#: Shows both labels of the theme's palette toggle, of which each scheme shows one ("Switch to dark mode" in the
+#: light scheme, "Switch to light mode" in the dark): the only elements a scheme shows or hides.
+BOTH_PALETTE_LABELS = """() => { const labels = document.querySelectorAll('[data-md-component=palette] label');
+    labels.forEach(l => { l.hidden = false; }); return labels.length; }"""
+
+
 def _check(shared_page, axe, base_url: str, path: str, scheme: str = "light") -> None:
+    """axe-core on the page at `path`: in the light scheme every WCAG A/AA rule (with both palette labels
+    shown), in the dark scheme the rules that read colours (browser_helpers.COLOUR_RULES). The dark scheme
+    recolours the same document (test_the_dark_scheme_changes_only_colours), so a rule that reads no colour finds
+    there what it found in the light check of the page; running them all again cost ~1 s of the browser's CPU
+    per page (a model page's all rules 2.3 s, its colour rules 1.0 s)."""
     with shared_page(base_url, color_scheme=scheme, viewport={"width": 1400, "height": 900}) as page:
         page.goto(f"{base_url}/{path}", wait_until="networkidle")
         if scheme == "dark":
@@ -65,8 +78,64 @@ def _check(shared_page, axe, base_url: str, path: str, scheme: str = "light") ->
             while page.get_attribute("body", "data-md-color-scheme") != "slate" and time.monotonic() < deadline:
                 page.wait_for_timeout(100)
             assert page.get_attribute("body", "data-md-color-scheme") == "slate"  # follows the system
-        assert wcag_violations(axe, page) == []
+            assert colour_violations(axe, page) == []
+        else:
+            assert page.evaluate(BOTH_PALETTE_LABELS) == 2  # the labels the dark check leaves to this one
+            assert wcag_violations(axe, page) == []
         assert page.errors == [] and page.foreign == []
+
+
+#: A rule of a stylesheet that applies in one colour scheme only, and a value a custom property of it may hold:
+#: a colour, a hue, or a shadow (lengths and colours: painted, never laid out).
+_SCHEME = re.compile(r"data-md-color-scheme|prefers-color-scheme")
+_COLOUR = r"(#[0-9a-fA-F]{3,8}|(rgba?|hsla?)\((?:[^()]|\([^()]*\))*\)|var\(--[\w-]+\)|transparent|currentcolor|\d+(\.\d+)?deg)"
+_PAINT = re.compile(rf"^\s*({_COLOUR}|(\s*(0|[\d.]+(rem|em|px))){{2,4}}\s+{_COLOUR}(\s*,(\s*(0|[\d.]+(rem|em|px))){{2,4}}\s+{_COLOUR})*)\s*$")
+_IMAGES_OF_A_SCHEME = re.compile(r'^(\s*,?\s*\[data-md-color-scheme=\w+\] img\[src\$="#(only|gh)-(light|dark)(-mode-only)?"\])+\s*$')
+
+
+def scheme_rules_that_do_more_than_recolour(css: str) -> list[str]:
+    """The declarations of `css` that apply in one colour scheme only and set more than colours: anything
+    but a custom property holding a colour or shadow, and `color-scheme`; except the theme's hiding of images
+    named for the other scheme (#only-light, #only-dark), which the caller checks the site has none of."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    out = [m.group(0)[:80] for m in re.finditer(r"@media[^{]*prefers-color-scheme[^{]*", css)]
+    for m in re.finditer(r"([^{}]*)\{([^{}]*)\}", css):
+        selector, body = m.group(1).strip(), m.group(2)
+        if not _SCHEME.search(selector):
+            continue
+        for decl in filter(str.strip, body.split(";")):
+            prop, _, value = decl.partition(":")
+            prop = prop.strip()
+            if prop.startswith("--") and _PAINT.match(value) or prop == "color-scheme":
+                continue
+            if prop == "display" and value.strip() == "none" and _IMAGES_OF_A_SCHEME.match(selector):
+                continue
+            out.append(f"{selector[:80]} {{ {decl.strip()[:80]} }}")
+    return out
+
+
+def test_the_dark_scheme_changes_only_colours(site):
+    """Why the dark checks run only the rules that read colours: the stylesheets' rules of one scheme (the
+    theme's [data-md-color-scheme=slate] and =default, the site's own) set colours and shadows (custom
+    properties, `color-scheme`) and nothing that lays a page out or shows or hides an element, but for images
+    named for one scheme, which the site has none of; the site's own scripts never read the scheme. The theme's
+    palette script shows one of the toggle's two labels per scheme: the light check shows both
+    (BOTH_PALETTE_LABELS). The check can fail: a scheme's rule that hides, sizes or spaces is reported."""
+    css = {p: p.read_text(encoding="utf-8") for p in site.rglob("*.css")}
+    assert any("[data-md-color-scheme=slate]" in t for t in css.values())  # the theme's dark palette is there
+    assert {str(p.relative_to(site)): scheme_rules_that_do_more_than_recolour(t) for p, t in css.items()} \
+        == {str(p.relative_to(site)): [] for p in css}
+    pages = [p.read_text(encoding="utf-8") for p in site.rglob("*.html")]
+    assert not [p for p in pages if re.search(r"#(only|gh)-(light|dark)", p)]
+    scripts = [p for p in site.rglob("*.js") if "assets" not in p.parts]  # the site's own, not the theme's
+    assert scripts and not [p for p in scripts if _SCHEME.search(p.read_text(encoding="utf-8"))]
+    for planted in ('[data-md-color-scheme="slate"] .hb-grid { display: none }',
+                    '[data-md-color-scheme=slate] { --hb-gap: 2rem; --hb-pass: #fff }',
+                    '@media (prefers-color-scheme: dark) { .hb { color: red } }'):
+        assert scheme_rules_that_do_more_than_recolour(planted), planted
+    assert scheme_rules_that_do_more_than_recolour('[data-md-color-scheme=slate] { --a: #fff; --b: hsla(var(--md-hue), '
+                                                   '15%, 90%, 0.82); --md-shadow-z1: 0 0.2rem 0.5rem #0003, '
+                                                   '0 0 0.05rem #00000059 }') == []
 
 
 @pytest.mark.parametrize("kind", list(PAGE_TYPES))
