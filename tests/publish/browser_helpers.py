@@ -65,10 +65,34 @@ def wcag_violations(axe, page) -> list[str]:
     page.evaluate(SAME_SHAPE)
     options = {"runOnly": {"type": "tag", "values": WCAG}, "resultTypes": ["violations"]}
     found = page.evaluate("o => axe.run(document, o)", {**options, "rules": {"color-contrast": {"enabled": False}}})
-    contrast = page.evaluate("o => axe.run({exclude: [['[data-hb-same-shape]']]}, o)",
-                             {"runOnly": {"type": "rule", "values": ["color-contrast"]}, "resultTypes": ["violations"]})
+    return _blocking(found["violations"] + _run_same_shape_excluded(page, ["color-contrast"]))
+
+
+#: The WCAG A/AA rules of axe-core 4.12 that read computed colours: contrast of text with what is behind it, and
+#: a link in a block of text told apart from the text around it (by colour contrast, or by a style that does not
+#: rely on colour). No other rule of those tags looks at a colour (each rule's checks: `axe._audit.rules`).
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+
+
+def colour_violations(axe, page) -> list[str]:
+    """The serious and critical violations of COLOUR_RULES on `page`, in wcag_violations' form: for a page
+    whose every other rule was checked in another colour scheme of the same document (the dark scheme
+    recolours the same page, test_publish_a11y.py's test_the_dark_scheme_changes_only_colours). One axe run;
+    rows of a shape already checked are left out, as in wcag_violations: a link's colour and style, like a
+    text's, follow from its row's shape."""
+    page.evaluate(axe.axe_script)
+    page.evaluate(SAME_SHAPE)
+    return _blocking(_run_same_shape_excluded(page, COLOUR_RULES))
+
+
+def _run_same_shape_excluded(page, rules: list[str]) -> list[dict]:
+    return page.evaluate("o => axe.run({exclude: [['[data-hb-same-shape]']]}, o)",
+                         {"runOnly": {"type": "rule", "values": rules}, "resultTypes": ["violations"]})["violations"]
+
+
+def _blocking(violations: list[dict]) -> list[str]:
     return [f"{v['impact']} {v['id']}: {v['help']}; {len(v['nodes'])}×: " + " | ".join(str(n["target"]) for n in v["nodes"])
-            for v in found["violations"] + contrast["violations"] if v["impact"] in BLOCKING]
+            for v in violations if v["impact"] in BLOCKING]
 
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -7,23 +7,28 @@
   holds an XSS payload (test_publish_csp.py's hostile pages: each page is loaded once for both checks).
   Any serious or critical violation fails. Every rule runs on every element but colour
   contrast, which runs on one row of each shape of a long table (browser_helpers.wcag_violations: why).
-  (Dark scheme: the four page types with colours of their own.)
+  (Dark scheme: the four page types with colours of their own, with the rules that read colours only: it
+  recolours the same document, test_the_dark_scheme_changes_only_colours; the light check shows both labels of
+  the palette toggle, the one element a scheme shows or hides.)
 - Keyboard and screen reader: skip link, landmarks, sortable headers by keyboard with
   `aria-sort`, visible focus, scrolling text blocks reachable and labelled.
-- Layout at 1,400 px and 390 px: no horizontal overflow of the page, the leaderboard fits 1,400 px
-  with every column, navigation visible on a desktop, case ids wrap only at "-". Screenshots
-  land in the pytest temporary folder, screenshots*/ (look at them: they are not compared to anything).
+- Layout at 1,400 px and 390 px (each page loaded once, laid out at both widths): no horizontal overflow of
+  the page, the leaderboard fits 1,400 px with every column, navigation visible on a desktop, a crisis line's
+  number on one line, case ids wrap only at "-". With SUITE_SCREENSHOTS=1 in the environment, screenshots of each page
+  at each width land in the pytest temporary folder, screenshots*/ (look at them: they are not compared to
+  anything; benchmarks/screenshots.py takes its own).
 - Charts: a title, a description and the same numbers as a table.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import time
 
 import pytest
 
-from browser_helpers import wcag_violations
+from browser_helpers import colour_violations, wcag_violations
 from publish_helpers import MODELS, XSS_MODEL
 from helmbench.publish.slugs import slugify
 
@@ -47,13 +52,18 @@ PAGE_TYPES = {
 EMPTY_PAGES = {k: PAGE_TYPES[k] for k in ("leaderboard", "models index", "scenarios index", "methodology")}
 
 
-@pytest.fixture(scope="session")
-def screenshots(tmp_path_factory):
-    """Where the layout test leaves its screenshots: the worker's temporary folder, never the repository."""
-    return tmp_path_factory.mktemp("screenshots")
+#: Shows both labels of the theme's palette toggle, of which each scheme shows one ("Switch to dark mode" in the
+#: light scheme, "Switch to light mode" in the dark): the only elements a scheme shows or hides.
+BOTH_PALETTE_LABELS = """() => { const labels = document.querySelectorAll('[data-md-component=palette] label');
+    labels.forEach(l => { l.hidden = false; }); return labels.length; }"""
 
 
 def _check(shared_page, axe, base_url: str, path: str, scheme: str = "light") -> None:
+    """axe-core on the page at `path`: in the light scheme every WCAG A/AA rule (with both palette labels
+    shown), in the dark scheme the rules that read colours (browser_helpers.COLOUR_RULES). The dark scheme
+    recolours the same document (test_the_dark_scheme_changes_only_colours), so a rule that reads no colour finds
+    there what it found in the light check of the page; running them all again cost ~1 s of the browser's CPU
+    per page (a model page's all rules 2.3 s, its colour rules 1.0 s)."""
     with shared_page(base_url, color_scheme=scheme, viewport={"width": 1400, "height": 900}) as page:
         page.goto(f"{base_url}/{path}", wait_until="networkidle")
         if scheme == "dark":
@@ -65,8 +75,64 @@ def _check(shared_page, axe, base_url: str, path: str, scheme: str = "light") ->
             while page.get_attribute("body", "data-md-color-scheme") != "slate" and time.monotonic() < deadline:
                 page.wait_for_timeout(100)
             assert page.get_attribute("body", "data-md-color-scheme") == "slate"  # follows the system
-        assert wcag_violations(axe, page) == []
+            assert colour_violations(axe, page) == []
+        else:
+            assert page.evaluate(BOTH_PALETTE_LABELS) == 2  # the labels the dark check leaves to this one
+            assert wcag_violations(axe, page) == []
         assert page.errors == [] and page.foreign == []
+
+
+#: A rule of a stylesheet that applies in one colour scheme only, and a value a custom property of it may hold:
+#: a colour, a hue, or a shadow (lengths and colours: painted, never laid out).
+_SCHEME = re.compile(r"data-md-color-scheme|prefers-color-scheme")
+_COLOUR = r"(#[0-9a-fA-F]{3,8}|(rgba?|hsla?)\((?:[^()]|\([^()]*\))*\)|var\(--[\w-]+\)|transparent|currentcolor|\d+(\.\d+)?deg)"
+_PAINT = re.compile(rf"^\s*({_COLOUR}|(\s*(0|[\d.]+(rem|em|px))){{2,4}}\s+{_COLOUR}(\s*,(\s*(0|[\d.]+(rem|em|px))){{2,4}}\s+{_COLOUR})*)\s*$")
+_IMAGES_OF_A_SCHEME = re.compile(r'^(\s*,?\s*\[data-md-color-scheme=\w+\] img\[src\$="#(only|gh)-(light|dark)(-mode-only)?"\])+\s*$')
+
+
+def scheme_rules_that_do_more_than_recolour(css: str) -> list[str]:
+    """The declarations of `css` that apply in one colour scheme only and set more than colours: anything
+    but a custom property holding a colour or shadow, and `color-scheme`; except the theme's hiding of images
+    named for the other scheme (#only-light, #only-dark), which the caller checks the site has none of."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    out = [m.group(0)[:80] for m in re.finditer(r"@media[^{]*prefers-color-scheme[^{]*", css)]
+    for m in re.finditer(r"([^{}]*)\{([^{}]*)\}", css):
+        selector, body = m.group(1).strip(), m.group(2)
+        if not _SCHEME.search(selector):
+            continue
+        for decl in filter(str.strip, body.split(";")):
+            prop, _, value = decl.partition(":")
+            prop = prop.strip()
+            if prop.startswith("--") and _PAINT.match(value) or prop == "color-scheme":
+                continue
+            if prop == "display" and value.strip() == "none" and _IMAGES_OF_A_SCHEME.match(selector):
+                continue
+            out.append(f"{selector[:80]} {{ {decl.strip()[:80]} }}")
+    return out
+
+
+def test_the_dark_scheme_changes_only_colours(site):
+    """Why the dark checks run only the rules that read colours: the stylesheets' rules of one scheme (the
+    theme's [data-md-color-scheme=slate] and =default, the site's own) set colours and shadows (custom
+    properties, `color-scheme`) and nothing that lays a page out or shows or hides an element, but for images
+    named for one scheme, which the site has none of; the site's own scripts never read the scheme. The theme's
+    palette script shows one of the toggle's two labels per scheme: the light check shows both
+    (BOTH_PALETTE_LABELS). The check can fail: a scheme's rule that hides, sizes or spaces is reported."""
+    css = {p: p.read_text(encoding="utf-8") for p in site.rglob("*.css")}
+    assert any("[data-md-color-scheme=slate]" in t for t in css.values())  # the theme's dark palette is there
+    assert {str(p.relative_to(site)): scheme_rules_that_do_more_than_recolour(t) for p, t in css.items()} \
+        == {str(p.relative_to(site)): [] for p in css}
+    pages = [p.read_text(encoding="utf-8") for p in site.rglob("*.html")]
+    assert not [p for p in pages if re.search(r"#(only|gh)-(light|dark)", p)]
+    scripts = [p for p in site.rglob("*.js") if "assets" not in p.parts]  # the site's own, not the theme's
+    assert scripts and not [p for p in scripts if _SCHEME.search(p.read_text(encoding="utf-8"))]
+    for planted in ('[data-md-color-scheme="slate"] .hb-grid { display: none }',
+                    '[data-md-color-scheme=slate] { --hb-gap: 2rem; --hb-pass: #fff }',
+                    '@media (prefers-color-scheme: dark) { .hb { color: red } }'):
+        assert scheme_rules_that_do_more_than_recolour(planted), planted
+    assert scheme_rules_that_do_more_than_recolour('[data-md-color-scheme=slate] { --a: #fff; --b: hsla(var(--md-hue), '
+                                                   '15%, 90%, 0.82); --md-shadow-z1: 0 0.2rem 0.5rem #0003, '
+                                                   '0 0 0.05rem #00000059 }') == []
 
 
 @pytest.mark.parametrize("kind", list(PAGE_TYPES))
@@ -236,41 +302,53 @@ def test_the_leaderboard_with_drift_notes_fits_1400_px(shared_page, stats_url):
             assert not fit["scrolls"] and fit["lastRight"] <= 1400, (table, fit)
 
 
-@pytest.mark.parametrize("width", [1400, 390])
-def test_layout_has_no_horizontal_overflow(shared_page, site_url, pipeline, width, screenshots):
+#: SUITE_SCREENSHOTS set (to anything but "" or "0"; not a HELMBENCH_* name: tests/conftest.py clears those)
+#: keeps a screenshot of each page of the layout test at each width, in the pytest temporary folder's
+#: screenshots*/ (compared to nothing: for a person to look at; benchmarks/screenshots.py takes a set of its own).
+SCREENSHOTS = os.environ.get("SUITE_SCREENSHOTS", "") not in ("", "0")
+
+
+def test_layout_has_no_horizontal_overflow(shared_page, site_url, pipeline, tmp_path_factory):
+    """At 1,400 px and 390 px, each page loaded once and laid out again at the other width (a viewport change
+    re-lays a page out as a load at that width would): no page scrolls sideways, the navigation shows on a
+    desktop, the leaderboard fits 1,400 px with every column and scrolls inside its own region at 390 px, and
+    a crisis line's number keeps to one line at both widths (was test_a_crisis_line_number_is_never_broken_
+    across_lines: "13 11" on one line and "14" on the next is a wrong number; the table scrolls instead)."""
     pages = {"leaderboard": "", "scenario": "scenarios/P1-B1-S1/", "case": f"cases/{pipeline.judged_case}/",
              "methodology": "methodology/", "model": f"models/{slugify(XSS_MODEL)}/",
              "crisis resources": PAGE_TYPES["crisis resources"]}
-    with shared_page(site_url, viewport={"width": width, "height": 900}) as page:
+    screenshots = tmp_path_factory.mktemp("screenshots") if SCREENSHOTS else None
+    with shared_page(site_url, viewport={"width": 1400, "height": 900}) as page:
         for name, path in pages.items():
+            page.set_viewport_size({"width": 1400, "height": 900})
             page.goto(f"{site_url}/{path}", wait_until="networkidle")
-            page.screenshot(path=str(screenshots / f"{name}-{width}.png"), full_page=name == "leaderboard")
-            overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-            assert overflow <= 0, f"{name} at {width} px is {overflow} px too wide"
-            if width == 1400:
-                nav = page.locator(".md-sidebar--primary")
-                assert nav.is_visible() and nav.get_by_text("Authors' guide").is_visible(), name
-                assert nav.get_by_text("Models").is_visible(), name
-        page.goto(site_url + "/", wait_until="networkidle")
-        fit = page.evaluate("""() => { const t = document.querySelector('#leaderboard-table'), w = t.parentElement,
-            last = t.querySelector('thead th:last-child').getBoundingClientRect();
-            return {table: t.getBoundingClientRect().width, wrap: w.clientWidth, lastRight: last.right,
-                    window: window.innerWidth, scrolls: w.scrollWidth > w.clientWidth}; }""")
-        if width == 1400:  # every column visible, nothing to scroll
-            assert not fit["scrolls"] and fit["lastRight"] <= fit["window"], fit
-        else:  # the table scrolls inside its own region, never the page
-            assert fit["scrolls"], fit
+            for width in (1400, 390):
+                page.set_viewport_size({"width": width, "height": 900})
+                if screenshots:
+                    page.screenshot(path=str(screenshots / f"{name}-{width}.png"), full_page=name == "leaderboard")
+                overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+                assert overflow <= 0, f"{name} at {width} px is {overflow} px too wide"
+                if width == 1400:
+                    nav = page.locator(".md-sidebar--primary")
+                    assert nav.is_visible() and nav.get_by_text("Authors' guide").is_visible(), name
+                    assert nav.get_by_text("Models").is_visible(), name
+                if name == "leaderboard":
+                    _leaderboard_fits(page, width)
+                if name == "crisis resources":
+                    lines = page.eval_on_selector_all(
+                        "table.hb td .hb-nowrap", "els => els.map(e => [e.textContent, e.getClientRects().length])")
+                    assert lines and all(n == 1 for _, n in lines), (width, [t for t, n in lines if n != 1])
 
 
-@pytest.mark.parametrize("width", [1400, 390])
-def test_a_crisis_line_number_is_never_broken_across_lines(shared_page, site_url, width):
-    """A person reads a helpline's number off this page: "13 11" on one line and "14" on the next is a
-    wrong number. Every phone number and text line keeps to one line; the table scrolls instead."""
-    with shared_page(site_url, viewport={"width": width, "height": 900}) as page:
-        page.goto(f"{site_url}/{PAGE_TYPES['crisis resources']}", wait_until="networkidle")
-        lines = page.eval_on_selector_all(
-            "table.hb td .hb-nowrap", "els => els.map(e => [e.textContent, e.getClientRects().length])")
-        assert lines and all(n == 1 for _, n in lines), [t for t, n in lines if n != 1]
+def _leaderboard_fits(page, width: int) -> None:
+    fit = page.evaluate("""() => { const t = document.querySelector('#leaderboard-table'), w = t.parentElement,
+        last = t.querySelector('thead th:last-child').getBoundingClientRect();
+        return {table: t.getBoundingClientRect().width, wrap: w.clientWidth, lastRight: last.right,
+                window: window.innerWidth, scrolls: w.scrollWidth > w.clientWidth}; }""")
+    if width == 1400:  # every column visible, nothing to scroll
+        assert not fit["scrolls"] and fit["lastRight"] <= fit["window"], fit
+    else:  # the table scrolls inside its own region, never the page
+        assert fit["scrolls"], fit
 
 
 def _breaks(page, selector: str) -> list[tuple[str, str]]:

@@ -3,7 +3,8 @@
 Fails when the leaderboard's key columns (rank, model, score with its interval, pass rate) do not fit the
 screen without scrolling, when any text of the leaderboard (its table and its chart, as drawn) is under 12 px,
 when a page scrolls sideways, when a case's message from the person hides inside a scrolling box, or when a
-crisis-service table's values lose their column labels on a phone. One browser, the suite's shared site.
+crisis-service table's values lose their column labels on a phone. One browser, the suite's shared site; each
+page is loaded once and laid out at both widths in turn (`_widths`).
 """
 
 from __future__ import annotations
@@ -72,50 +73,62 @@ def _chart_min_font(url: str, drawn_width: float) -> float:
     return min(sizes) * drawn_width / view_width
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_leaderboard_key_columns_fit_and_no_text_is_under_12_px(shared_page, site_url, width):
-    with shared_page(site_url, viewport={"width": width, "height": 900}) as page:
+def _widths(page):
+    """Each of WIDTHS in turn on the page as loaded (a viewport change lays the page out again, as a load at that
+    width would: one load serves both widths), ending at the first."""
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        yield width
+    page.set_viewport_size({"width": WIDTHS[0], "height": 900})
+
+
+def test_leaderboard_key_columns_fit_and_no_text_is_under_12_px(shared_page, site_url):
+    with shared_page(site_url, viewport={"width": WIDTHS[0], "height": 900}) as page:
         page.goto(site_url + "/")
         page.wait_for_selector("#leaderboard-table th[role=columnheader]")
-        assert page.evaluate("document.documentElement.scrollWidth") <= width  # the page never scrolls sideways
-        assert page.evaluate(KEY_OVERFLOW) == []
-        if width >= 1400:  # on a laptop the whole table fits, every column
-            assert page.evaluate("(w => w.scrollWidth <= w.clientWidth)(document.querySelector("
-                                 "'#leaderboard-table').closest('.hb-table-wrap'))")
-        assert page.evaluate(SMALL_TEXT, ["#leaderboard-table, .hb-validation, .hb-crisis-line", MIN_PX]) == []
-        charts = page.evaluate(CHARTS)
-        assert charts
-        for src, drawn in charts:
-            assert _chart_min_font(src, drawn) >= MIN_PX, (src, drawn)
+        for width in _widths(page):
+            # the page never scrolls sideways
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, width
+            assert page.evaluate(KEY_OVERFLOW) == [], width
+            if width >= 1400:  # on a laptop the whole table fits, every column
+                assert page.evaluate("(w => w.scrollWidth <= w.clientWidth)(document.querySelector("
+                                     "'#leaderboard-table').closest('.hb-table-wrap'))")
+            assert page.evaluate(SMALL_TEXT, ["#leaderboard-table, .hb-validation, .hb-crisis-line", MIN_PX]) == [], width
+            charts = page.evaluate(CHARTS)
+            assert charts, width
+            for src, drawn in charts:
+                assert _chart_min_font(src, drawn) >= MIN_PX, (width, src, drawn)
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_model_page_charts_and_tables_are_readable(shared_page, site_url, width):
-    with shared_page(site_url, viewport={"width": width, "height": 900}) as page:
+def test_model_page_charts_and_tables_are_readable(shared_page, site_url):
+    with shared_page(site_url, viewport={"width": WIDTHS[0], "height": 900}) as page:
         page.goto(site_url + "/models/")
         page.click("table a[href*='models/'], table a[href*='../models/'], .md-typeset table a")
         page.wait_for_load_state("load")
-        assert page.evaluate("document.documentElement.scrollWidth") <= width
-        for src, drawn in page.evaluate(CHARTS):
-            assert _chart_min_font(src, drawn) >= MIN_PX, (src, drawn)
+        for width in _widths(page):
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, width
+            for src, drawn in page.evaluate(CHARTS):
+                assert _chart_min_font(src, drawn) >= MIN_PX, (width, src, drawn)
 
 
-@pytest.mark.parametrize("width", WIDTHS)
-def test_a_case_shows_the_persons_message_whole_and_a_conversation_its_first_message(shared_page, site_url, site, width):
+def test_a_case_shows_the_persons_message_whole_and_a_conversation_its_first_message(shared_page, site_url, site):
     conversation = next(p.parent.name for p in sorted((site / "cases").glob("*/index.html"))
                         if "hb-transcript" in p.read_text(encoding="utf-8"))
-    with shared_page(site_url, viewport={"width": width, "height": 900}) as page:
+    with shared_page(site_url, viewport={"width": WIDTHS[0], "height": 900}) as page:
         page.goto(site_url + "/cases/P1-B1-S1-C1-U1-PT1/")
-        box = page.locator("#person-message")
-        assert box.is_visible()
-        assert page.evaluate("el => el.scrollHeight <= el.clientHeight + 1", box.element_handle())
-        assert "<your_job>" not in box.inner_text() and "<users_input>" not in box.inner_text()
-        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        for width in _widths(page):
+            box = page.locator("#person-message")
+            assert box.is_visible(), width
+            assert page.evaluate("el => el.scrollHeight <= el.clientHeight + 1", box.element_handle()), width
+            assert "<your_job>" not in box.inner_text() and "<users_input>" not in box.inner_text()
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, width
         page.goto(site_url + f"/cases/{conversation}/")
-        first = page.locator(".hb-transcript .hb-turn-user pre.hb-turn-text").first
-        assert first.is_visible() and "<your_job>" not in first.inner_text()
-        assert page.locator(".hb-transcript details.hb-full-prompt").first.count() == 1  # the whole prompt, one click away
-        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        for width in _widths(page):
+            first = page.locator(".hb-transcript .hb-turn-user pre.hb-turn-text").first
+            assert first.is_visible() and "<your_job>" not in first.inner_text(), width
+            # the whole prompt, one click away
+            assert page.locator(".hb-transcript details.hb-full-prompt").first.count() == 1, width
+            assert page.evaluate("document.documentElement.scrollWidth") <= width, width
 
 
 def test_crisis_tables_fit_a_phone_with_every_value_labelled(shared_page, site_url):

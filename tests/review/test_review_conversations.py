@@ -10,6 +10,7 @@ import hashlib
 import json
 import shutil
 import sqlite3
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -146,6 +147,24 @@ def test_transcripts_and_checks_reviewed_through_packets_by_keyboard(browser, sh
                                                                     level_of_measurement="nominal")), key
 
 
+def _settled_scroll(page, before: float, start: float = 3.0, settle: float = 10.0) -> float:
+    """window.scrollY after a key press once the page has stopped scrolling: first up to `start` seconds for it to
+    leave `before` (a smooth scroll slowed by a loaded machine or pytest-cov may not have begun), then sampled every
+    50 ms until three samples in a row agree (it may still be moving), for at most `settle` seconds. A page that
+    never moves returns `before`: bounded waits, not an assumption about how fast a browser scrolls."""
+    deadline = time.monotonic() + start
+    y = page.evaluate("window.scrollY")
+    while y == before and time.monotonic() < deadline:
+        page.wait_for_timeout(20)
+        y = page.evaluate("window.scrollY")
+    same, deadline = 0, time.monotonic() + settle
+    while same < 3 and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+        last, y = y, page.evaluate("window.scrollY")
+        same = same + 1 if y == last else 0
+    return y
+
+
 def test_a_transcript_item_is_accessible_and_reads_at_390_px(browser, shipped, tmp_path):
     from axe_playwright_python.sync_playwright import Axe
     from tests.review.review_pipeline import copy_of
@@ -169,18 +188,17 @@ def test_a_transcript_item_is_accessible_and_reads_at_390_px(browser, shipped, t
         assert page.evaluate("document.documentElement.scrollWidth") <= 390, "no sideways scrolling at 390 px"
         # by keyboard: Space pages down through the whole conversation to the options, 1 picks, Enter saves
         bottom = "window.scrollY + window.innerHeight >= document.documentElement.scrollHeight - 8"
-        presses = 0
-        while not page.evaluate(bottom) and presses < 200:
+        # A press that moved nothing is tried again, up to three in a row: in a long run the first press has been
+        # seen to move nothing within 3 s (presses=1, not at the end), then the page scrolls; a page whose Space
+        # never scrolls still fails, after three presses.
+        presses = stalled = 0
+        while not page.evaluate(bottom) and presses < 200 and stalled < 3:
             before = page.evaluate("window.scrollY")
             page.keyboard.press("Space")
             presses += 1
-            for _ in range(100):  # a smooth scroll takes a moment
-                page.wait_for_timeout(20)
-                if page.evaluate("window.scrollY") > before:
-                    break
-            else:
-                break  # Space no longer moves the page: it is as far down as it goes
-        assert presses > 0 and page.evaluate(bottom), "Space pages down through the conversation to its end"
+            stalled = stalled + 1 if _settled_scroll(page, before) <= before else 0
+        assert presses > stalled and page.evaluate(bottom), \
+            f"Space pages down through the conversation to its end ({presses} presses, {stalled} that moved nothing)"
         page.keyboard.press("1")
         with page.expect_navigation():
             page.keyboard.press("Enter")
