@@ -185,27 +185,28 @@ def xdist_group_of(item) -> str | None:
 #: Session artifacts that take tens of seconds of CPU to build (pipelines of the shipped benchmark against the fake,
 #: their mkdocs sites, a plugin installed with pip): a test that asks for one is `slow`, so `make test-fast` builds
 #: none of them (measured with benchmarks/suite_profile.py: together they were most of the inner loop's CPU).
-SLOW_FIXTURES = frozenset({"stats_floored", "stats_plain", "stats_site", "stats_url", "hostile_pipeline", "hostile_site",
-                           "hostile_url", "site", "site_url", "empty_site", "empty_url", "regex_site", "plugin_env"})
-#: The same, for a fixture whose name another folder uses for something cheap: (the folder defining it, its name).
-#: tests/publish's `pipeline` is the shipped benchmark run on three models (~9 s of CPU, most of `make test-fast`'s
-#: slowest test when a fast test asked for it); tests/cli's `pipeline` is a 9-case run and stays fast.
-SLOW_FOLDER_FIXTURES = frozenset({("tests/publish", "pipeline")})
+SLOW_FIXTURES = frozenset({
+    ("tests", "stats_floored"), ("tests", "stats_plain"),
+    *(("tests/publish", name) for name in ("pipeline", "stats_site", "stats_url", "hostile_pipeline", "hostile_site",
+                                           "hostile_url", "site", "site_url", "empty_site", "empty_url")),
+    ("tests/plugins", "regex_site"), ("tests/plugins", "plugin_env"),
+})
 
 
 def _asks_for_a_slow_artifact(item) -> bool:
-    fixtures = set(getattr(item, "fixturenames", ()))
-    if fixtures & SLOW_FIXTURES:
-        return True
+    """Whether `item` asks (directly or through another fixture) for one of SLOW_FIXTURES, each known by its full
+    key: the folder whose conftest defines it and its name. By name alone, tests/cli's `pipeline` (a 9-case run,
+    cheap) would be taken for tests/publish's (the shipped benchmark on three models, ~9 s of CPU)."""
     info = getattr(item, "_fixtureinfo", None)
-    defs = info.name2fixturedefs if info is not None else {}
-    return any(defs.get(name) and (defs[name][-1].baseid, name) in SLOW_FOLDER_FIXTURES for name in fixtures)
+    if info is None:
+        return False
+    return any(defs and (defs[-1].baseid, name) in SLOW_FIXTURES for name, defs in info.name2fixturedefs.items())
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
     """Groups for xdist, the `browser` mark on every test that drives Chromium (`-m "not browser"`), the `slow`
-    mark on every test that asks for an expensive session artifact (SLOW_FIXTURES, SLOW_FOLDER_FIXTURES), and the `slow` tests first (a
+    mark on every test that asks for an expensive session artifact (SLOW_FIXTURES), and the `slow` tests first (a
     stable sort): xdist hands out ungrouped tests in collection order, and a long test handed out last keeps one
     worker busy while the other has nothing left to do."""
     for item in items:
