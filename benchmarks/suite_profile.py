@@ -57,12 +57,13 @@ try:
             yield
             return
         del _commands[:]
+        start = time.time()
         s0, c0, w0, p0 = _cpu(resource.RUSAGE_SELF), _cpu(resource.RUSAGE_CHILDREN), time.perf_counter(), _spawned[0]
         yield
         row = {"test": item.nodeid, "self": round(_cpu(resource.RUSAGE_SELF) - s0, 3),
                "children": round(_cpu(resource.RUSAGE_CHILDREN) - c0, 3),
                "wall": round(time.perf_counter() - w0, 3), "spawned": _spawned[0] - p0, "commands": list(_commands),
-               "worker": os.environ.get("PYTEST_XDIST_WORKER", "main")}
+               "worker": os.environ.get("PYTEST_XDIST_WORKER", "main"), "start": round(start, 3)}
         with open(out, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(row) + "\n")
 except ImportError:  # run as a script, to read a profile, without pytest installed

@@ -140,6 +140,22 @@ def _run(command: list[str], env: dict | None = None) -> tuple[subprocess.Comple
     return proc, time.perf_counter() - start, _children_cpu() - cpu0, orphans.cpu, load
 
 
+#: A fixed piece of pure-Python work (30 million additions in a loop), timed in a fresh interpreter.
+REFERENCE = "import time\nt = time.process_time()\ns = 0\nfor i in range(30_000_000): s += i\nprint(time.process_time() - t)"
+
+
+def reference_cpu(times: int = 3) -> float:
+    """The CPU seconds this machine needs for REFERENCE (median of `times`). Why: the suite's CPU is a figure of
+    the machine as well as of the suite. The same commit used 414 s on one machine of this workplace and ~600 s
+    on another (2026-12-01/02), whose REFERENCE took 2.1 s when quiet. CPU time grows with the load, too: on that
+    machine REFERENCE took 3.0 s while another suite ran (cores shared with other guests and their caches), and so
+    does every CPU figure taken then. A figure taken elsewhere or under load compares to this one through the
+    ratio of the references printed before and after the runs."""
+    runs = [float(subprocess.run([sys.executable, "-c", REFERENCE], capture_output=True, text=True, check=True).stdout)
+            for _ in range(times)]
+    return statistics.median(runs)
+
+
 def _summary(proc: subprocess.CompletedProcess) -> str:
     found = SUMMARY.findall(proc.stdout + proc.stderr)
     return found[-1] if found else "no pytest summary"
@@ -186,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     if not reaper:
         print("not a subreaper here (Linux only): orphans' CPU (browsers' renderers) is not counted", file=sys.stderr)
     walls, cpus = [], []
+    if args.repeat:
+        print(f"machine reference before: {reference_cpu():.2f} s of CPU for 30 million Python additions (median of "
+              "3; compare figures from two machines, or two loads, through it)", flush=True)
     for i in range(1, args.repeat + 1):
         proc, wall, cpu, orphaned, load = _run(args.command)
         # The CPU of every process the command started, orphans included: divided by the cores, the least wall
@@ -198,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
         walls.append(wall)
         cpus.append(cpu)
     status = 0
+    if args.repeat:
+        print(f"machine reference after: {reference_cpu():.2f} s", flush=True)
     if cpus:
         cpu, wall = statistics.median(cpus), statistics.median(walls)
         wall_limit = args.wall_factor * cpu / CORES

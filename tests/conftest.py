@@ -28,6 +28,7 @@ import pytest  # noqa: E402
 from hypothesis import HealthCheck, settings
 
 from tests.fakes.openrouter import FakeOpenRouter
+from tests import shared
 from tests.shared import build_once
 
 REPO = Path(__file__).resolve().parents[1]
@@ -57,6 +58,7 @@ def pytest_configure(config):
     # (tests/publish/test_publish_worker.py, the "worker dies" build) unset this, and one of them proves the
     # worker's charts byte-identical to these.
     os.environ["HELMBENCH_INLINE_CHARTS"] = "1"
+    config.pluginmanager.register(_BuildAhead(), "helmbench-build-ahead")
 
 
 @pytest.fixture(scope="session")
@@ -201,6 +203,98 @@ def _asks_for_a_slow_artifact(item) -> bool:
     if info is None:
         return False
     return any(defs and (defs[-1].baseid, name) in SLOW_FIXTURES for name, defs in info.name2fixturedefs.items())
+
+
+#: The artifacts of SLOW_FIXTURES that this session's tests ask for, in the order first asked; the full keys of the
+#: session fixtures each of them asks for (its closure's next step); which ones this worker has set up; the
+#: session fixtures being set up now (innermost last) and the test they are set up for. For `_build_ahead`.
+_NEEDED: list[tuple[str, str]] = []
+_ASKS: dict[tuple[str, str], set[tuple[str, str]]] = {}
+_SET_UP: set[tuple[str, str]] = set()
+_SETTING_UP: list[tuple[pytest.FixtureRequest, tuple[str, str]]] = []
+_AHEAD = {"item": None, "building": False}
+
+
+def pytest_collection_finish(session):
+    """What `_build_ahead` may build: the slow artifacts the tests left after deselection ask for."""
+    _NEEDED.clear()
+    for item in session.items:
+        info = getattr(item, "_fixtureinfo", None)
+        defs_of = info.name2fixturedefs if info is not None else {}
+        for name, defs in defs_of.items():
+            if not defs:
+                continue
+            key = (defs[-1].baseid, name)
+            _ASKS.setdefault(key, set()).update((defs_of[arg][-1].baseid, arg) for arg in defs[-1].argnames
+                                                if defs_of.get(arg))
+            if key in SLOW_FIXTURES and key not in _NEEDED:
+                _NEEDED.append(key)
+
+
+def _artifacts_of(key: tuple[str, str]) -> set[tuple[str, str]]:
+    """The slow artifacts `key` is or asks for, directly or through other fixtures (the locks its build holds)."""
+    seen, todo = set(), [key]
+    while todo:
+        k = todo.pop()
+        if k not in seen:
+            seen.add(k)
+            todo.extend(_ASKS.get(k, ()))
+    return seen & SLOW_FIXTURES
+
+
+def _build_ahead() -> bool:
+    """Called by tests.shared.build_once while another worker holds the lock of the artifact being set up: set up
+    one slow artifact the session needs that this worker has not, that the current test's folder can see (a
+    conftest's fixture is visible below its folder), and that shares nothing with the one being waited for (the
+    other worker holds that one's locks). Returns whether it set one up. Never nested: a build ahead that has to
+    wait just waits. Its failure is pytest's to report, to the tests that ask for it (the fixture's error is
+    cached), never to the test whose wait it filled."""
+    item = _AHEAD["item"]
+    if _AHEAD["building"] or not _SETTING_UP or item is None:
+        return False
+    request, waiting = _SETTING_UP[-1]
+    key = shared.ahead_candidate(_NEEDED, _SET_UP, item.nodeid.split("::", 1)[0], _artifacts_of(waiting), _artifacts_of)
+    if key is None:
+        return False
+    _AHEAD["building"] = True
+    try:
+        request.getfixturevalue(key[1])
+    except (Exception, pytest.skip.Exception, pytest.fail.Exception):
+        pass
+    finally:
+        _AHEAD["building"] = False
+        _SET_UP.add(key)
+    return True
+
+
+class _BuildAhead:
+    """The hooks `_build_ahead` needs, as a plugin registered for the whole session (pytest_configure): a
+    conftest's own hooks see only the nodes under its folder, and a session fixture is set up for the session."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_setup(self, item):
+        _AHEAD["item"] = item
+        try:
+            return (yield)
+        finally:
+            _AHEAD["item"] = None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(self, fixturedef, request):
+        """Each session fixture's set-up is where tests.shared.build_once may wait for another worker: give it
+        `_build_ahead` for the time, and note the fixture as set up in this worker."""
+        if fixturedef.scope != "session":
+            return (yield)
+        key = (fixturedef.baseid, fixturedef.argname)
+        _SETTING_UP.append((request, key))
+        shared.while_waiting = _build_ahead
+        try:
+            return (yield)
+        finally:
+            _SETTING_UP.pop()
+            _SET_UP.add(key)
+            if not _SETTING_UP:
+                shared.while_waiting = None
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
