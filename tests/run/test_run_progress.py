@@ -62,3 +62,12 @@ def test_each_run_has_its_own_log_file(env, fake, small):
     assert "P1-B1" not in text_a + text_b
     assert "test/model-a on manifest" in text_a and "test/model-a on manifest" not in text_b
     assert "finished" in text_a and "finished" in text_b
+
+
+def test_the_time_left_reads_as_a_question_mark_until_it_is_known_then_in_minutes_or_hours():
+    """Before the first answer no rate is known: the line says "?" rather than a guess. (This line was reached
+    only when a run's first progress tick came before its first answer, which depends on the machine's speed.)"""
+    from helmbench.run.progress import _eta
+
+    assert _eta(None) == "?"
+    assert _eta(59.9) == "0m59s" and _eta(3600) == "1h00m"
