@@ -46,7 +46,8 @@ settings.load_profile("helmbench")
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: `-p no:xdist` runs without the hook
 def pytest_xdist_auto_num_workers(config):
-    """`-n auto` (`make test`, `make test-fast`): one worker more than the cores. Why: a run's tests spend ~100 s
+    """`-n auto` (`make test`): one worker more than the cores (`make test-fast`, which runs none of the tests that
+    wait, sets PYTEST_XDIST_AUTO_NUM_WORKERS to the cores). Why: a run's tests spend ~100 s
     of a core waiting, not working (a fake's latency that keeps calls in flight for a kill -9 or a Ctrl-C, two
     runs racing for one lock, a server starting; measured with benchmarks/suite_time.py and /proc/stat beside
     benchmarks/suite_profile.py), and with one worker per core those seconds leave a core idle. A third worker
