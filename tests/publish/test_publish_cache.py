@@ -143,9 +143,17 @@ def test_the_codec_gives_back_what_it_was_given():
         "consistency": Consistency(n_cases=2, n_unanimous=1, unanimous_share=0.5, fleiss_kappa=None, min_samples=2,
                                    max_samples=3),  # in a summary when a model answered each case more than once
         "settings": PublishSettings(db=Path("a.db"), manifest=Path("m.jsonl"), datasette_url="http://x"),
+        # long strings travel beside the JSON as raw UTF-8 (codec.LONG): a page's HTML, with quotes, newlines,
+        # characters of several bytes and the tag; as a value, inside Markup, as a key of a tagged dict
+        "page": Markup('<p class="a">\n' + "é∅\x00\"" * 200 + "</p>"), "long": "x" * 255 + "\n",
+        ("k" * 300,): ["y" * 300, "z" * 300],
     }
-    back = decode(encode(value))
+    encoded = encode(value)
+    text, _, raw = encoded.partition(b"\n")  # the JSON's one line, then the long strings as they are
+    assert str(value["page"]).encode() in raw and "é∅".encode() not in text and (b"x" * 255 + b"\n") in raw
+    back = decode(encoded)
     assert back == value
+    assert type(back["page"]) is Markup
     assert type(back["tuple"]) is tuple and type(back["markup"]) is Markup and type(back["frozen"]) is frozenset
     assert type(back["rows"][0]) is ScoredResult and isinstance(back["settings"].db, Path)
     assert encode(value) == encode(back)  # the same object gives the same bytes (a cache key hashes them)
@@ -165,6 +173,13 @@ def test_the_codec_gives_back_what_it_was_given():
     b'{"\\u0000": "t", "v": [], "extra": 1}',
     b'{"\\u0000": "d", "v": [[[1], 2]]}',  # an unhashable key
     b"[" * 100_000,  # nesting deeper than the parser goes
+    b'{"\\u0000": "r", "v": [0, 4]}\nabc',  # a long string's offsets past the raw part
+    b'{"\\u0000": "r", "v": [2, 1]}\nabc',
+    b'{"\\u0000": "r", "v": [-1, 2]}\nabc',
+    b'{"\\u0000": "r", "v": [0, true]}\nabc',
+    b'{"\\u0000": "r", "v": [0, 1.0]}\nabc',
+    b'{"\\u0000": "r", "v": [0, 2]}\n\xc3(',  # not UTF-8
+    b'{"\\u0000": "r", "v": [0, 2]}',  # no raw part at all
 ])
 def test_the_codec_refuses_what_it_did_not_make(planted):
     from helmbench.publish.codec import DecodeError, decode
