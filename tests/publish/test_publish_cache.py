@@ -180,6 +180,11 @@ def test_the_codec_gives_back_what_it_was_given():
     b'{"\\u0000": "r", "v": [0, 1.0]}\nabc',
     b'{"\\u0000": "r", "v": [0, 2]}\n\xc3(',  # not UTF-8
     b'{"\\u0000": "r", "v": [0, 2]}',  # no raw part at all
+    # the raw part is read once, in order: a few bytes of JSON naming one range again and again would copy it each time
+    b'{"\\u0000": "t", "v": [' + b", ".join([b'{"\\u0000": "r", "v": [0, 300]}'] * 3) + b"]}\n" + b"a" * 300,
+    b'{"\\u0000": "r", "v": [0, 3]}\nabc',  # a short string, which encode writes in the JSON
+    b'{"a": 1}\nleft over',  # raw bytes no string refers to
+    '{"a": 1}',  # not bytes
 ])
 def test_the_codec_refuses_what_it_did_not_make(planted):
     from helmbench.publish.codec import DecodeError, decode
