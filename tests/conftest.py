@@ -46,15 +46,27 @@ settings.load_profile("helmbench")
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: `-p no:xdist` runs without the hook
 def pytest_xdist_auto_num_workers(config):
-    """`-n auto` (`make test`): one worker more than the cores (`make test-fast`, which runs none of the tests that
-    wait, sets PYTEST_XDIST_AUTO_NUM_WORKERS to the cores). Why: a run's tests spend ~100 s
-    of a core waiting, not working (a fake's latency that keeps calls in flight for a kill -9 or a Ctrl-C, two
-    runs racing for one lock, a server starting; measured with benchmarks/suite_time.py and /proc/stat beside
-    benchmarks/suite_profile.py), and with one worker per core those seconds leave a core idle. A third worker
-    fills them. PYTEST_XDIST_AUTO_NUM_WORKERS still decides when set (xdist's own setting)."""
+    """`-n auto`: one worker more than the cores when the `slow` tests run (`make test`), the cores when `-m`
+    leaves them out (`make test-fast`). Why: a run's tests spend ~100 s of a core waiting, not working (a fake's
+    latency that keeps calls in flight for a kill -9 or a Ctrl-C, two runs racing for one lock, a server
+    starting; measured with benchmarks/suite_time.py and /proc/stat beside benchmarks/suite_profile.py), and with
+    one worker per core those seconds leave a core idle. A third worker fills them. The tests that wait are all
+    `slow`: without them a third worker fills nothing and only adds its start-up and the cores' contention
+    (2026-12-03, test-fast, two pairs: 161-166 s of CPU with two workers against 182-190 s with three, wall
+    95-102 s both). PYTEST_XDIST_AUTO_NUM_WORKERS still decides when set (xdist's own setting)."""
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return None
-    return (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1) + 1
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return cores + 1 if selects_slow_tests(config.getoption("markexpr", "") or "") else cores
+
+
+def selects_slow_tests(markexpr: str) -> bool:
+    """Whether `-m markexpr` keeps a test marked `slow` (and nothing else): what the extra worker is for."""
+    if not markexpr:
+        return True
+    from _pytest.mark.expression import Expression
+
+    return bool(Expression.compile(markexpr).evaluate(lambda name, **_: name == "slow"))
 
 
 def pytest_configure(config):

@@ -102,7 +102,7 @@ def encode(obj) -> bytes:
     bytes (sets are sorted), so it can be hashed. The JSON is one line: every newline in a string is escaped."""
     side = bytearray()
     text = json.dumps(_plain(obj, side), ensure_ascii=False, separators=(",", ":")).encode()
-    return text + b"\n" + bytes(side) if side else text
+    return b"".join((text, b"\n", side)) if side else text
 
 
 @lru_cache(maxsize=None)
