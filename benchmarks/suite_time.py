@@ -156,6 +156,14 @@ def reference_cpu(times: int = 3) -> float:
     return statistics.median(runs)
 
 
+def in_references(cpu: float, before: float, after: float) -> float:
+    """`cpu` in units of the machine reference: CPU ÷ the mean of REFERENCE's time before and after the runs.
+    Why: a budget in seconds passes or fails with the machine it lands on (592 s and 648 s on one machine of this
+    workplace, 414 s on another, for nearly the same suite); in references, two machines' figures compare, as do
+    a quiet and a loaded run of one machine, as far as the load slows REFERENCE as it slows the suite."""
+    return cpu / ((before + after) / 2)
+
+
 def _summary(proc: subprocess.CompletedProcess) -> str:
     found = SUMMARY.findall(proc.stdout + proc.stderr)
     return found[-1] if found else "no pytest summary"
@@ -202,8 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     if not reaper:
         print("not a subreaper here (Linux only): orphans' CPU (browsers' renderers) is not counted", file=sys.stderr)
     walls, cpus = [], []
+    before = after = None
     if args.repeat:
-        print(f"machine reference before: {reference_cpu():.2f} s of CPU for 30 million Python additions (median of "
+        before = reference_cpu()
+        print(f"machine reference before: {before:.2f} s of CPU for 30 million Python additions (median of "
               "3; compare figures from two machines, or two loads, through it)", flush=True)
     for i in range(1, args.repeat + 1):
         proc, wall, cpu, orphaned, load = _run(args.command)
@@ -218,12 +228,14 @@ def main(argv: list[str] | None = None) -> int:
         cpus.append(cpu)
     status = 0
     if args.repeat:
-        print(f"machine reference after: {reference_cpu():.2f} s", flush=True)
+        after = reference_cpu()
+        print(f"machine reference after: {after:.2f} s", flush=True)
     if cpus:
         cpu, wall = statistics.median(cpus), statistics.median(walls)
         wall_limit = args.wall_factor * cpu / CORES
         print(f"median of {len(cpus)}: CPU {cpu:.1f} s (budget ≤ {args.target:.0f} s), wall {wall:.1f} s "
-              f"(≤ {args.wall_factor} × CPU/{CORES} cores = {wall_limit:.0f} s)")
+              f"(≤ {args.wall_factor} × CPU/{CORES} cores = {wall_limit:.0f} s); the CPU is "
+              f"{in_references(cpu, before, after):.0f} machine references (CPU ÷ the mean reference)")
         status = 0 if cpu <= args.target and wall <= wall_limit else 1
     if args.cov:
         status = coverage(args.command)[0] or status
