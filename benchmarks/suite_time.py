@@ -158,9 +158,9 @@ def reference_cpu(times: int = 3) -> float:
 
 def in_references(cpu: float, before: float, after: float) -> float:
     """`cpu` in units of the machine reference: CPU ÷ the mean of REFERENCE's time before and after the runs.
-    Why: a budget in seconds passes or fails with the machine it lands on (592 s and 648 s on one machine of this
-    workplace, 414 s on another, for nearly the same suite); in references, two machines' figures compare, as do
-    a quiet and a loaded run of one machine, as far as the load slows REFERENCE as it slows the suite."""
+    Why: a budget in seconds passes or fails with the machine it lands on (reference_cpu: the figures); in
+    references, two machines' figures compare, as do a quiet and a loaded run of one machine, as far as the
+    load slows REFERENCE as it slows the suite."""
     return cpu / ((before + after) / 2)
 
 
