@@ -13,13 +13,16 @@ nobody is building (`while_waiting`, set by tests/conftest.py), then tries again
 
 Only for artifacts the tests read: a test that writes must work on a copy (`shutil.copytree`, SQLite's
 backup API), as it already had to when the fixture was per worker.
+
+What a build returns reaches the other workers as JSON (the site cache's codec, helmbench.publish.codec), never
+as pickle: a file another process left in a temporary folder is data, and unpickling data runs code. A build
+returning what the codec cannot give back fails when it ends, naming the type.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import pickle
 import shutil
 import threading
 from collections.abc import Callable
@@ -27,6 +30,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+
+from helmbench.publish import codec
 
 T = TypeVar("T")
 
@@ -44,24 +49,33 @@ def session_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def build_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Callable[[Path], T]) -> T:
-    """`build(folder)` run once per session into an empty `folder` named `name`; its (picklable) result is
-    returned to every caller, in every worker. A build that raised is tried again by the next caller (and
-    fails its tests the same way), never half-reused."""
+    """`build(folder)` run once per session into an empty `folder` named `name`; its result (what the site
+    cache's codec encodes, with the dataclasses of SHARED_DATACLASSES) is returned to every caller, in every
+    worker, as decoded from the shared file (the worker that built it gets what the others get). A build that
+    raised is tried again by the next caller (and fails its tests the same way), never half-reused."""
     root = session_root(tmp_path_factory) / "shared"
     root.mkdir(exist_ok=True)
-    folder, done = root / name, root / f"{name}.pickle"
+    folder, done = root / name, root / f"{name}.json"
     with open(root / f"{name}.lock", "w") as lock:
         _lock(lock)  # released when the file closes, also if this worker dies
         if done.exists():
-            return pickle.loads(done.read_bytes())
+            return codec.decode(done.read_bytes())
         if folder.exists():
             shutil.rmtree(folder)  # what a failed build left
         folder.mkdir()
-        result = _in_a_thread(build, folder)
+        encoded = codec.encode(_in_a_thread(build, folder))
         tmp = done.with_suffix(".tmp")
-        tmp.write_bytes(pickle.dumps(result))
+        tmp.write_bytes(encoded)
         tmp.replace(done)
-        return result
+        return codec.decode(encoded)
+
+
+#: The modules whose dataclasses a build returns, decoded by the site cache's codec (helmbench.publish.codec:
+#: nothing else is made from a shared file but JSON's values, paths, tuples and sets).
+SHARED_DATACLASSES = ("tests.publish.publish_helpers", "tests.score.stats_pipeline", "tests.judge.judge_pipeline",
+                      "helmbench.run.imported")
+for _module in SHARED_DATACLASSES:
+    codec.allow(_module)
 
 
 def _lock(lock) -> None:

@@ -29,7 +29,7 @@ def test_a_name_its_module_is_also_called_is_refused():
 
 def test_the_site_hooks_and_its_cached_data_classes_import_no_heavy_stage():
     """What a warm `helmbench publish` imports before mkdocs renders: the hooks module and every
-    module a cached SiteData unpickles from. None of them needs Pydantic (the spec models, the
+    module a cached SiteData is decoded into. None of them needs Pydantic (the spec models, the
     plugin types), sqlite_utils (and the pandas it loads), jsonschema or litellm; each was pulled
     in by an eager `__init__` or a top-level import once, costing a warm build ~0.8 s."""
     code = (

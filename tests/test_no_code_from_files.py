@@ -1,12 +1,15 @@
 """No format that can run code (issue #36 §1): nothing in helmbench/ imports pickle, marshal or shelve
-(nor their look-alikes), or configures a Jinja bytecode cache. Read statically, from the syntax trees."""
+(nor their look-alikes), or configures a Jinja bytecode cache; nor do the suite and the benchmark scripts (a
+file one test process leaves for another is data too: tests/shared.py shares build results as JSON). Read
+statically, from the syntax trees."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "helmbench"
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "helmbench"
 
 #: Modules whose loading runs code from the bytes it reads.
 CODE_FORMATS = {"pickle", "_pickle", "cPickle", "marshal", "shelve", "dill", "cloudpickle", "joblib", "jsonpickle",
@@ -46,15 +49,30 @@ def findings(source: str, path: str = "<source>") -> list[tuple[int, str]]:
     return found
 
 
-def test_no_module_of_helmbench_imports_a_code_format_or_a_bytecode_cache():
+def _scan(folder: Path) -> dict[str, list[tuple[int, str]]]:
     bad = {}
-    files = sorted(PACKAGE.rglob("*.py"))
-    assert len(files) > 100  # the scan sees the package
-    for path in files:
+    for path in sorted(folder.rglob("*.py")):
         hits = findings(path.read_text(encoding="utf-8"), str(path))
         if hits:
-            bad[str(path.relative_to(PACKAGE.parent))] = hits
-    assert bad == {}
+            bad[str(path.relative_to(REPO))] = hits
+    return bad
+
+
+def test_no_module_of_helmbench_imports_a_code_format_or_a_bytecode_cache():
+    assert len(list(PACKAGE.rglob("*.py"))) > 100  # the scan sees the package
+    assert _scan(PACKAGE) == {}
+
+
+#: The suite's files that make a code format on purpose, and what for (the one load there is the control that shows
+#: its own planted payload would run).
+PLANTERS = {"tests/publish/test_publish_cache.py": "plants hostile pickles and Jinja bytecode the build must never run"}
+
+
+def test_neither_the_suite_nor_the_benchmark_scripts_import_a_code_format():
+    assert (REPO / "tests" / "shared.py").is_file() and (REPO / "benchmarks" / "suite_time.py").is_file()
+    found = {**_scan(REPO / "tests"), **_scan(REPO / "benchmarks")}
+    assert {path: hits for path, hits in found.items() if path not in PLANTERS} == {}
+    assert set(PLANTERS) <= set(found)  # the scan sees what the planters import
 
 
 def test_the_scan_finds_each_form():

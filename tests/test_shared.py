@@ -95,3 +95,54 @@ ARTIFACTS = {SITE: {SITE, PIPELINE}, PIPELINE: {PIPELINE}, STATS: {STATS}, STATS
 def test_the_artifact_built_ahead(where, set_up, busy, chosen):
     needed = [SITE, PIPELINE, STATS, STATS_SITE, PLUGIN]
     assert shared.ahead_candidate(needed, set_up, where, busy, ARTIFACTS.__getitem__) == chosen
+
+
+# --- what a build hands the other workers ------------------------------------------------------------------
+
+
+class _Factory:
+    """The one method of pytest's TempPathFactory that build_once uses."""
+
+    def __init__(self, base):
+        self.base = base
+
+    def getbasetemp(self):
+        return self.base
+
+
+def test_every_caller_gets_the_build_s_result_back_from_json_and_the_build_runs_once(tmp_path, monkeypatch):
+    from tests.publish.publish_helpers import Pipeline
+
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    monkeypatch.setattr(shared, "while_waiting", None)
+    runs = []
+
+    def build(folder):
+        runs.append(folder)
+        return {"pipeline": Pipeline(folder, folder / "m.jsonl", folder / "r.db", "P1-C1"), "ids": ("a", "b")}
+
+    first = shared.build_once(_Factory(tmp_path), "thing", build)
+    second = shared.build_once(_Factory(tmp_path), "thing", build)
+    assert first == second == {"pipeline": Pipeline(runs[0], runs[0] / "m.jsonl", runs[0] / "r.db", "P1-C1"),
+                               "ids": ("a", "b")}
+    assert len(runs) == 1
+    assert (tmp_path / "shared" / "thing.json").read_bytes().startswith(b"{")  # data, not a pickle
+
+
+def test_a_planted_result_naming_another_class_is_refused_and_makes_nothing(tmp_path, monkeypatch):
+    from helmbench.publish.codec import DecodeError
+
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    monkeypatch.setattr(shared, "while_waiting", None)
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "planted.json").write_text('{"\\u0000": "subprocess:Popen", "v": [["touch", "x"]]}')
+    with pytest.raises(DecodeError, match="subprocess:Popen"):
+        shared.build_once(_Factory(tmp_path), "planted", lambda folder: pytest.fail("the shared file was there"))
+
+
+def test_a_build_returning_what_json_cannot_hold_fails_naming_it(tmp_path, monkeypatch):
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+    monkeypatch.setattr(shared, "while_waiting", None)
+    with pytest.raises(TypeError, match="cannot encode lock"):
+        shared.build_once(_Factory(tmp_path), "odd", lambda folder: threading.Lock())
+    assert not (tmp_path / "shared" / "odd.json").exists()

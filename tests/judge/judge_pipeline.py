@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -33,6 +34,16 @@ def write_models(path: Path, models: list[str], *, judge: str | None = JUDGE) ->
         lines += [f"  - id: {m}", "    temperature: 0.7", "    max_tokens: 300"]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+@dataclass(frozen=True)
+class JudgedPipeline:
+    """A judged pipeline's files and its runs (tests/report/conftest.py): here, under one importable name, for
+    tests.shared.build_once to hand to the other workers."""
+    root: Path
+    manifest: Path
+    db: Path
+    runs: list
 
 
 def run_once(manifest: Path, models: Path, db: Path, **kw):

@@ -31,8 +31,8 @@ RAW_PAYLOADS = ("<script>window.__xss", "<img src=x onerror")
 
 @dataclass(frozen=True)
 class Pipeline:
-    """What the publishing tests' pipelines made (conftest.py). Here, not in conftest.py, so that it pickles under
-    one importable name (tests.shared.build_once hands it to the other workers)."""
+    """What the publishing tests' pipelines made (conftest.py). Here, not in conftest.py, so that it has
+    one importable name (tests.shared.build_once hands it to the other workers as JSON, naming its class)."""
     root: Path
     manifest: Path
     db: Path

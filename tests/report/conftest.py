@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import pytest
 
 from tests.fakes.manifests import synthetic_cases, write_manifest  # noqa: E402
 from tests.fakes.openrouter import FakeOpenRouter, Rule  # noqa: E402
 from tests.shared import build_once
 from tests.judge.judge_pipeline import (  # noqa: E402
-    MODEL, OTHER, UPSTREAM, compile_to, run_once, upstream_tree, write_models,
+    MODEL, OTHER, UPSTREAM, JudgedPipeline, compile_to, run_once, upstream_tree, write_models,
 )
 
 
@@ -37,4 +35,4 @@ def _judged_db(root):
             report = run_once(manifest, models, db, concurrency=16)
     finally:
         fake.stop()
-    return SimpleNamespace(root=root, manifest=manifest, db=db, runs=report.runs)
+    return JudgedPipeline(root=root, manifest=manifest, db=db, runs=report.runs)
