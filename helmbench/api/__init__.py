@@ -130,16 +130,6 @@ def _as_manifest(manifest) -> Path:
     return path
 
 
-def _models_file_beside(manifest: Path) -> Path:
-    """models.yml of the benchmark whose build/ holds `manifest`, else of the one found from here."""
-    from helmbench.spec import discover
-
-    layout = discover.find_layout(manifest.parent.parent)
-    if layout is not None and (layout.root / "models.yml").is_file():
-        return layout.root / "models.yml"
-    return discover.models_file()
-
-
 def run_options(manifest, models: Iterable[str] | None = None, *, db=None, models_file=None,
                 scenarios: Iterable[str] = (), case_ids: Iterable[str] = (), samples: int = 1,
                 concurrency: int = DEFAULT_CONCURRENCY, max_cost: float | None = None, dry_run: bool = False,
@@ -155,7 +145,7 @@ def run_options(manifest, models: Iterable[str] | None = None, *, db=None, model
     path = _as_manifest(manifest)
     db = Path(db) if db is not None else path.parent / "results.db"
     return RunOptions(
-        manifest=str(path), models_file=str(models_file if models_file is not None else _models_file_beside(path)),
+        manifest=str(path), models_file=str(models_file if models_file is not None else _models_of(path)),
         db=str(db), scenarios=tuple(scenarios or ()), case_ids=tuple(case_ids or ()),
         models=tuple([models] if isinstance(models, str) else (models or ())), samples=samples,
         concurrency=concurrency, max_cost=max_cost, dry_run=dry_run, logs_dir=str(db.parent / "logs"),
@@ -314,7 +304,7 @@ def costs(db: str | Path, manifest=None, *, run_id: int | None = None, model: st
         from helmbench.errors import HelmbenchError
         from helmbench.run.estimate import estimate_remaining
 
-        models = Path(models_file) if models_file is not None else _models_file_beside(path)
+        models = Path(models_file) if models_file is not None else _models_of(path)
         try:
             remaining = estimate_remaining(path, models, Path(db), [model] if model else None)
         except HelmbenchError as exc:  # a manifest edited by hand: what was paid is still shown, then the error
@@ -399,11 +389,15 @@ from helmbench.api.review import (  # noqa: E402,F401  (public: the review funct
     review_export, review_import, review_packets, review_plan, review_plan_path, review_session, review_status)
 
 
-def models_file() -> Path:
-    """models.yml of the benchmark found from the current folder (every command's default `--models-file`)."""
+def models_file(manifest: str | Path | None = None) -> Path:
+    """models.yml of the benchmark whose build/ holds `manifest` (when given and there is one), else of the
+    benchmark found from the current folder: every command's default `--models-file`."""
     from helmbench.spec import discover
 
-    return discover.models_file()
+    return discover.models_file(None if manifest is None else Path(manifest))
+
+
+_models_of = models_file  # for the functions whose `models_file` parameter hides this one
 
 
 def preload_provider() -> None:

@@ -22,19 +22,20 @@ def _manifest():
 
 
 def _models_file():
-    return typer.Option(None, "--models-file", help="models.yml: the models under test (default: the benchmark's).")
+    return typer.Option(None, "--models-file", help="models.yml: the models under test (default: that of the benchmark whose build/ holds the manifest, else of the benchmark found from here).")
 
 
 def _db():
-    return typer.Option(None, "--db", help="The results database (created if missing; default build/results.db).")
+    return typer.Option(None, "--db", help="The results database (created if missing; default results.db beside the manifest: build/results.db).")
 
 
 def _defaults(manifest: Optional[Path], models_file: Optional[Path], db: Optional[Path]):
-    """Paths not given: build/ beside the benchmark found from the current folder, and its models.yml."""
+    """Paths not given: beside the manifest when it is named (its build/ folder and its benchmark's models.yml),
+    else build/ beside the benchmark found from the current folder and its models.yml."""
     from helmbench import api
 
     manifest, db = api.in_build(manifest=manifest, db=db)
-    return manifest, models_file if models_file is not None else api.models_file(), db
+    return manifest, models_file if models_file is not None else api.models_file(manifest), db
 
 
 def _models():

@@ -142,10 +142,13 @@ def run_paths(manifest: Path, models_file: Path, db: Path, *, dry_run: bool) -> 
         db_to_write(db)
 
 
-def publish_paths(db: Path, manifest: Path, config_file: Path | None, site_dir: Path | None) -> None:
-    """`helmbench publish`: a missing database or manifest gives a site that says how to run."""
+def publish_paths(db: Path, manifest: Path, config_file: Path | None, site_dir: Path | None, *,
+                  manifest_named: bool = False) -> None:
+    """`helmbench publish`: a missing database, or the default manifest missing, gives a site that says how to
+    run (a fresh checkout); a manifest the user named must exist (a typo would publish a site of no run)."""
     db_to_read(db, optional=True, open_now=True)
-    if input_file(manifest, "--manifest", what="manifest", optional=True).is_file():
+    if input_file(manifest, "--manifest", what="manifest", optional=not manifest_named,
+                  hint="run `helmbench compile` first, or name the manifest it wrote").is_file():
         from helmbench.api import manifest_header
 
         manifest_header(manifest)  # the site picks its run by this header: a broken one is refused, not ignored

@@ -116,10 +116,13 @@ BUILD_FILES = {"manifest": "manifest.jsonl", "db": "results.db", "site_dir": "si
 
 def in_build(**given: Path | None) -> list[Path]:
     """Each path given, or its default in build/ beside the benchmark found from here (searched once),
-    in the order given: `manifest, db = in_build(manifest=manifest, db=db)`. A default that is a
-    symbolic link is refused (`build/serve -> ~/x` would have snapshots written, and old ones
-    removed, there); a path the user names is trusted as named."""
-    build: Path | None = None
+    in the order given: `manifest, db = in_build(manifest=manifest, db=db)`. A manifest that is named
+    brings its build folder: the other defaults are beside it (`run --manifest bench/build/manifest.jsonl`
+    reads and writes bench/build/results.db, as `helmbench.api.run` does), wherever the command runs from.
+    A default that is a symbolic link is refused (`build/serve -> ~/x` would have snapshots written, and old
+    ones removed, there); a path the user names is trusted as named."""
+    named = given.get("manifest")
+    build: Path | None = named.parent if named is not None else None
     paths = []
     options = ", ".join("--" + o.replace("_", "-") for o, p in given.items() if p is None)
     for option, path in given.items():
@@ -143,7 +146,12 @@ def project_dir() -> Path | None:
     return _shown(found.project) if found is not None else None
 
 
-def models_file() -> Path:
-    """models.yml of the benchmark found from here (or benchmark/models.yml when there is none)."""
+def models_file(manifest: Path | None = None) -> Path:
+    """models.yml of the benchmark whose build/ holds `manifest` when there is one, else of the benchmark found
+    from here (or benchmark/models.yml when there is none)."""
+    if manifest is not None:
+        beside = find_layout(manifest.parent.parent)
+        if beside is not None and (beside.root / "models.yml").is_file():
+            return _shown(beside.root / "models.yml")
     found = find_layout()
     return _shown(found.root / "models.yml") if found is not None else Path(SUBFOLDER) / "models.yml"

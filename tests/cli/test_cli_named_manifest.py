@@ -1,0 +1,58 @@
+"""A named manifest brings its benchmark: run and publish from any folder, given only `--manifest`.
+
+Why: a user who compiled `proj/benchmark` from elsewhere (CI's workspace, a notebook's folder) and then ran
+`helmbench run --manifest proj/build/manifest.jsonl` was told `models file not found: benchmark/models.yml`,
+and `publish --manifest …` wrote ./build/site from ./build/results.db: the other defaults were looked for
+from the current folder, not beside the manifest. And a named manifest that does not exist (a typo) published
+a site of no run with exit 0.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+from tests.cli.test_cli_bad_args import REPO
+from tests.inprocess import helmbench
+
+ONE_SCENARIO = "scenarios/P1/B1/S1--late-stage-planning"
+
+
+def _project(tmp_path):
+    """proj/benchmark: the shipped benchmark's files with one of its scenarios (the `benchmark/` layout)."""
+    bench = tmp_path / "proj" / "benchmark"
+    for name in ("benchmark.yml", "models.yml", "crisis-services.yml"):
+        (bench / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(REPO / "benchmark" / name, bench / name)
+    shutil.copytree(REPO / "benchmark" / ONE_SCENARIO, bench / ONE_SCENARIO)
+    for readme in ("scenarios/P1/README.md", "scenarios/P1/B1/README.md"):
+        shutil.copyfile(REPO / "benchmark" / readme, bench / readme)
+    return bench
+
+
+def test_run_and_publish_with_a_named_manifest_use_its_benchmark_and_build_folder(tmp_path, env):
+    bench = _project(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    dry = {k: v for k, v in env.items() if k != "OPENROUTER_API_KEY"}
+    compiled = helmbench("compile", bench, cwd=elsewhere, env=dry)
+    assert compiled.returncode == 0, compiled.stderr
+    manifest = tmp_path / "proj" / "build" / "manifest.jsonl"
+    assert manifest.is_file()
+
+    run = helmbench("run", "--manifest", manifest, cwd=elsewhere, env=dry)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "models file not found" not in run.stderr and "dry run" in (run.stdout + run.stderr).lower()
+
+    published = helmbench("publish", "--manifest", manifest, cwd=elsewhere, env=dry)
+    assert published.returncode == 0, published.stderr
+    assert (tmp_path / "proj" / "build" / "site" / "index.html").is_file()
+    assert not (elsewhere / "build").exists()  # nothing was read or written beside the current folder
+
+
+def test_publish_refuses_a_named_manifest_that_does_not_exist(tmp_path):
+    result = helmbench("publish", "--manifest", tmp_path / "manifest.jsnol", cwd=tmp_path)
+    assert result.returncode == 2, result.stdout + result.stderr
+    first = result.stderr.splitlines()[0]
+    assert first.startswith("error: --manifest: manifest not found") and "manifest.jsnol" in first
+    assert "helmbench compile" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "build").exists()
