@@ -71,8 +71,9 @@ def build_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
 
 
 #: The modules whose dataclasses a build returns, decoded by the site cache's codec (helmbench.publish.codec:
-#: nothing else is made from a shared file but JSON's values, paths, tuples and sets).
-SHARED_DATACLASSES = ("tests.publish.publish_helpers", "tests.score.stats_pipeline", "tests.judge.judge_pipeline",
+#: nothing else is made from a shared file but JSON's values, paths, tuples and sets). `publish_helpers` is the name
+#: tests/publish's modules import it under (pytest puts a conftest's folder on sys.path).
+SHARED_DATACLASSES = ("publish_helpers", "tests.score.stats_pipeline", "tests.judge.judge_pipeline",
                       "helmbench.run.imported")
 for _module in SHARED_DATACLASSES:
     codec.allow(_module)

@@ -111,7 +111,7 @@ class _Factory:
 
 
 def test_every_caller_gets_the_build_s_result_back_from_json_and_the_build_runs_once(tmp_path, monkeypatch):
-    from tests.publish.publish_helpers import Pipeline
+    from tests.judge.judge_pipeline import JudgedPipeline
 
     monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     monkeypatch.setattr(shared, "while_waiting", None)
@@ -119,11 +119,11 @@ def test_every_caller_gets_the_build_s_result_back_from_json_and_the_build_runs_
 
     def build(folder):
         runs.append(folder)
-        return {"pipeline": Pipeline(folder, folder / "m.jsonl", folder / "r.db", "P1-C1"), "ids": ("a", "b")}
+        return {"pipeline": JudgedPipeline(folder, folder / "m.jsonl", folder / "r.db", [{"id": 1}]), "ids": ("a", "b")}
 
     first = shared.build_once(_Factory(tmp_path), "thing", build)
     second = shared.build_once(_Factory(tmp_path), "thing", build)
-    assert first == second == {"pipeline": Pipeline(runs[0], runs[0] / "m.jsonl", runs[0] / "r.db", "P1-C1"),
+    assert first == second == {"pipeline": JudgedPipeline(runs[0], runs[0] / "m.jsonl", runs[0] / "r.db", [{"id": 1}]),
                                "ids": ("a", "b")}
     assert len(runs) == 1
     assert (tmp_path / "shared" / "thing.json").read_bytes().startswith(b"{")  # data, not a pickle

@@ -20,14 +20,29 @@ class Format(str, Enum):
 
 
 def _prefix(root: Path, outside: str = "absolute") -> str:
-    """The root as seen from the working directory. GitHub annotations need repository paths,
-    so a root outside the working directory is given absolute there (`outside="absolute"`);
-    for a terminal `../bench/` is just as clickable (`outside="relative"`)."""
+    """The root as seen from the working directory: for a terminal `../bench/` is just as clickable
+    (`outside="relative"`); elsewhere a root outside the working directory is given absolute."""
     rel = os.path.relpath(root.resolve(), Path.cwd().resolve())
     if rel.startswith("..") and outside == "absolute":
         rel = root.resolve().as_posix()
     rel = Path(rel).as_posix()
     return "" if rel == "." else rel.rstrip("/") + "/"
+
+
+def repository_prefix(root: Path) -> str:
+    """The root as a path from its repository's top folder, which GitHub annotations need whatever folder the
+    step runs in (`working-directory: sub`, or lint run from inside the tree): the workflow's checkout
+    (GITHUB_WORKSPACE) when the root is inside it, else the nearest folder above the root holding `.git`;
+    without either, as `_prefix` gives it."""
+    resolved = root.resolve()
+    workspace = os.environ.get("GITHUB_WORKSPACE")
+    candidates = [Path(workspace).resolve()] if workspace else []
+    candidates += [d for d in (resolved, *resolved.parents) if (d / ".git").exists()][:1]
+    for top in candidates:
+        if resolved == top or top in resolved.parents:
+            rel = resolved.relative_to(top).as_posix()
+            return "" if rel == "." else rel + "/"
+    return _prefix(root)
 
 
 @app.command()
@@ -43,7 +58,7 @@ def lint(
     """Check the benchmark tree and report every problem as `path:line:col: CODE message`.
 
     Text paths are relative to the current folder (they open with a click); github paths are
-    repository paths; json paths are relative to the benchmark root, with `root` giving the
+    repository paths (from the top of the checkout, whichever folder lint runs in); json paths are relative to the benchmark root, with `root` giving the
     root as seen from the current folder.
 
     Exit 0 when clean, 1 when there are findings (errors, or warnings with --strict), 2 on a
@@ -68,7 +83,7 @@ def lint(
     from helmbench.terminal import printable
 
     diags = api.lint(root, as_of=day)
-    rendered = RENDERERS[format.value](diags, _prefix(root, "absolute" if format is Format.github else "relative"))
+    rendered = RENDERERS[format.value](diags, repository_prefix(root) if format is Format.github else _prefix(root, "relative"))
     if rendered:
         print(rendered)
     errors, warnings = summary(diags)

@@ -46,6 +46,9 @@ class Case:
     messages: list[dict]
     response_format: dict | None
     evaluation: dict
+    #: The manifest's request.conversation of a conversation case (its later turns or simulated user), else None;
+    #: a case read from the database alone has none (the database keeps the first turn's request only).
+    conversation: dict | None = None
 
     @property
     def severity_base(self) -> int:

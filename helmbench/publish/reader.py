@@ -69,7 +69,7 @@ def _case_from_manifest(c: dict) -> Case:
         severity_perturbation=int(sev.get("perturbation") or 0), severity_user_context=int(sev.get("user_context") or 0),
         difficulty=int(c.get("difficulty") or 0), weight=float(c.get("weight") or 0),
         messages=c["request"]["messages"], response_format=c["request"].get("response_format"),
-        evaluation=c.get("evaluation") or {},
+        evaluation=c.get("evaluation") or {}, conversation=c["request"].get("conversation"),
     )
 
 
@@ -113,6 +113,16 @@ def _read_manifest_file(path: Path) -> tuple[dict | None, list[Case]]:
     except HelmbenchError as exc:
         log.warning("helmbench: the manifest is not shown: %s (recompile it with `helmbench compile`)", exc.message)
         return None, []
+
+
+def _add_conversations(cases: list[Case], manifest: Path) -> None:
+    """The script of each conversation case (`Case.conversation`: its later turns, or its simulated user's brief)
+    from the manifest file when it is the one shown: the database keeps a case's first request only. Read through
+    the manifest's verification, as a site without a database reads it; a file that fails it adds nothing."""
+    _, from_file = _read_manifest_file(manifest)
+    scripts = {c.hash: c.conversation for c in from_file if c.conversation}
+    for case in cases:
+        case.conversation = scripts.get(case.hash, case.conversation)
 
 
 def _db_manifest(conn: Connection, manifest_hash: str) -> tuple[dict, list[Case]]:
@@ -280,6 +290,8 @@ def load(settings: PublishSettings, cache=None) -> SiteData:
                                       adjudication=adjudication, statuses=statuses)
             if board.manifest_hash:
                 header, cases = _db_manifest(conn, board.manifest_hash)
+                if board.manifest_hash == file_hash:
+                    _add_conversations(cases, settings.manifest)
                 # imported runs not ranked: their rows (unranked, no intervals) for their own pages
                 on_board = {r.run.id for r in board.rows}
                 aside = [leaderboard_row(conn, run, board.n_cases, results=load_results(conn, run), bootstrap=0,

@@ -173,10 +173,11 @@ def present_benchmark(config, bench: dict) -> None:
     name = bench.get("name")
     if name and name != "HELMBench" and config.site_name == "HELMBench":  # the packaged default
         # the theme writes both into every page's <title>, header and <meta> without escaping: authored text, so
-        # escaped here (a pull request's benchmark.yml reaches a public site)
-        config.site_name = str(escape(str(name)))
-        config.site_description = str(escape(str(bench.get("description")
-                                                 or f"{name}: a leaderboard published with HELMBench")))
+        # escaped here (a pull request's benchmark.yml reaches a public site), as Markup: where the theme does
+        # escape (the logo's `title="{{ config.site_name | e }}"`), an escaped string is not escaped again
+        config.site_name = escape(str(name))
+        config.site_description = escape(str(bench.get("description")
+                                             or f"{name}: a leaderboard published with HELMBench"))
 
 
 class _Inline(Executor):

@@ -74,6 +74,23 @@ def test_github_format_annotations_use_repo_relative_paths(tmp_path):
     assert proc.stderr == ""  # annotations only, no summary mixed in
 
 
+@pytest.mark.parametrize("where", ["git-sub", "git-inside-tree", "workspace-sub"])
+def test_github_paths_start_at_the_repository_top_whatever_folder_lint_runs_in(tmp_path, monkeypatch, where):
+    """A step with `working-directory: sub`, or lint run from inside the tree: GitHub resolves an annotation's
+    file from the top of the checkout (a .git folder, or the workflow's GITHUB_WORKSPACE)."""
+    repo = tmp_path / "repo"
+    build("prompt-tag-typo", repo / "sub" / "bench")
+    if where.startswith("git"):
+        (repo / ".git").mkdir()
+    else:
+        monkeypatch.setenv("GITHUB_WORKSPACE", str(repo))
+    args, cwd = (["bench"], repo / "sub") if where.endswith("sub") else ([], repo / "sub" / "bench" / "scenarios")
+    proc = run_cli("lint", "--format", "github", *args, cwd=cwd)
+    files = {m[2] for m in map(GITHUB_LINE.match, proc.stdout.splitlines()) if m}
+    assert "sub/bench/scenarios/P1/B1/S1--late-planning/S1.md" in files, proc.stdout
+    assert all(f.startswith("sub/bench/") for f in files), files
+
+
 def test_github_format_escapes_commas_and_newlines():
     from helmbench.diagnostics import Diagnostic
     from helmbench.cli.lint_render import github

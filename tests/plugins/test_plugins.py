@@ -174,6 +174,7 @@ def test_without_the_plugin_the_type_is_an_unknown_type_not_a_crash(tmp_path):
     ("([A-Z", "RX101", "error", "not a valid regular expression"),
     ("help*", None, None, None),
     ("x*", "RX102", "warning", "matches the empty string"),
+    ("(help)*", "RX102", "warning", "matches the empty string"),  # the page's example of RX102
 ])
 def test_the_plugin_lint_rule_bounds_patterns_like_hb155(with_plugin, tmp_path, pattern, code, severity, words):
     from helmbench.lint import lint_tree

@@ -62,6 +62,15 @@ def test_page_titles_and_headers_show_the_title_as_text(hostile_site):
     assert TITLE_XSS not in html
 
 
+def test_the_benchmark_s_name_is_escaped_once_wherever_the_theme_writes_it(hostile_site):
+    """The logo's tooltip (`title`, which the theme escapes itself) reads as its label (which it does not):
+    both escaped once, so a reader sees the name as typed, not `&lt;script&gt;`."""
+    html = (hostile_site / "index.html").read_text(encoding="utf-8")
+    logos = re.findall(r'<a [^>]*title="([^"]*)" class="md-header__button md-logo" aria-label="([^"]*)"', html)
+    assert logos and all(title == label for title, label in logos), logos
+    assert "&lt;script&gt;window.__xss" in logos[0][0] and "&amp;lt;script" not in logos[0][0]
+
+
 def test_the_scan_finds_a_raw_payload(tmp_path):
     """The scanner itself can fail: a page, an SVG and a JSON string with the raw payload are found."""
     (tmp_path / "a.html").write_text(f"<title>{TITLE_XSS}</title>")
