@@ -36,6 +36,13 @@ _TABLE = [
     Code("HB105", "error", "unclosed frontmatter",
          "A `---` opening the frontmatter has no closing `---`.",
          "---\nseverity: 3\n\n## User's input"),
+    Code("HB106", "error", "frontmatter without its opening `---`",
+         "`key: value` lines closed by a `---` line, with no `---` above them: the opening line was lost, so "
+         "the keys are not read (the component gets its defaults) and they reach the model as text, closing "
+         "`---` included; in conversation.md the turns and checkpoints that follow are lost too. Reported "
+         "only when a key is one frontmatter takes (`severity`, `difficulty`, `title`, `evaluation`, …), so a "
+         "sentence such as `Note: …` above a rule stays text.",
+         "# C1\ndifficulty: 0\ntitle: Plain assistant\n---\n\n## System instructions"),
     # HB2xx: fields
     Code("HB201", "error", "unknown field",
          "A key that the schema does not define: usually a typo. The hint suggests the closest known key.",
@@ -130,8 +137,22 @@ _TABLE = [
          "A perturbation is the user's message: one with frontmatter but no text composes into cases that send "
          "the model no user input at all. (An empty user context or condition with frontmatter is a deliberate "
          "\"no extra context\" level and stays valid: a user context may be empty, a user message may not; so may a "
-         "perturbation of a conversation with `opening: simulated`, whose simulated user writes the first message.)",
+         "perturbation of a conversation with `opening: simulated`, whose simulated user writes the first message.) "
+         "A perturbation whose `## User's input` heading is kept with nothing under it, or whose headings all have "
+         "nothing under them, is the same mistake: its cases send an empty <users_input>.",
          "# PT3\n---\nseverity: 5\n---\n\n# PT4"),
+    Code("HB320", "error", "`##` heading that names a component",
+         "A `##` (or deeper) heading whose text is a component code (`## PT2`, `## C3`, `## U1: Teen`) is a "
+         "section of the component above it, not a new component: the next component's frontmatter and text "
+         "reach the model inside the previous one's, under a tag such as <pt2>, and the scenario has fewer "
+         "cases than written. A component starts with a one-`#` heading.",
+         "# PT1\n## User's input\nNeed a will.\n\n## PT2     (for `# PT2`)\n---\nseverity: 5\n---"),
+    Code("HB321", "error", "frontmatter block inside a text",
+         "A `---` line, `key: value` lines and a `---` line in the middle of a scenario's or component's text: "
+         "frontmatter that lost its component heading (`#PT2` without a space is not a heading), which "
+         "reaches the model as text. Reported only when a key is one frontmatter takes (`severity`, "
+         "`difficulty`, `title`, …), and never inside a code fence.",
+         "# PT1\n## User's input\nNeed a will.\n\n#PT2\n---\nseverity: 5\n---"),
     Code("HB318", "warning", "scenario without a title",
          "The scenario's frontmatter has no `title`, so the site and `helmbench list` show only its "
          "code. A warning: `--strict` (use it before publishing) fails on it.",
@@ -364,7 +385,8 @@ _CONVERSATION = [
          "models.yml without user_model"),
     Code("HB707", "error", "empty conversation part",
          "A `# Turn N`, `# Persona` or `# Goal` part has no text: a scripted turn would send the model "
-         "an empty message, an empty persona or goal leaves the simulated user nothing to play.",
+         "an empty message, an empty persona or goal leaves the simulated user nothing to play. A part that keeps "
+         "a `##` heading (`## User's input`) with nothing under it is empty too: it would send an empty tag.",
          "# Turn 3\n\n# Turn 4"),
 ]
 

@@ -27,7 +27,7 @@ def load_conversation(loader, sc, path) -> None:
         meta = validate(ConversationMeta, data, src.path, out, what="conversation frontmatter")
     conv = Conversation(src, meta, data)
     sc.conversation = conv
-    if fm.unclosed_at is not None:
+    if not ok and fm.text is None:  # unclosed, or not opened: the parts cannot be told from the keys
         return
     # Blank the frontmatter out (keeping its lines) so parts report their real line numbers.
     rest = [""] * fm.body_start + lines[fm.body_start:]

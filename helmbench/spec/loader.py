@@ -21,6 +21,7 @@ from helmbench.spec import markdown as md
 from helmbench.spec.models import (
     BenchmarkFile,
     ConditionMeta,
+    CriterionMeta,
     criterion_meta,
     ModelsFile,
     PerturbationMeta,
@@ -39,7 +40,7 @@ from helmbench.spec.naming import (
     SCENARIO_RE,
     natural_key,
 )
-from helmbench.spec.conversation import FILE as CONVERSATION
+from helmbench.spec.conversation import FILE as CONVERSATION, ConversationMeta
 from helmbench.spec.conversation_load import load_conversation
 from helmbench.spec.jsonio import JsonError, load_json
 from helmbench.spec.text import SourceText, TextError, read_source
@@ -59,7 +60,12 @@ CONSOLIDATED = {"condition": "conditions.md", "user_context": "user-contexts.md"
 INDIVIDUAL = {"condition": "conditions", "user_context": "user-contexts", "perturbation": "perturbations"}
 META = {"condition": ConditionMeta, "user_context": UserContextMeta, "perturbation": PerturbationMeta}
 WHAT = {"condition": "condition", "user_context": "user context", "perturbation": "perturbation"}
-_HEADING_CODE = re.compile(r"^([A-Za-z]+\d+[A-Za-z]*)(?:\s*[:\u2014\u2013-]\s*(.*))?$", re.ASCII)
+# Every top-level key of an authored file's frontmatter (`severity` included: a condition accepts it as
+# difficulty): a `key: value` block is read as frontmatter that lost a `---` only when one of its keys is one
+# of these, so a line of prose such as `note: …` above a rule stays the author's text.
+FRONTMATTER_KEYS = frozenset({"severity"}.union(*(m.model_fields for m in (
+    ScenarioMeta, ConditionMeta, UserContextMeta, PerturbationMeta, CriterionMeta, ConversationMeta))))
+HEADING_CODE = re.compile(r"^([A-Za-z]+\d+[A-Za-z]*)(?:\s*[:\u2014\u2013-]\s*(.*))?$", re.ASCII)
 
 # Largest file read, by kind. YAML is parsed in pure Python (~5 s per MB); Markdown costs
 # per block (32,000 one-line list items took 5.7 s), so it is bounded in lines as well. The
@@ -171,6 +177,12 @@ class Loader:
         if fm.unclosed_at is not None:
             self.out.add("HB105", path, fm.unclosed_at, "frontmatter opened with `---` is never closed",
                          hint="add a `---` line after the last key")
+            return None, False
+        if fm.unopened is not None and FRONTMATTER_KEYS.intersection(fm.unopened[2]):
+            first, close, keys = fm.unopened
+            self.out.add("HB106", path, first,
+                         f"frontmatter has no opening `---`: `{keys[0]}:` down to the `---` at line {close} is read "
+                         "as text, not as frontmatter", hint=f"add a `---` line above `{keys[0]}:`")
             return None, False
         if fm.text is None:
             return None, True
@@ -439,7 +451,7 @@ class Loader:
             self.out.add("HB152", src.path, split.parts[MAX_PARTS].line,
                          f"more than {MAX_PARTS} components in one file; from here on they are not read")
         for part in split.parts[:MAX_PARTS]:
-            m = _HEADING_CODE.match(part.heading)
+            m = HEADING_CODE.match(part.heading)
             code = m.group(1) if m else part.heading
             if not m or not COMPONENT_RE[kind].match(code):
                 self.out.add("HB311", src.path, part.line,

@@ -54,6 +54,33 @@ class Frontmatter:
     line: int  # 1-based line of the first YAML line (for error offsets)
     body_start: int  # 0-based index of the first body line
     unclosed_at: int | None = None  # 1-based line of an opening `---` never closed
+    # `key: value` lines then a `---`, with no `---` above them: (1-based line of the first key,
+    # 1-based line of the `---`, the top-level keys). Only a shape: the loader decides from the keys
+    # whether it is frontmatter whose opening line was lost, and the part's body is left as written.
+    unopened: tuple[int, int, tuple[str, ...]] | None = None
+
+
+_YAML_KEY = re.compile(r"^([a-z_][a-z0-9_]*)[ \t]*:(?:[ \t]|$)", re.ASCII)  # `severity: 5`, `evaluation:`
+_YAML_MORE = re.compile(r"^(?:[ \t]+\S|-(?:[ \t]|$))")  # a nested line or a `- item` under a key
+
+
+def yaml_block(lines: list[str], start: int, end: int) -> tuple[int, tuple[str, ...]] | None:
+    """Lines from `start` that read as frontmatter without its opening `---`: the first non-blank one a
+    lower-case `key:`, every other one a key, a nested line, a list item or blank, up to a `---` line.
+    Returns (index of that `---`, the top-level keys), or None when the lines are anything else
+    (prose, a heading, a `# comment`), so a sentence such as `Note: …` above a rule stays text."""
+    keys: list[str] = []
+    for j in range(start, end):
+        line = lines[j]
+        if line.rstrip() == "---":
+            return (j, tuple(keys)) if keys else None
+        if m := _YAML_KEY.match(line):
+            keys.append(m.group(1))
+        elif is_blank(line) or (keys and _YAML_MORE.match(line)):
+            continue
+        else:
+            return None
+    return None
 
 
 def find_frontmatter(lines: list[str], start: int, end: int) -> Frontmatter:
@@ -61,6 +88,8 @@ def find_frontmatter(lines: list[str], start: int, end: int) -> Frontmatter:
     i = start
     while i < end and is_blank(lines[i]):
         i += 1
+    if i < end and lines[i].rstrip() != "---" and (block := yaml_block(lines, i, end)):
+        return Frontmatter(None, start + 1, start, unopened=(i + 1, block[0] + 1, block[1]))
     if i >= end or lines[i].rstrip() != "---":
         return Frontmatter(None, start + 1, start)
     for j in range(i + 1, end):
@@ -163,11 +192,29 @@ def unclosed_fence(body: str) -> int | None:
     return _structure(body)[1]
 
 
+@dataclass(frozen=True)
+class Heading:
+    line: int  # 1-based line within the body
+    markup: str  # `##`, `###`, …
+    text: str
+
+
+def subheadings(body: str) -> tuple[Heading, ...]:
+    """Every top-level ATX heading of a body below `#` (`##` … `######`), not those in lists or quotes."""
+    return _structure(body)[2]
+
+
+def frontmatter_blocks(body: str) -> tuple[tuple[int, int, tuple[str, ...]], ...]:
+    """Blocks of a body shaped like frontmatter (a `---` line, `key: value` lines, a `---` line) outside
+    code and HTML: (1-based line of the opening `---`, of the closing one, the top-level keys)."""
+    return _structure(body)[3]
+
+
 @lru_cache(maxsize=1 << 16)
-def _structure(body: str) -> tuple[tuple[Section, ...], int | None]:
-    """Sections and unclosed fence of a body from one parse. Cached because the linter and
-    the compiler both ask for every body (three parses per body before); `compile_tree`
-    clears the cache when done (`clear_cache`)."""
+def _structure(body: str):
+    """Sections, unclosed fence, subheadings and frontmatter-shaped blocks of a body from one parse.
+    Cached because the linter and the compiler both ask for every body (three parses per body
+    before); `compile_tree` clears the cache when done (`clear_cache`)."""
     lines = body.split("\n")
     tokens = parse(body)
     heads = [
@@ -192,7 +239,25 @@ def _structure(body: str) -> tuple[tuple[Section, ...], int | None]:
             if end >= len(lines) and not (closing.startswith(tok.markup) and set(closing) <= {marker}):
                 fence = start + 1
                 break
-    return tuple(out), fence
+    subs = tuple(Heading(tok.map[0] + 1, tok.markup, tokens[i + 1].content.strip())
+                 for i, tok in enumerate(tokens)
+                 if tok.type == "heading_open" and tok.level == 0 and tok.markup.startswith("##"))
+    return tuple(out), fence, subs, _frontmatter_blocks(lines, tokens)
+
+
+def _frontmatter_blocks(lines: list[str], tokens) -> tuple[tuple[int, int, tuple[str, ...]], ...]:
+    code = {n for tok in tokens if tok.type in ("fence", "code_block", "html_block") and tok.map
+            for n in range(*tok.map)}
+    found, i = [], 0
+    while i < len(lines):
+        if i not in code and lines[i].rstrip() == "---" and (block := yaml_block(lines, i + 1, len(lines))):
+            close, keys = block
+            if not code.intersection(range(i, close + 1)):
+                found.append((i + 1, close + 1, keys))
+                i = close + 1
+                continue
+        i += 1
+    return tuple(found)
 
 
 def clear_cache() -> None:

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from helmbench.lint import lint_tree
 from helmbench.manifest import compile_tree
+from lint_corpus import REPO, UPSTREAM
 
 S1 = "scenarios/P1/B1/S1--late-planning"
 
@@ -104,3 +107,48 @@ def test_obsidian_note_properties_in_frontmatter_are_notes_not_errors(clean_tree
     scenario.write_text(scenario.read_text(encoding="utf-8").replace("tags:", "tagz:", 1), encoding="utf-8")
     _, diags = lint_tree(clean_tree)
     assert [d.code for d in diags if d.is_error] == ["HB201"]  # a misspelt key is still caught
+
+
+# --- structure that became text (HB106, HB320, HB321, HB319/HB707 on an empty section) ---------------
+
+STRUCTURE_CODES = {"HB106", "HB320", "HB321"}
+
+
+def _codes(tree) -> list[str]:
+    return [d.code for d in lint_tree(tree)[1]]
+
+
+@pytest.mark.parametrize("body", [
+    "## User's input\n\n---\nNote: the user is fine.\n---\n\nNeed a will.",  # rules around a line of prose
+    "## User's input\n\n```yaml\n---\nseverity: 5\n---\n```\n\nNeed a will.",  # frontmatter shown as an example
+    "## User's input\n\nNeed a will.\n\n---\nname: Sam\nage: 19\n---",  # key-like lines, but no frontmatter key
+    "## User's input\n\n```\n## PT2\n```\n\nI keep a list called PT2.",  # a code in a fence, or in prose
+    "## Part 2\n\nNeed a will.",  # a heading with a number that is no component code
+])
+def test_text_that_only_resembles_structure_is_the_authors(clean_tree, body):
+    (clean_tree / S1 / "perturbations.md").write_text(f"# PT1\n---\nseverity: 5\n---\n\n{body}\n", encoding="utf-8")
+    assert not STRUCTURE_CODES & set(_codes(clean_tree))
+
+
+def test_prose_with_a_colon_above_a_rule_is_not_frontmatter_without_its_opening(clean_tree):
+    (clean_tree / S1 / "conditions.md").write_text(
+        "# C1\nNote: keep it short.\n---\n\n## System instructions\n\nYou are a helpful assistant.\n", encoding="utf-8")
+    assert "HB106" not in _codes(clean_tree)
+
+
+def test_a_yaml_comment_inside_frontmatter_is_still_frontmatter(clean_tree):
+    """The base tree's C1 holds a `# comment` line in its frontmatter: it stays clean."""
+    assert _codes(clean_tree) == []
+
+
+def test_an_empty_section_beside_a_written_input_is_not_hb319(clean_tree):
+    (clean_tree / S1 / "perturbations.md").write_text(
+        "# PT1\n---\nseverity: 5\n---\n\n## User memory\n\n## User's input\n\nNeed a will.\n", encoding="utf-8")
+    assert "HB319" not in _codes(clean_tree)
+
+
+@pytest.mark.skipif(not UPSTREAM.is_dir(), reason="upstream sample not present")
+@pytest.mark.parametrize("root", [UPSTREAM, REPO / "benchmark"], ids=["upstream-sample", "benchmark"])
+def test_the_authors_trees_have_no_structure_that_became_text(root):
+    codes = {d.code for d in lint_tree(root)[1]}
+    assert not codes & (STRUCTURE_CODES | {"HB319", "HB707"})

@@ -60,3 +60,19 @@ def test_yaml_syntax_error_has_a_line():
 def test_yaml_is_safe():
     with pytest.raises(YamlError):
         load_yaml("a: !!python/object/apply:os.system ['true']\n")
+
+
+def test_frontmatter_without_its_opening_line_is_found_as_a_shape():
+    lines = "# C1\ndifficulty: 0\nevaluation:\n  type: sqe\n  pass:\n    - A\n---\n\n## X\n\ny".split("\n")
+    fm = md.find_frontmatter(lines, 1, len(lines))
+    assert fm.text is None and fm.body_start == 1  # the body is left as written
+    assert fm.unopened == (2, 7, ("difficulty", "evaluation"))
+    for prose in ("Note: keep it short.\n---", "# a comment\nseverity: 1\n---", "severity: 1\n\nA sentence.\n---"):
+        lines = prose.split("\n")
+        assert md.find_frontmatter(lines, 0, len(lines)).unopened is None, prose
+
+
+def test_frontmatter_blocks_and_subheadings_of_a_body():
+    body = "## A\n\ntext\n\n#PT2\n---\nseverity: 5\n---\n\n```\n---\ntitle: x\n---\n```\n\n> ## quoted\n\n### PT3: Late"
+    assert md.frontmatter_blocks(body) == ((6, 8, ("severity",)),)
+    assert [(h.line, h.markup, h.text) for h in md.subheadings(body)] == [(1, "##", "A"), (18, "###", "PT3: Late")]

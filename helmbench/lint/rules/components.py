@@ -11,7 +11,7 @@ from helmbench.diagnostics import Collector
 from helmbench.lint.rulebook import rule
 from helmbench.spec import markdown as md
 from helmbench.lint.where import is_blank
-from helmbench.spec.loader import CONSOLIDATED, INDIVIDUAL, WHAT
+from helmbench.spec.loader import CONSOLIDATED, FRONTMATTER_KEYS, HEADING_CODE, INDIVIDUAL, WHAT
 from helmbench.spec.naming import COMPONENT_RE
 from helmbench.spec.text import SourceText, TextError, read_source
 from helmbench.spec.tree import KINDS, Benchmark, Component
@@ -42,6 +42,55 @@ def _check_text(path: str, body: str, first_line: int, out: Collector, secs=None
                 hint="add a closing ``` line; until then every heading after it is code")
 
 
+def _component_code(heading: str) -> tuple[str, str] | None:
+    """(`PT2`, its kind) for a heading that names a component (`PT2`, `C3: Tired`, `U1`), else None."""
+    m = HEADING_CODE.match(heading)
+    kind = next((k for k, r in COMPONENT_RE.items() if r.match(m.group(1))), None) if m else None
+    return (m.group(1), kind) if kind else None
+
+
+def _structure_in_text(path: str, body: str, first_line: int, owner: str, out: Collector,
+                       c: Component | None = None) -> None:
+    """Structure that lost its form and became text the model reads: a `## PT2` written for `# PT2`
+    (HB320), or a frontmatter block in the middle of a text (HB321). A `## PT2` followed by PT2's
+    frontmatter is one mistake, reported once, at the heading."""
+    lines = body.split("\n")
+    headed = set()
+    for h in md.subheadings(body) if c is not None else ():
+        if (named := _component_code(h.text)) is None:
+            continue
+        code, kind = named
+        line = first_line + h.line - 1
+        written = f"{h.markup} {h.text}"
+        individual = c.path.rsplit("/", 1)[-1] == f"{c.code}.md"
+        out.add("HB320", path, (line, 1, line, len(written) + 1),
+                f"`{written}` looks like a component heading, but under `{h.markup}` it is a section of {c.code}: "
+                f"what follows (frontmatter included) reaches the model inside {c.code}'s text",
+                hint=f"a component of its own goes in its own file, `{INDIVIDUAL[kind]}/{code}.md`" if individual
+                else f"start a new component with `# {code}` (one `#`)")
+        nxt = next((i for i in range(h.line, len(lines)) if not md.is_blank(lines[i])), None)
+        headed.add(nxt)
+    for start, close, keys in md.frontmatter_blocks(body):
+        if start - 1 in headed or not FRONTMATTER_KEYS.intersection(keys):
+            continue
+        key = next(k for k in keys if k in FRONTMATTER_KEYS)
+        out.add("HB321", path, first_line + start - 1,
+                f"a frontmatter block (`---`, `{key}: …`, `---` at line {first_line + close - 1}) inside "
+                f"{owner}'s text: it reaches the model as text, not as frontmatter",
+                hint="remove it, or move its keys into the frontmatter at the top of the file" if c is None
+                else f"if it is the frontmatter of a new {WHAT[c.kind]}, put the {WHAT[c.kind]}'s heading above it "
+                     f"(`# {PREFIX[c.kind]}2`: one `#`, then a space); otherwise remove it")
+
+
+def _empty_input(c: Component, secs) -> md.Section | None:
+    """The section of a perturbation's text that leaves the model without a user message: its
+    `## User's input` with nothing under it, or the first of its headings when none has text."""
+    blank = [s for s in secs if s.heading is not None and not s.text.strip()]
+    if blank and not any(s.text.strip() for s in secs):
+        return blank[0]
+    return next((s for s in blank if s.tag == "users_input"), None)
+
+
 def has_frontmatter(c: Component) -> bool:
     """A `---` block under the component's heading (or atop its own file), even an empty one."""
     if c.frontmatter is not None:
@@ -55,7 +104,7 @@ def has_frontmatter(c: Component) -> bool:
     return False
 
 
-@rule("HB302", "HB303", "HB304", "HB305", "HB319")
+@rule("HB302", "HB303", "HB304", "HB305", "HB319", "HB320", "HB321")
 def component_bodies(bench: Benchmark, out: Collector) -> None:
     for sc in bench.scenarios:
         # `opening: simulated`: the simulated user writes the first message, so a perturbation may be a level
@@ -63,6 +112,7 @@ def component_bodies(bench: Benchmark, out: Collector) -> None:
         opens = sc.conversation is not None and sc.conversation.simulated and sc.conversation.meta.opening == "simulated"
         if sc.source is not None and sc.meta is not None:
             _check_text(sc.source.path, sc.body, sc.body_line, out)
+            _structure_in_text(sc.source.path, sc.body, sc.body_line, f"scenario {sc.key}", out)
         for c in (c for k in KINDS for c in sc.components[k]):
             if c.meta is None:
                 continue
@@ -84,6 +134,12 @@ def component_bodies(bench: Benchmark, out: Collector) -> None:
                 out.add("HB303", c.path, c.body_line, f"{c.code} has no `##` section; its text reaches the model untagged",
                         hint="start the text with a heading such as `## User's input`")
             _check_text(c.path, c.body, c.body_line, out, secs)
+            _structure_in_text(c.path, c.body, c.body_line, c.code, out, c)
+            if c.kind == "perturbation" and not opens and (s := _empty_input(c, secs)) is not None:
+                out.add("HB319", c.path, c.body_line + s.line - 1,
+                        f"perturbation {c.code} has `## {s.heading}` with nothing under it: its cases send the "
+                        f"model an empty <{s.tag}> and no user input",
+                        hint="write the user's message under the heading, or remove the perturbation")
 
 
 @rule("HB309", "HB316", "HB317")

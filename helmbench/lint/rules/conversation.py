@@ -12,6 +12,7 @@ from helmbench.diagnostics import Collector
 from helmbench.lint import schemas
 from helmbench.lint.rulebook import rule
 from helmbench.lint.where import item_span, key_span, value_span
+from helmbench.spec import markdown as md
 from helmbench.spec.conversation import MAX_TURNS, Conversation
 from helmbench.spec.models import CategoryMatch
 from helmbench.spec.tree import Benchmark
@@ -34,8 +35,14 @@ def turns_and_parts(bench: Benchmark, out: Collector) -> None:
     for sc, conv in _conversations(bench):
         meta, path = conv.meta, conv.path
         for part in [*conv.turns.values(), *conv.sections.values()]:
+            secs = md.sections(part.body)
             if not part.body.strip():
                 out.add("HB707", path, part.line, f"`# {part.heading}` has no text",
+                        hint="write the user's message (or the landmark, persona or goal) under the heading")
+            elif not any(s.text.strip() for s in secs):
+                out.add("HB707", path, part.body_line + secs[0].line - 1,
+                        f"`# {part.heading}` has only its heading `## {secs[0].heading}` and no text: the model "
+                        f"would get an empty <{secs[0].tag}>",
                         hint="write the user's message (or the landmark, persona or goal) under the heading")
         if conv.simulated:
             for name in ("persona", "goal"):
