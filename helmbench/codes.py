@@ -22,7 +22,9 @@ class Code:
 _TABLE = [
     # HB1xx: files and syntax
     Code("HB101", "error", "YAML syntax error",
-         "Frontmatter or a .yml file is not valid YAML. YAML is read with safe_load only.",
+         "Frontmatter or a .yml file is not valid YAML. YAML is read with safe_load only. YAML allows no "
+         "control character but tab and line breaks anywhere, comments included: an ESC, BEL or DEL (invisible "
+         "in most editors, often pasted from a terminal) is reported at its place with its code point.",
          "---\ndifficulty: [3\n---"),
     Code("HB102", "error", "duplicate key",
          "A mapping names the same key twice; YAML would silently keep the last one.",
