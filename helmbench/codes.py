@@ -22,7 +22,9 @@ class Code:
 _TABLE = [
     # HB1xx: files and syntax
     Code("HB101", "error", "YAML syntax error",
-         "Frontmatter or a .yml file is not valid YAML. YAML is read with safe_load only.",
+         "Frontmatter or a .yml file is not valid YAML. YAML is read with safe_load only. YAML allows no "
+         "control character but tab and line breaks anywhere, comments included: an ESC, BEL or DEL (invisible "
+         "in most editors, often pasted from a terminal) is reported at its place with its code point.",
          "---\ndifficulty: [3\n---"),
     Code("HB102", "error", "duplicate key",
          "A mapping names the same key twice; YAML would silently keep the last one.",
@@ -78,8 +80,10 @@ _TABLE = [
          "context\" on a severity ladder): it composes to nothing and is not reported (an empty perturbation "
          "with frontmatter is HB319: a case needs a user message).",
          "# U1\n\n# U2\n---\nseverity: 3\n---\n## User profile\n..."),
-    Code("HB303", "warning", "component without a `##` section",
-         "The body has no `##` heading, so its text reaches the model untagged.",
+    Code("HB303", "note", "component without a `##` section",
+         "The body has no `##` heading, so its text reaches the model as written, in no XML block. Authors "
+         "write raw user text that way on purpose, so it is a note (`--strict` does not fail on it); worth a "
+         "look when the text was meant for a block, such as a forgotten `## User's input`.",
          "# PT1\nNeed to make a will tonight."),
     Code("HB304", "warning", "unclosed code fence",
          "A ``` fence is never closed; everything after it is code, including headings.",
@@ -153,9 +157,11 @@ _TABLE = [
          "reaches the model as text. Reported only when a key is one frontmatter takes (`severity`, "
          "`difficulty`, `title`, …), and never inside a code fence.",
          "# PT1\n## User's input\nNeed a will.\n\n#PT2\n---\nseverity: 5\n---"),
-    Code("HB318", "warning", "scenario without a title",
+    Code("HB318", "note", "scenario without a title",
          "The scenario's frontmatter has no `title`, so the site and `helmbench list` show only its "
-         "code. A warning: `--strict` (use it before publishing) fails on it.",
+         "code. A title is optional (the authors' scenarios have none, and an `MCSQE.md` usually has no "
+         "frontmatter at all), so it is a note: `--strict` does not fail on it. To give one, add "
+         "`title:` to the frontmatter (an `MCSQE.md` may take frontmatter holding only a title).",
          "---\ncategory: ASSISTANCE\nevaluation: {type: list_includes, required: [ASSISTANCE]}\n---"),
     # HB4xx: response schema
     Code("HB401", "error", "not a valid JSON Schema",

@@ -225,9 +225,11 @@ class Loader:
 
     def load_benchmark_file(self, bench: Benchmark) -> None:
         path = self.find(self.root, "benchmark.yml", "benchmark.yaml")
-        if not path or not (src := self.read(path)):
+        if not path:
             return
-        bench.declared = True
+        bench.declared = True  # even when unreadable (`read` says why): it is there, so never "no benchmark.yml"
+        if not (src := self.read(path)):
+            return
         bench.benchmark_source = src
         data, ok = self.yaml(src.text, src.path)
         if not ok:

@@ -251,13 +251,46 @@ def _describe(model, loc, errs: list[dict], names: list[str], what: str) -> tupl
     return f"`{name}` in {what} has a value that is not allowed here (got {_shown(value)})", None
 
 
+def _last_member(data, loc: tuple) -> int | None:
+    """Index in `loc` of the last union member's tag (`list[ModelEntry]`), a part that names no key or
+    item of the data; None when the place is in no union."""
+    node, found = data, None
+    for n, part in enumerate(loc):
+        if isinstance(node, dict) and part in node:
+            node = node[part]
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+        elif isinstance(part, str) and (n < len(loc) - 1 or _is_member_tag(part)):
+            found = n  # a member tag: the value stays where it is
+        else:
+            break
+    return found
+
+
+def _matched_shapes(data, errors: list[dict]) -> list[dict]:
+    """The errors without a union member's "wrong type" when another member took the value's shape.
+
+    `marking_model: ModelEntry | list[ModelEntry]` given a mapping with a misspelt key fails as a list
+    (list_type) and as a mapping (the unknown key): only the mapping's finding is about what the author
+    wrote, so a member's type mismatch is left out when another member of the same union failed deeper
+    inside the value. With no member going deeper (`marking_model: 5`), every member's type is kept."""
+    at = [(_last_member(data, tuple(e["loc"])), tuple(e["loc"])) for e in errors]
+
+    def went_deeper(n: int, loc: tuple) -> bool:
+        return any(len(other) > n + 1 and other[:n] == loc[:n] and other[n] != loc[n] and m is not None
+                   for m, other in at)
+
+    return [e for e, (n, loc) in zip(errors, at)
+            if not (n is not None and n == len(loc) - 1 and e["type"] in _EXPECTS and went_deeper(n, loc))]
+
+
 def validate(model: type[T], data, path: str, out: Collector, *, what: str) -> T | None:
     """Validate YAML data against `model`; every wrong place becomes one diagnostic."""
     try:
         return model.model_validate(data if data is not None else {})
     except ValidationError as exc:
         places: dict[tuple, list[dict]] = {}
-        for err in exc.errors():
+        for err in _matched_shapes(data, exc.errors()):
             loc = tuple(err["loc"])
             names = tuple(_walk(data, loc)[0])
             places.setdefault((names, err["type"] == "missing", err["type"] == "extra_forbidden"), []).append(err)

@@ -15,6 +15,8 @@ anchors at all, so these bounds only ever meet hostile input.
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from dataclasses import dataclass
 
 import yaml
@@ -192,7 +194,10 @@ def load_yaml(text: str, line_offset: int = 0, *, inert_tags: list | None = None
 
     `inert_tags`: a list to collect (tag, line) of values with unknown tags, which are read as
     None instead of refusing the document (for a configuration file written for another tool)."""
-    loader = _Loader(text) if inert_tags is None else _InertTagsLoader(text)
+    try:  # the reader refuses a character YAML does not allow before parsing starts
+        loader = _Loader(text) if inert_tags is None else _InertTagsLoader(text)
+    except yaml.reader.ReaderError as exc:
+        raise _unacceptable(text, exc, line_offset) from None
     loader.inert = inert_tags
     loader.duplicates = []
     loader.sizes = {}
@@ -223,6 +228,22 @@ def load_yaml(text: str, line_offset: int = 0, *, inert_tags: list | None = None
         _shift(data, line_offset, set())
     dups = [DuplicateKey(d.key, d.line + line_offset, d.col, d.first_line + line_offset) for d in loader.duplicates]
     return data, dups
+
+
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _unacceptable(text: str, exc: yaml.reader.ReaderError, line_offset: int) -> YamlError:
+    """A character YAML does not allow anywhere, even in a comment (ESC, BEL, DEL, a lone surrogate),
+    located at the character itself: it is invisible in most editors, so its code point is named."""
+    pos = exc.position if isinstance(exc.position, int) else 0
+    breaks = list(_BREAK.finditer(text, 0, pos))
+    line = len(breaks) + 1 + line_offset
+    col = pos - (breaks[-1].end() if breaks else 0) + 1
+    char = exc.character if isinstance(exc.character, int) else ord(text[pos]) if pos < len(text) else 0
+    kind = "control character" if unicodedata.category(chr(char)) == "Cc" else "character"
+    return YamlError(f"YAML syntax error: {kind} U+{char:04X} is not allowed anywhere in YAML, comments included "
+                     "(most editors do not show it): delete it", line, col)
 
 
 def _shift_span(span: Span, offset: int) -> Span:

@@ -357,6 +357,34 @@ def _(root):
           .replace("\\x1b", "\\e").replace("\\x07", "\\a"))
 
 
+# A character YAML does not allow (PyYAML's reader refuses it before parsing, comments included):
+# each is an HB101 at the character, in every YAML the loader reads.
+@case("yaml-bell-in-models-comment", "a BEL (0x07) inside a comment of models.yml", {("models.yml", 1, "HB101")})
+def _(root):
+    _edit(root, "models.yml", "marking_model: openai/gpt-4o-mini\n", "marking_model: openai/gpt-4o-mini # \x07 bell\n")
+
+
+@case("yaml-escape-in-component", "`severity: 5 # \\x1b` in perturbations.md", {(f"{S1}/perturbations.md", 3, "HB101")})
+def _(root):
+    _edit(root, f"{S1}/perturbations.md", "severity: 5\n", "severity: 5 # \x1b\n")
+
+
+@case("yaml-control-in-scenario", "a vertical tab (0x0B) in S1.md's frontmatter", {(f"{S1}/S1.md", 2, "HB101")})
+def _(root):
+    _edit(root, f"{S1}/S1.md", "category: ASSISTANCE\n", "category: ASSIS\x0bTANCE\n")
+
+
+@case("yaml-control-in-benchmark", "a form feed (0x0C) and a DEL (0x7F) in benchmark.yml",
+      {("benchmark.yml", 1, "HB101")})
+def _(root):
+    _edit(root, "benchmark.yml", "name: Tiny\n", "name: Ti\x0cny\x7f\n")
+
+
+@case("yaml-control-in-scoring", "an escape (0x1B) in scoring.yaml", {("scoring.yaml", 2, "HB101")})
+def _(root):
+    _write(root, "scoring.yaml", "weights:\n  P1-B1: 3 # \x1b[2J\n")
+
+
 def build(case: Case, top: Path) -> Path:
     """Materialise `case` at `top/tree` (and `top/outside` when it links there)."""
     root = top / "tree"

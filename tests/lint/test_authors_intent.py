@@ -10,7 +10,7 @@ import pytest
 
 from helmbench.lint import lint_tree
 from helmbench.manifest import compile_tree
-from lint_corpus import REPO, UPSTREAM
+from lint_corpus import REPO, UPSTREAM, run_cli
 
 S1 = "scenarios/P1/B1/S1--late-planning"
 
@@ -152,3 +152,34 @@ def test_an_empty_section_beside_a_written_input_is_not_hb319(clean_tree):
 def test_the_authors_trees_have_no_structure_that_became_text(root):
     codes = {d.code for d in lint_tree(root)[1]}
     assert not codes & (STRUCTURE_CODES | {"HB319", "HB707"})
+
+
+def test_an_untitled_scenario_and_raw_user_text_are_notes_that_strict_passes(clean_tree):
+    """A scenario's fields are `category` and `evaluation` (the authors' MCSQE.md has no frontmatter at
+    all), and text before the first `##` reaches the model untagged on purpose (raw user text): both are
+    worth knowing, neither fails `lint --strict`."""
+    scenario = clean_tree / S1 / "S1.md"
+    scenario.write_text(scenario.read_text(encoding="utf-8").replace("title: Late-stage planning\n", ""),
+                        encoding="utf-8")
+    perturbations = clean_tree / S1 / "perturbations.md"
+    perturbations.write_text(perturbations.read_text(encoding="utf-8").replace("## User's input\n\n", "", 1),
+                             encoding="utf-8")
+    _, diags = lint_tree(clean_tree)
+    assert [(d.path, d.line, d.code, d.severity) for d in diags] == [
+        (f"{S1}/S1.md", 1, "HB318", "note"), (f"{S1}/perturbations.md", 6, "HB303", "note")]
+    untitled, raw = diags
+    assert "title:" in untitled.hint
+    assert "untagged" in raw.message and "## User's input" in raw.hint
+    proc = run_cli("lint", "--strict", clean_tree)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 error(s), 0 warning(s), 2 note(s): ok" in proc.stderr
+    assert f"{S1}/perturbations.md:6:1: HB303 (note) PT1" in proc.stdout
+
+
+def test_mcsqe_without_frontmatter_is_told_where_a_title_would_go(clean_tree):
+    s2 = clean_tree / "scenarios/P1/B1/S2--judged"
+    (s2 / "S2.md").unlink()
+    (s2 / "MCSQE.md").write_text("## Your job\n\nYou are a helpful assistant.\n", encoding="utf-8")
+    _, diags = lint_tree(clean_tree)
+    assert [(d.path, d.code, d.severity) for d in diags] == [("scenarios/P1/B1/S2--judged/MCSQE.md", "HB318", "note")]
+    assert "frontmatter" in diags[0].hint and "title:" in diags[0].hint

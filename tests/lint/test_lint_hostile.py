@@ -85,6 +85,54 @@ def test_control_characters_cannot_forge_workflow_commands(tmp_path):
     assert any(EVIL_KEY in d["message"] for d in as_json["diagnostics"])  # JSON keeps the data, escaped by JSON
 
 
+def test_a_character_yaml_refuses_is_located_and_the_rest_is_still_linted(tmp_path):
+    """PyYAML's reader refuses the whole text before parsing; each file is one HB101 at the character
+    (its code point named, since editors hide it), every other finding is still there, and compile
+    refuses with the same words."""
+    from helmbench.manifest import LintFailed, compile_tree
+
+    root = build(by_name("yaml-escape-in-component"), tmp_path)
+    by_name("yaml-bell-in-models-comment").make(root)
+    by_name("yaml-control-in-scenario").make(root)
+    (root / S1 / "conditions.md").write_text(
+        (root / S1 / "conditions.md").read_text().replace("difficulty: 2\n", "difficulty: 2\ndifficulti: 3\n", 1))
+    found = {(d["path"], d["line"], d["col"], d["code"]): d["message"]
+             for d in json.loads(lint(root, "--format", "json").stdout)["diagnostics"]}
+    assert set(found) == {("models.yml", 1, 37, "HB101"), (f"{S1}/perturbations.md", 3, 15, "HB101"),
+                          (f"{S1}/S1.md", 2, 16, "HB101"), (f"{S1}/conditions.md", 5, 1, "HB201")}, found
+    assert "U+0007" in found[("models.yml", 1, 37, "HB101")]
+    assert "U+001B" in found[(f"{S1}/perturbations.md", 3, 15, "HB101")]
+    assert "special characters" not in " ".join(found.values())  # PyYAML's words stay out
+    github = lint(root, "--format", "github").stdout.splitlines()
+    assert len(github) == 4 and all(GITHUB_LINE.match(l) for l in github), github
+    with pytest.raises(LintFailed) as refused:
+        compile_tree(root, tmp_path / "build")
+    assert {(d.path, d.line, d.col, d.code): d.message for d in refused.value.diagnostics if d.is_error} == found
+
+
+def test_yaml_read_outside_the_tree_reports_a_refused_character_too(tmp_path):
+    """Readers outside the tree's loader (a models file passed to `run`, a site's mkdocs.yml, the
+    crisis registry) get the same YamlError, never PyYAML's ReaderError."""
+    from helmbench.spec.yamlio import YamlError, load_yaml
+
+    for text, where in [("a: 1\n# \x07\n", (2, 3)), ("a: 1\r\nb: \x7f\r\n", (2, 4)), ("a: \ud800\n", (1, 4))]:
+        with pytest.raises(YamlError) as exc:
+            load_yaml(text)
+        assert (exc.value.line, exc.value.col, exc.value.code) == (*where, "HB101")
+    with pytest.raises(YamlError) as exc:
+        load_yaml("x: 1\n\x1b\n", line_offset=4)
+    assert (exc.value.line, exc.value.col) == (6, 1)
+    with pytest.raises(YamlError):
+        load_yaml("a: \x07\n", inert_tags=[])
+    from helmbench.errors import HelmbenchError
+    from helmbench.run.selection import load_models_file
+
+    models = tmp_path / "models.yml"
+    models.write_text("marking_model: openai/gpt-4o-mini # \x07\nmodels: []\n", encoding="utf-8")
+    with pytest.raises(HelmbenchError, match=r"models\.yml:1:37: .*U\+0007"):
+        load_models_file(models)
+
+
 def test_list_escapes_titles(tmp_path):
     root = build(by_name("symlink-inside"), tmp_path)
     path = root / S1 / "S1.md"

@@ -88,10 +88,10 @@ def test_yaml_syntax_messages_are_plain(text):
     assert not LEAKS.search(err.value.message), err.value.message
 
 
-def _one(model, text):
+def _one(model, text, what="scenario frontmatter"):
     data, _ = load_yaml(text)
     out = Collector()
-    validate(model, data, "f.md", out, what="scenario frontmatter")
+    validate(model, data, "f.md", out, what=what)
     assert len(out.items) == 1, out.items
     return out.items[0]
 
@@ -145,3 +145,20 @@ def test_enum_value_and_component_code_and_tag_suggestions(clean_tree):
     assert hints["HB503"] == "did you mean `ASSISTANCE`?"
     assert hints["HB504"].startswith("write `META_INQUIRY`")
     assert hints["HB311"] == "did you mean `# PT2`?"
+
+
+@pytest.mark.parametrize("text, where, message", [
+    ("marking_model:\n  id: openai/gpt-4o-mini\n  temprature: 0\n", (3, 3), "unknown key `temprature` in models.yml"),
+    ("marking_model:\n  id: 5\n", (2, 7), "`marking_model.id` in models.yml must be text (got `5`)"),
+    ("user_model:\n  - id: openai/gpt-4o-mini\n    max_token: 800\n", (3, 5), "unknown key `max_token` in models.yml"),
+])
+def test_a_mistake_inside_one_form_of_a_union_is_not_also_the_other_forms_type(text, where, message):
+    """`marking_model` is a mapping or a list (an ensemble): a mistake inside the form the author chose
+    is that mistake only, not also "must be a list" (or "must be a mapping")."""
+    d = _one(m.ModelsFile, text, "models.yml")
+    assert ((d.line, d.col), d.message) == (where, message)
+
+
+def test_a_value_of_neither_form_names_both():
+    d = _one(m.ModelsFile, "marking_model: 5\n", "models.yml")
+    assert d.message == "`marking_model` in models.yml must be a mapping of keys to values or a list (got `5`)"

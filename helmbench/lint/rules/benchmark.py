@@ -45,8 +45,8 @@ def declared(bench: Benchmark, out: Collector) -> None:
 @rule("HB603")
 def unknown_weights(bench: Benchmark, out: Collector) -> None:
     weights = bench.scoring_data.get("weights") if bench.scoring_data is not None else None
-    if not weights or bench.scoring_source is None:
-        return
+    if not weights or bench.scoring_source is None or (bench.declared and not _declaration_usable(bench)):
+        return  # an unreadable benchmark.yml declares nothing to compare with (the loader said why)
     with_scenarios = {sc.behaviour_key for sc in bench.scenarios}
     for key in weights:
         if bench.declared:

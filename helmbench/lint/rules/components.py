@@ -131,8 +131,10 @@ def component_bodies(bench: Benchmark, out: Collector) -> None:
                 continue
             secs = md.sections(c.body)
             if all(s.heading is None for s in secs):
-                out.add("HB303", c.path, c.body_line, f"{c.code} has no `##` section; its text reaches the model untagged",
-                        hint="start the text with a heading such as `## User's input`")
+                out.add("HB303", c.path, c.body_line,
+                        f"{c.code} has no `##` section; its text reaches the model untagged, as written",
+                        hint="fine for raw user text; to put it in a block, start it with a heading such as "
+                             "`## User's input`")
             _check_text(c.path, c.body, c.body_line, out, secs)
             _structure_in_text(c.path, c.body, c.body_line, c.code, out, c)
             if c.kind == "perturbation" and not opens and (s := _empty_input(c, secs)) is not None:
