@@ -157,6 +157,14 @@ _TABLE = [
          "reaches the model as text. Reported only when a key is one frontmatter takes (`severity`, "
          "`difficulty`, `title`, …), and never inside a code fence.",
          "# PT1\n## User's input\nNeed a will.\n\n#PT2\n---\nseverity: 5\n---"),
+    Code("HB322", "warning", "invisible character in a title",
+         "A title or name (the benchmark's name and description, a scenario's, component's, criterion's or "
+         "checkpoint's title) holds a control character (a YAML \"\\e\" or \"\\x07\" escape makes one) or a "
+         "bidirectional override, embedding or isolate (U+202A-U+202E, U+2066-U+2069). Titles reach the public "
+         "site, terminals and spreadsheets, where a control shows as nothing or garbage and an override makes "
+         "the text after it read backwards, so one title can pass for another. Users' messages are not checked: "
+         "there such characters may be the test.",
+         '---\ntitle: "Plan \\u202Eevil"\n---'),
     Code("HB318", "note", "scenario without a title",
          "The scenario's frontmatter has no `title`, so the site and `helmbench list` show only its "
          "code. A title is optional (the authors' scenarios have none, and an `MCSQE.md` usually has no "
