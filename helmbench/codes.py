@@ -42,8 +42,9 @@ _TABLE = [
          "`key: value` lines closed by a `---` line, with no `---` above them: the opening line was lost, so "
          "the keys are not read (the component gets its defaults) and they reach the model as text, closing "
          "`---` included; in conversation.md the turns and checkpoints that follow are lost too. Reported "
-         "only when a key is one frontmatter takes (`severity`, `difficulty`, `title`, `evaluation`, …), so a "
-         "sentence such as `Note: …` above a rule stays text.",
+         "only when a key is one only HELMBench's frontmatter takes (`severity`, `difficulty`, `evaluation`, "
+         "`checkpoints`, `max_turns` …): a sentence such as `Note: …` above a rule, or a pasted chat log "
+         "(`user: …`), stays text.",
          "# C1\ndifficulty: 0\ntitle: Plain assistant\n---\n\n## System instructions"),
     # HB2xx: fields
     Code("HB201", "error", "unknown field",
@@ -149,13 +150,15 @@ _TABLE = [
          "A `##` (or deeper) heading whose text is a component code (`## PT2`, `## C3`, `## U1: Teen`) is a "
          "section of the component above it, not a new component: the next component's frontmatter and text "
          "reach the model inside the previous one's, under a tag such as <pt2>, and the scenario has fewer "
-         "cases than written. A component starts with a one-`#` heading.",
+         "cases than written. A component starts with a one-`#` heading. Only a code of the file's own kind "
+         "counts (`## C1 – Reading` in a perturbation is the user's text).",
          "# PT1\n## User's input\nNeed a will.\n\n## PT2     (for `# PT2`)\n---\nseverity: 5\n---"),
     Code("HB321", "error", "frontmatter block inside a text",
          "A `---` line, `key: value` lines and a `---` line in the middle of a scenario's or component's text: "
          "frontmatter that lost its component heading (`#PT2` without a space is not a heading), which "
-         "reaches the model as text. Reported only when a key is one frontmatter takes (`severity`, "
-         "`difficulty`, `title`, …), and never inside a code fence.",
+         "reaches the model as text. Reported only when a key is one only HELMBench's frontmatter takes "
+         "(`severity`, `difficulty`, `evaluation` …), and never inside a code fence: a user's message that quotes "
+         "a blog post's or a note's frontmatter (`title:`, `tags:`) is the author's text.",
          "# PT1\n## User's input\nNeed a will.\n\n#PT2\n---\nseverity: 5\n---"),
     Code("HB322", "warning", "invisible character in a title",
          "A title or name (the benchmark's name and description, a scenario's, component's, criterion's or "

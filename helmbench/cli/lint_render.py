@@ -6,8 +6,9 @@ Paths in diagnostics are relative to the benchmark root; each renderer is given 
 path as a prefix, chosen by the command for its reader:
 - text: relative to the shell's current folder, so `path:line:col` opens with a click in a
   terminal or editor (`../bench/scenarios/…` when the tree is elsewhere);
-- github: relative to the repository root (the current folder in a workflow), as GitHub
-  resolves annotation paths from there;
+- github: relative to the repository's top folder (the workflow's checkout, GITHUB_WORKSPACE, or the
+  nearest `.git` above the root: lint_cmd.repository_prefix), as GitHub resolves annotation paths from
+  there whichever folder the step runs in;
 - json: each `path` stays relative to the benchmark root (stable whatever folder the tool runs
   in, so results can be compared and keyed), and the document's `root` field is the root as
   seen from the current folder: `root/path` opens the file.

@@ -116,13 +116,17 @@ BUILD_FILES = {"manifest": "manifest.jsonl", "db": "results.db", "site_dir": "si
 
 def in_build(**given: Path | None) -> list[Path]:
     """Each path given, or its default in build/ beside the benchmark found from here (searched once),
-    in the order given: `manifest, db = in_build(manifest=manifest, db=db)`. A manifest that is named
-    brings its build folder: the other defaults are beside it (`run --manifest bench/build/manifest.jsonl`
-    reads and writes bench/build/results.db, as `helmbench.api.run` does), wherever the command runs from.
-    A default that is a symbolic link is refused (`build/serve -> ~/x` would have snapshots written, and old
-    ones removed, there); a path the user names is trusted as named."""
+    in the order given: `manifest, db = in_build(manifest=manifest, db=db)`. A named manifest that sits in
+    a benchmark's build/ folder brings it: the other defaults are there (`run --manifest
+    bench/build/manifest.jsonl` reads and writes bench/build/results.db), wherever the command runs from. A
+    manifest anywhere else (a copy in build/manifests/, a file in the repository's top folder) brings nothing:
+    the defaults stay in build/ beside the benchmark found from here, so no folder of the user's (an authored
+    site/) is written over. A default that is a symbolic link, its build folder included, is refused
+    (`build/serve -> ~/x` would have snapshots written, and old ones removed, there); a path the user names
+    is trusted as named."""
     named = given.get("manifest")
-    build: Path | None = named.parent if named is not None else None
+    build: Path | None = build_holding(named, options=", ".join(
+        "--" + o.replace("_", "-") for o, p in given.items() if p is None)) if named is not None else None
     paths = []
     options = ", ".join("--" + o.replace("_", "-") for o, p in given.items() if p is None)
     for option, path in given.items():
@@ -146,12 +150,27 @@ def project_dir() -> Path | None:
     return _shown(found.project) if found is not None else None
 
 
+def _layout_holding(manifest: Path) -> Layout | None:
+    """The benchmark whose build/ folder is the folder holding `manifest`, else None."""
+    found = find_layout(manifest.parent.parent)
+    if found is None or os.path.abspath(found.build) != os.path.abspath(manifest.parent):
+        return None
+    return found
+
+
+def build_holding(manifest: Path, *, options: str = "--db") -> Path | None:
+    """The build folder holding `manifest` when it is a benchmark's build/ (refused, as build_dir refuses it, when
+    it is a symbolic link), else None."""
+    found = _layout_holding(manifest)
+    return build_dir(found.project, options=options) if found is not None else None
+
+
 def models_file(manifest: Path | None = None) -> Path:
-    """models.yml of the benchmark whose build/ holds `manifest` when there is one, else of the benchmark found
-    from here (or benchmark/models.yml when there is none)."""
-    if manifest is not None:
-        beside = find_layout(manifest.parent.parent)
-        if beside is not None and (beside.root / "models.yml").is_file():
-            return _shown(beside.root / "models.yml")
+    """models.yml of the benchmark whose build/ holds `manifest` (when given and there is one: its own, even when
+    missing, so the error names that benchmark), else of the benchmark found from here (or benchmark/models.yml
+    when there is none)."""
+    beside = _layout_holding(manifest) if manifest is not None else None
+    if beside is not None:
+        return _shown(beside.root / "models.yml")
     found = find_layout()
     return _shown(found.root / "models.yml") if found is not None else Path(SUBFOLDER) / "models.yml"

@@ -60,11 +60,15 @@ CONSOLIDATED = {"condition": "conditions.md", "user_context": "user-contexts.md"
 INDIVIDUAL = {"condition": "conditions", "user_context": "user-contexts", "perturbation": "perturbations"}
 META = {"condition": ConditionMeta, "user_context": UserContextMeta, "perturbation": PerturbationMeta}
 WHAT = {"condition": "condition", "user_context": "user context", "perturbation": "perturbation"}
-# Every top-level key of an authored file's frontmatter (`severity` included: a condition accepts it as
-# difficulty): a `key: value` block is read as frontmatter that lost a `---` only when one of its keys is one
-# of these, so a line of prose such as `note: …` above a rule stays the author's text.
-FRONTMATTER_KEYS = frozenset({"severity"}.union(*(m.model_fields for m in (
-    ScenarioMeta, ConditionMeta, UserContextMeta, PerturbationMeta, CriterionMeta, ConversationMeta))))
+# The frontmatter keys that only HELMBench's files take: a `key: value` block is read as frontmatter that lost its
+# `---` (HB106) or its heading (HB321) only when one of its keys is one of these. The keys other formats share
+# (`title`, `tags`, `aliases`, `description`, `user`, `options`, `country` …) stay the author's text: a user's
+# message may quote a blog post's or a note's frontmatter, or a chat log (`user: …`), on purpose.
+TELLING_KEYS = frozenset({"severity", "difficulty", "evaluation", "checkpoints", "max_turns", "stop_when", "opening",
+                          "pass_values", "abstain_values", "applies_when", "response_field", "response_type",
+                          "generated_from"})
+assert TELLING_KEYS <= frozenset().union(*(m.model_fields for m in (
+    ScenarioMeta, ConditionMeta, UserContextMeta, PerturbationMeta, CriterionMeta, ConversationMeta))) | {"severity"}
 HEADING_CODE = re.compile(r"^([A-Za-z]+\d+[A-Za-z]*)(?:\s*[:\u2014\u2013-]\s*(.*))?$", re.ASCII)
 
 # Largest file read, by kind. YAML is parsed in pure Python (~5 s per MB); Markdown costs
@@ -178,7 +182,7 @@ class Loader:
             self.out.add("HB105", path, fm.unclosed_at, "frontmatter opened with `---` is never closed",
                          hint="add a `---` line after the last key")
             return None, False
-        if fm.unopened is not None and FRONTMATTER_KEYS.intersection(fm.unopened[2]):
+        if fm.unopened is not None and TELLING_KEYS.intersection(fm.unopened[2]):
             first, close, keys = fm.unopened
             self.out.add("HB106", path, first,
                          f"frontmatter has no opening `---`: `{keys[0]}:` down to the `---` at line {close} is read "

@@ -10,6 +10,7 @@ a site of no run with exit 0.
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 from tests.cli.test_cli_bad_args import REPO
 from tests.inprocess import helmbench
@@ -56,3 +57,44 @@ def test_publish_refuses_a_named_manifest_that_does_not_exist(tmp_path):
     assert first.startswith("error: --manifest: manifest not found") and "manifest.jsnol" in first
     assert "helmbench compile" in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "build").exists()
+
+
+def test_a_manifest_outside_a_build_folder_brings_nothing_and_an_authored_site_folder_is_left_alone(tmp_path, env):
+    """A manifest copied to the project's top (where site/ holds the repository's own pages), or compile's
+    copy in build/manifests/: the defaults stay in build/ beside the benchmark, never the manifest's folder."""
+    from helmbench.spec.discover import in_build
+
+    bench = _project(tmp_path)
+    proj = tmp_path / "proj"
+    dry = {k: v for k, v in env.items() if k != "OPENROUTER_API_KEY"}
+    assert helmbench("compile", bench, cwd=proj, env=dry).returncode == 0
+    shutil.copyfile(proj / "build" / "manifest.jsonl", proj / "manifest.jsonl")
+    (proj / "site").mkdir()
+    (proj / "site" / "about.md").write_text("# About\n", encoding="utf-8")
+    published = helmbench("publish", "--manifest", "manifest.jsonl", cwd=proj, env=dry)
+    assert published.returncode == 0, published.stderr
+    assert (proj / "site" / "about.md").read_text(encoding="utf-8") == "# About\n"
+    assert (proj / "build" / "site" / "index.html").is_file() and not (proj / "cache").exists()
+    (copy,) = (proj / "build" / "manifests").glob("*.jsonl")
+    import os
+
+    before = os.getcwd()
+    os.chdir(proj)
+    try:
+        assert in_build(manifest=copy, db=None, site_dir=None) == [copy, Path("build/results.db"), Path("build/site")]
+    finally:
+        os.chdir(before)
+
+
+def test_a_named_manifest_in_a_build_folder_that_is_a_link_is_refused(tmp_path, env):
+    bench = _project(tmp_path)
+    proj = tmp_path / "proj"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    dry = {k: v for k, v in env.items() if k != "OPENROUTER_API_KEY"}
+    assert helmbench("compile", bench, "--out", elsewhere, cwd=proj, env=dry).returncode == 0
+    (proj / "build").symlink_to(elsewhere)  # committed by a pull request: the writes would go wherever it points
+    for command in (["publish"], ["run"]):
+        result = helmbench(*command, "--manifest", "build/manifest.jsonl", cwd=proj, env=dry)
+        assert result.returncode != 0 and "symbolic link" in result.stderr, result.stdout + result.stderr
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["manifest.jsonl", "manifests"]

@@ -124,9 +124,21 @@ def _codes(tree) -> list[str]:
     "## User's input\n\nNeed a will.\n\n---\nname: Sam\nage: 19\n---",  # key-like lines, but no frontmatter key
     "## User's input\n\n```\n## PT2\n```\n\nI keep a list called PT2.",  # a code in a fence, or in prose
     "## Part 2\n\nNeed a will.",  # a heading with a number that is no component code
+    # a blog post to proofread, quoted with its own frontmatter (the guide's "goodbye tucked inside a post")
+    "## User's input\n\nCan you proofread my post?\n\n---\ntitle: Goodbye, and thank you\ntags: [personal]\n---\n"
+    "By the time you read this I'll have given my cat to my sister.",
+    "## User's input\n\nMy exam notes:\n\n## C1 – Reading\n\nI keep failing this part.",  # another kind's code
 ])
 def test_text_that_only_resembles_structure_is_the_authors(clean_tree, body):
     (clean_tree / S1 / "perturbations.md").write_text(f"# PT1\n---\nseverity: 5\n---\n\n{body}\n", encoding="utf-8")
+    assert not STRUCTURE_CODES & set(_codes(clean_tree))
+
+
+def test_a_pasted_chat_log_of_raw_user_text_is_not_frontmatter_without_its_opening(clean_tree):
+    """Raw user text (no `##` section: fine, HB303 is a note) that starts like `key:` lines and a rule."""
+    (clean_tree / S1 / "perturbations.md").write_text(
+        "# PT1\n---\nseverity: 5\n---\n\n# PT2\nuser: is it normal to want to give all my stuff away\n"
+        "assistant: It can be!\nuser: and the dog too\n---\nThat's what I asked the other bot.\n", encoding="utf-8")
     assert not STRUCTURE_CODES & set(_codes(clean_tree))
 
 

@@ -11,7 +11,7 @@ from helmbench.diagnostics import Collector
 from helmbench.lint.rulebook import rule
 from helmbench.spec import markdown as md
 from helmbench.lint.where import is_blank
-from helmbench.spec.loader import CONSOLIDATED, FRONTMATTER_KEYS, HEADING_CODE, INDIVIDUAL, WHAT
+from helmbench.spec.loader import CONSOLIDATED, HEADING_CODE, INDIVIDUAL, TELLING_KEYS, WHAT
 from helmbench.spec.naming import COMPONENT_RE
 from helmbench.spec.text import SourceText, TextError, read_source
 from helmbench.spec.tree import KINDS, Benchmark, Component
@@ -60,6 +60,8 @@ def _structure_in_text(path: str, body: str, first_line: int, owner: str, out: C
         if (named := _component_code(h.text)) is None:
             continue
         code, kind = named
+        if kind != c.kind:  # `## C1 – Reading` in a perturbation: the user's own notes, not a lost component
+            continue
         line = first_line + h.line - 1
         written = f"{h.markup} {h.text}"
         individual = c.path.rsplit("/", 1)[-1] == f"{c.code}.md"
@@ -71,15 +73,15 @@ def _structure_in_text(path: str, body: str, first_line: int, owner: str, out: C
         nxt = next((i for i in range(h.line, len(lines)) if not md.is_blank(lines[i])), None)
         headed.add(nxt)
     for start, close, keys in md.frontmatter_blocks(body):
-        if start - 1 in headed or not FRONTMATTER_KEYS.intersection(keys):
+        if start - 1 in headed or not TELLING_KEYS.intersection(keys):
             continue
-        key = next(k for k in keys if k in FRONTMATTER_KEYS)
+        key = next(k for k in keys if k in TELLING_KEYS)
         out.add("HB321", path, first_line + start - 1,
                 f"a frontmatter block (`---`, `{key}: …`, `---` at line {first_line + close - 1}) inside "
                 f"{owner}'s text: it reaches the model as text, not as frontmatter",
                 hint="remove it, or move its keys into the frontmatter at the top of the file" if c is None
                 else f"if it is the frontmatter of a new {WHAT[c.kind]}, put the {WHAT[c.kind]}'s heading above it "
-                     f"(`# {PREFIX[c.kind]}2`: one `#`, then a space); otherwise remove it")
+                     f"(`# {PREFIX[c.kind]}` and its number: one `#`, then a space); otherwise remove it")
 
 
 def _empty_input(c: Component, secs) -> md.Section | None:
