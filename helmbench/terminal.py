@@ -27,6 +27,12 @@ def printable(s: str, keep: str = "") -> str:
     return UNSAFE.sub(lambda m: m.group() if m.group() in keep else m.group().encode("unicode_escape").decode("ascii"), s)
 
 
+def clipped(text: str, limit: int = 120) -> str:
+    """`text` cut to `limit` characters, the cut marked with how much was left out: a title of thousands of
+    characters would otherwise fill a table's column for hundreds of lines (the JSON keeps it whole)."""
+    return text if len(text) <= limit else f"{text[:limit - 1]}… (+{len(text) - limit + 1} characters)"
+
+
 def escaped(text: str) -> str:
     """`text` with each unsafe character but newline and tab written as an escape."""
     return printable(text, keep=LAYOUT)

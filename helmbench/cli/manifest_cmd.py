@@ -96,15 +96,15 @@ def list_(root: Optional[Path] = ROOT,
     from helmbench.cli.console import SafeConsole
     from rich.table import Table
 
-    from helmbench.terminal import printable  # authored titles must not drive the terminal
+    from helmbench.terminal import clipped, printable  # authored titles must not drive the terminal
 
     table = Table(title=printable(" ".join(x for x in (listed["name"], listed["version"]) if x)))
     for col in ("scenario", "pillar / behaviour", "evaluation", "C×U×PT", "cases"):
         table.add_column(col)
     for r in rows:
         table.add_row(
-            r["scenario"] + (f"\n{printable(r['title'])}" if r["title"] else ""),
-            printable(f"{r['pillar_title']}") + "\n" + printable(f"{r['behaviour_title']}"),
+            r["scenario"] + (f"\n{printable(clipped(r['title']))}" if r["title"] else ""),
+            printable(clipped(f"{r['pillar_title']}")) + "\n" + printable(clipped(f"{r['behaviour_title']}")),
             r["evaluation"] or "?",
             f"{r['conditions']}×{r['user_contexts'] or 1}×{r['perturbations']}",
             str(r["cases"]),

@@ -194,6 +194,24 @@ def test_good_arguments_still_work(bad):
     assert out.exit_code == 0 and CASE in out.stdout
 
 
+def test_list_clips_a_very_long_title_in_its_table_and_keeps_it_whole_in_json(tmp_path):
+    import json
+    import shutil
+
+    tree = tmp_path / "bench"
+    shutil.copytree(REPO / "tests" / "lint" / "base", tree)
+    s1 = tree / "scenarios/P1/B1/S1--late-planning/S1.md"
+    long = "Late-stage planning " + "and more " * 600
+    s1.write_text(s1.read_text(encoding="utf-8").replace("title: Late-stage planning", f"title: {long.strip()}"),
+                  encoding="utf-8")
+    table = invoke(["list", str(tree)])
+    assert table.exit_code == 0, table.stderr
+    assert "Late-stage" in table.stdout and "characters)" in table.stdout
+    assert table.stdout.count("and more") < 40 and len(table.stdout.splitlines()) < 60
+    listed = invoke(["list", str(tree), "--format", "json"])
+    assert long.strip() in {r["title"] for r in json.loads(listed.stdout)["scenarios"]}
+
+
 def test_control_characters_in_a_path_are_shown_not_obeyed(bad):
     result = invoke(["list", str(bad.missing) + "\x1b[2J"])
     assert result.exit_code == 2 and "\x1b" not in result.stderr and "\\x1b[2J" in result.stderr
