@@ -28,13 +28,13 @@ def import_transcripts(file: str | Path, source: str, manifest, *, db: str | Pat
     Returns the `ImportReport` (`.new`, `.already`, `.judge_calls`, `.judge_cost`, `.runs`, and
     `.model_calls`, always 0).
     """
-    from helmbench.api import _as_manifest, models_file as models_file_of
+    from helmbench.api import _as_manifest, _models_of
     from helmbench.run.imported import ImportOptions, import_transcripts as run_import
 
     path = _as_manifest(manifest)
     opts = ImportOptions(
         file=str(file), source=source, manifest=str(path),
-        models_file=str(models_file if models_file is not None else models_file_of(path)),
+        models_file=str(models_file if models_file is not None else _models_of(path)),
         db=str(Path(db) if db is not None else path.parent / "results.db"), dry_run=dry_run,
         concurrency=concurrency, max_cost=max_cost)
     return run_import(opts)

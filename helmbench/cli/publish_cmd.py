@@ -18,11 +18,11 @@ DEFAULT_DATASETTE_URL = "http://127.0.0.1:8001"  # helmbench.publish.settings.DE
 
 @app.command()
 def publish(
-    db: Optional[Path] = typer.Option(None, "--db", help="The results database (default results.db beside the manifest: build/results.db beside the benchmark; a missing one gives a site that says how to run)."),
-    manifest: Optional[Path] = typer.Option(None, "--manifest", help="The compiled manifest: which run to publish (default build/manifest.jsonl; when named, it must exist, and the database and site default to its folder)."),
+    db: Optional[Path] = typer.Option(None, "--db", help="The results database (default build/results.db beside the benchmark, or beside a named manifest in a benchmark's build/; a missing one gives a site that says how to run)."),
+    manifest: Optional[Path] = typer.Option(None, "--manifest", help="The compiled manifest: which run to publish (default build/manifest.jsonl; when named, it must exist; in a benchmark's build/, the database and site default to that folder)."),
     datasette_url: str = typer.Option(DEFAULT_DATASETTE_URL, "--datasette-url", help="Public URL of a Datasette serving the results (`helmbench serve --publish`): the raw-rows links point there. The local default is never linked: the pages say how to browse the rows with `helmbench serve`."),
     config_file: Optional[Path] = typer.Option(None, "--config-file", "-f", help="An mkdocs.yml whose keys override the packaged site configuration (default: mkdocs.yml beside the benchmark, if any)."),
-    site_dir: Optional[Path] = typer.Option(None, "--site-dir", help="Output folder (default: site/ beside the manifest: build/site)."),
+    site_dir: Optional[Path] = typer.Option(None, "--site-dir", help="Output folder (default: build/site, the build/ of a named manifest's benchmark when it is in one)."),
     strict: bool = typer.Option(False, "--strict", help="Fail on any mkdocs warning."),
     include_imported: bool = typer.Option(False, "--include-imported", help="Rank imported conversations (`helmbench import transcripts`) on the leaderboard beside live runs, marked as imported (default: they have their own pages and are never ranked)."),
     allow_site_code: bool = typer.Option(False, "--allow-site-code", help="Also take the hooks, plugins, custom templates, scripts and other Markdown extensions of the benchmark's mkdocs.yml (code from the repository: only if you trust it)."),

@@ -26,12 +26,12 @@ def _models_file():
 
 
 def _db():
-    return typer.Option(None, "--db", help="The results database (created if missing; default results.db beside the manifest: build/results.db).")
+    return typer.Option(None, "--db", help="The results database (created if missing; default build/results.db: beside the benchmark, or in the build/ folder holding a named manifest).")
 
 
 def _defaults(manifest: Optional[Path], models_file: Optional[Path], db: Optional[Path]):
-    """Paths not given: beside the manifest when it is named (its build/ folder and its benchmark's models.yml),
-    else build/ beside the benchmark found from the current folder and its models.yml."""
+    """Paths not given: in the build/ folder holding a named manifest (and its benchmark's models.yml) when it
+    is one, else build/ beside the benchmark found from the current folder and its models.yml."""
     from helmbench import api
 
     manifest, db = api.in_build(manifest=manifest, db=db)

@@ -124,11 +124,10 @@ def in_build(**given: Path | None) -> list[Path]:
     site/) is written over. A default that is a symbolic link, its build folder included, is refused
     (`build/serve -> ~/x` would have snapshots written, and old ones removed, there); a path the user names
     is trusted as named."""
-    named = given.get("manifest")
-    build: Path | None = build_holding(named, options=", ".join(
-        "--" + o.replace("_", "-") for o, p in given.items() if p is None)) if named is not None else None
-    paths = []
     options = ", ".join("--" + o.replace("_", "-") for o, p in given.items() if p is None)
+    named = given.get("manifest")
+    build: Path | None = build_holding(named, options=options) if named is not None else None
+    paths = []
     for option, path in given.items():
         if path is None:
             build = build if build is not None else build_dir(options=options)
