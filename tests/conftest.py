@@ -194,6 +194,9 @@ def pytest_pyfunc_call(pyfuncitem):
     return True
 
 
+BROWSER_GROUP = "browser"
+
+
 def xdist_group_of(item) -> str | None:
     """The worker group of a test (`make test` runs `--dist loadgroup`): tests in one group run on one worker.
 
@@ -201,7 +204,12 @@ def xdist_group_of(item) -> str | None:
     built once per session whichever worker asks (tests.shared.build_once), so they need no group: the tests
     using them spread over the workers. A module-scoped fixture is still one per worker that runs the module's
     tests, so a module whose tests share one (a wheel installed into a venv, a compiled benchmark) is one
-    group. The browser is one per worker (`playwright_thread`, session-scoped): browser tests need no group."""
+    group. Every test that drives Chromium is one group, "browser": the browser is one per worker that asks
+    (`playwright_thread`, session-scoped), and each costs CPU of its own beyond what its pages cost (a launch,
+    Playwright's driver, its caches warmed again, a shared page per colour scheme): one Chromium for the session,
+    not one per worker."""
+    if "browser" in getattr(item, "fixturenames", ()):
+        return BROWSER_GROUP
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
