@@ -330,6 +330,20 @@ class _BuildAhead:
                 shared.while_waiting = None
 
 
+def ungrouped(items) -> list[str]:
+    """The tests marked with an xdist group whose node id does not carry it: pytest-xdist's loadgroup tells the
+    scheduler a test's group only through a suffix it adds to the node id (`…::test@group`), and a pytest whose node
+    ids take no such change (9.2: pytest-xdist#1386) loses every group without a word, so each worker builds its own
+    copy of what a group shares (a module-scoped venv, the browser). tests/test_workers.py checks the session's."""
+    out = []
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        if names and not item.nodeid.endswith("@" + "_".join(names)):
+            out.append(item.nodeid)
+    return out
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config, items):
     """Groups for xdist, the `browser` mark on every test that drives Chromium (`-m "not browser"`), the `slow`
