@@ -57,7 +57,9 @@ actionlint: .actionlint/.installed
 ## The whole test suite, on every core (pytest-xdist; `-n auto` is one worker more than the cores, tests/conftest.py:
 ## pytest_xdist_auto_num_workers, so one worker's waits leave no core idle). Expensive session artifacts (a pipeline's database, a
 ## built site) are built once per session by whichever worker asks first (tests/shared.py); `--dist loadgroup`
-## keeps the tests sharing a module-scoped fixture on one worker (tests/conftest.py: xdist_group_of).
+## keeps the tests sharing a module-scoped fixture on one worker, and every browser test on one (one Chromium):
+## tests/conftest.py, xdist_group_of. pytest stays at 9.1 (constraints.txt): under 9.2 the groups are lost without a
+## word (pytest-xdist#1386), which tests/test_workers.py would report.
 ## `python3 benchmarks/suite_time.py` times this target three times and prints the median.
 test: $(STAMP) bytecode $(EEE_STAMP) $(ACTIONLINT_STAMP)
 	$(BIN)/python -m pytest -n auto --dist loadgroup

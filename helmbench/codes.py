@@ -116,7 +116,9 @@ _TABLE = [
          "Text before the first `#` heading of a consolidated file is ignored.",
          "Notes...\n# C1"),
     Code("HB313", "error", "unrecognised folder",
-         "A folder under scenarios/ whose name is not a pillar, behaviour or scenario code.",
+         "A folder under scenarios/ whose name starts like a pillar, behaviour or scenario code but is not "
+         "one (`Pillar1`, `b2`, `S1 - slug`, `S` with a digit that is not 0-9): its scenarios would be left "
+         "out without a word, so it is an error. A folder named otherwise is HB323.",
          "scenarios/Pillar1/"),
     Code("HB314", "warning", "`##` heading looks misspelt",
          "A `##` heading, written only once in the tree, is a near miss of a known section heading "
@@ -168,6 +170,12 @@ _TABLE = [
          "the text after it read backwards, so one title can pass for another. Users' messages are not checked: "
          "there such characters may be the test.",
          '---\ntitle: "Plan \\u202Eevil"\n---'),
+    Code("HB323", "warning", "folder that is not a code is ignored",
+         "A folder under scenarios/ whose name is not a pillar, behaviour or scenario code and does not start "
+         "like one (`attachments/` of a Markdown editor, `images/`, `drafts/`): HELMBench reads nothing in "
+         "it. A warning, not an error, so that a folder an author keeps there on purpose does not fail the "
+         "lint; a name that starts like a code (`Pillar1`, `B2-slug`) is HB313.",
+         "scenarios/P1/attachments/"),
     Code("HB318", "note", "scenario without a title",
          "The scenario's frontmatter has no `title`, so the site and `helmbench list` show only its "
          "code. A title is optional (the authors' scenarios have none, and an `MCSQE.md` usually has no "

@@ -33,6 +33,7 @@ from helmbench.spec.models import (
 )
 from helmbench.spec.naming import (
     BEHAVIOUR_RE,
+    CODE_LIKE_RE,
     COMPONENT_RE,
     CRITERION_RE,
     FLAT_RE,
@@ -316,7 +317,10 @@ class Loader:
                 self.unrecognised_folder(entry, "a behaviour folder (`B1` or `B1--slug`)")
 
     def unrecognised_folder(self, folder: Path, expected: str) -> None:
-        self.out.add("HB313", self.rel(folder), 1, f"folder `{folder.name}` is not {expected}; it is ignored")
+        """A misspelt code loses scenarios (HB313, an error); another folder is one an author may keep there on
+        purpose, an editor's attachments say (HB323, a warning): both are ignored."""
+        code = "HB313" if CODE_LIKE_RE.match(folder.name) else "HB323"
+        self.out.add(code, self.rel(folder), 1, f"folder `{folder.name}` is not {expected}; it is ignored")
 
     def readme_title(self, folder: Path | None, level: str | None = None) -> str | None:
         """The first heading of `folder`'s README (of `level`, `h1` for `# `, when given) as text."""

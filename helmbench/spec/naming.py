@@ -15,6 +15,9 @@ COMPONENT_RE = {
     "perturbation": re.compile(r"^PT\d+[A-Z]*$", re.ASCII),
 }
 CRITERION_RE = re.compile(r"^CR\d+[A-Z]*$", re.ASCII)
+#: A folder name that starts like a pillar, behaviour or scenario code without being one (`Pillar1`, `b2`,
+#: `S1 - slug`, `S١`): a misspelt code, not a folder kept there for another purpose. Any digit, any case.
+CODE_LIKE_RE = re.compile(r"^(?:p(?:illar)?|b(?:ehaviou?r)?|s(?:cenario)?)[\W_]*\d", re.IGNORECASE)
 
 _DIGITS = re.compile(r"(\d+)", re.ASCII)
 
