@@ -116,9 +116,10 @@ _TABLE = [
          "Text before the first `#` heading of a consolidated file is ignored.",
          "Notes...\n# C1"),
     Code("HB313", "error", "unrecognised folder",
-         "A folder under scenarios/ whose name starts like a pillar, behaviour or scenario code but is not "
-         "one (`Pillar1`, `b2`, `S1 - slug`, `S` with a digit that is not 0-9): its scenarios would be left "
-         "out without a word, so it is an error. A folder named otherwise is HB323.",
+         "A folder under scenarios/ whose name is not a pillar, behaviour or scenario code, and which starts "
+         "like one (`Pillar1`, `b2`, `S1 - slug`) or holds Markdown, YAML or JSON at any depth (a code "
+         "misspelt with a look-alike letter, `С1` in Cyrillic, is one): its scenarios would be left out "
+         "without a word. A folder holding no such file is HB323.",
          "scenarios/Pillar1/"),
     Code("HB314", "warning", "`##` heading looks misspelt",
          "A `##` heading, written only once in the tree, is a near miss of a known section heading "
@@ -170,11 +171,12 @@ _TABLE = [
          "the text after it read backwards, so one title can pass for another. Users' messages are not checked: "
          "there such characters may be the test.",
          '---\ntitle: "Plan \\u202Eevil"\n---'),
-    Code("HB323", "warning", "folder that is not a code is ignored",
-         "A folder under scenarios/ whose name is not a pillar, behaviour or scenario code and does not start "
-         "like one (`attachments/` of a Markdown editor, `images/`, `drafts/`): HELMBench reads nothing in "
-         "it. A warning, not an error, so that a folder an author keeps there on purpose does not fail the "
-         "lint; a name that starts like a code (`Pillar1`, `B2-slug`) is HB313.",
+    Code("HB323", "note", "folder without scenario text is ignored",
+         "A folder under scenarios/ whose name is not a pillar, behaviour or scenario code, does not start "
+         "like one, and holds no Markdown, YAML or JSON (a Markdown editor's `attachments/`, `images/`): "
+         "nothing in it would be read, so nothing is lost, and it is a note (`--strict` does not fail on "
+         "it). A name starting with a dot (`.attachments/`) is never looked at. A folder that starts like a "
+         "code or holds such a file is HB313.",
          "scenarios/P1/attachments/"),
     Code("HB318", "note", "scenario without a title",
          "The scenario's frontmatter has no `title`, so the site and `helmbench list` show only its "

@@ -197,7 +197,7 @@ def pytest_pyfunc_call(pyfuncitem):
 BROWSER_GROUP = "browser"
 
 
-def xdist_group_of(item) -> str | None:
+def xdist_group_of(item, browser_modules: frozenset[str] = frozenset()) -> str | None:
     """The worker group of a test (`make test` runs `--dist loadgroup`): tests in one group run on one worker.
 
     Session artifacts that take seconds (a pipeline run against the fake, a mkdocs build, a pip install) are
@@ -207,14 +207,18 @@ def xdist_group_of(item) -> str | None:
     group. Every test that drives Chromium is one group, "browser": the browser is one per worker that asks
     (`playwright_thread`, session-scoped), and each costs CPU of its own beyond what its pages cost (a launch,
     Playwright's driver, its caches warmed again, a shared page per colour scheme): one Chromium for the session,
-    not one per worker."""
+    not one per worker. A module holding browser tests (`browser_modules`: their files) whose other tests share a
+    module-scoped fixture with them is in that group too, so the fixture is still set up once."""
     if "browser" in getattr(item, "fixturenames", ()):
         return BROWSER_GROUP
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
     module_scoped = {name for name, defs in info.name2fixturedefs.items() if defs and defs[-1].scope == "module"}
-    return item.nodeid.split("::", 1)[0] if module_scoped else None
+    if not module_scoped:
+        return None
+    module = item.nodeid.split("::", 1)[0]
+    return BROWSER_GROUP if module in browser_modules else module
 
 
 #: Session artifacts that take tens of seconds of CPU to build (pipelines of the shipped benchmark against the fake,
@@ -350,13 +354,15 @@ def pytest_collection_modifyitems(config, items):
     mark on every test that asks for an expensive session artifact (SLOW_FIXTURES), and the `slow` tests first (a
     stable sort): xdist hands out ungrouped tests in collection order, and a long test handed out last keeps one
     worker busy while the other has nothing left to do."""
+    browser_modules = frozenset(item.nodeid.split("::", 1)[0] for item in items
+                                if "browser" in getattr(item, "fixturenames", ()))
     for item in items:
         fixtures = set(getattr(item, "fixturenames", ()))
         if "browser" in fixtures:
             item.add_marker(pytest.mark.browser)
         if _asks_for_a_slow_artifact(item):
             item.add_marker(pytest.mark.slow)
-        group = xdist_group_of(item)
+        group = xdist_group_of(item, browser_modules)
         if group:
             item.add_marker(pytest.mark.xdist_group(group))
     items.sort(key=lambda item: item.get_closest_marker("slow") is None)

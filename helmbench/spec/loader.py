@@ -12,6 +12,7 @@ has a fixed depth, so a link to an ancestor folder cannot loop); a file over its
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -80,6 +81,10 @@ MAX_MD_LINES = 2_000
 MAX_YAML_PER_FILE = 64_000  # characters of frontmatter in one Markdown file, all parts together
 MAX_PARTS = 200  # components in one consolidated file; the authors' files hold at most ~10
 MAX_FILES = 5_000  # files read per tree (~1 ms each); the shipped benchmark has 61
+
+
+#: The suffixes of the files a benchmark tree is written in.
+AUTHORED_SUFFIXES = (".md", ".yml", ".yaml", ".json")
 
 
 class Loader:
@@ -317,10 +322,26 @@ class Loader:
                 self.unrecognised_folder(entry, "a behaviour folder (`B1` or `B1--slug`)")
 
     def unrecognised_folder(self, folder: Path, expected: str) -> None:
-        """A misspelt code loses scenarios (HB313, an error); another folder is one an author may keep there on
-        purpose, an editor's attachments say (HB323, a warning): both are ignored."""
-        code = "HB313" if CODE_LIKE_RE.match(folder.name) else "HB323"
-        self.out.add(code, self.rel(folder), 1, f"folder `{folder.name}` is not {expected}; it is ignored")
+        """Both are ignored. A folder whose name starts like a code, or that holds text HELMBench would read
+        (Markdown, YAML, JSON, at any depth), is an error (HB313): a misspelt code, or a look-alike letter, loses
+        its scenarios. Any other (an editor's attachments, images) loses nothing: a note (HB323)."""
+        lost = CODE_LIKE_RE.match(folder.name) or self._holds_authored_text(folder)
+        self.out.add("HB313" if lost else "HB323", self.rel(folder), 1,
+                     f"folder `{folder.name}` is not {expected}; it is ignored",
+                     hint=None if lost else f"to keep it there without this note, name it `.{folder.name}`")
+
+    #: How many entries `_holds_authored_text` looks at before it takes a folder to hold text (bounds a huge folder).
+    _LOOK_AT = 2000
+
+    def _holds_authored_text(self, folder: Path) -> bool:
+        """True if `folder` holds, at any depth, a file HELMBench would read (.md, .yml, .yaml, .json) or more
+        entries than it looks at. Links are not followed."""
+        seen = 0
+        for top, dirs, files in os.walk(folder, followlinks=False):
+            seen += len(dirs) + len(files)
+            if seen > self._LOOK_AT or any(f.lower().endswith(AUTHORED_SUFFIXES) for f in files):
+                return True
+        return False
 
     def readme_title(self, folder: Path | None, level: str | None = None) -> str | None:
         """The first heading of `folder`'s README (of `level`, `h1` for `# `, when given) as text."""
