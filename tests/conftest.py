@@ -197,6 +197,11 @@ def pytest_pyfunc_call(pyfuncitem):
 BROWSER_GROUP = "browser"
 
 
+def drives_browser(item) -> bool:
+    """The test asks for Chromium (the `browser` fixture, itself or through another fixture)."""
+    return "browser" in getattr(item, "fixturenames", ())
+
+
 def xdist_group_of(item, browser_modules: frozenset[str] = frozenset()) -> str | None:
     """The worker group of a test (`make test` runs `--dist loadgroup`): tests in one group run on one worker.
 
@@ -209,7 +214,7 @@ def xdist_group_of(item, browser_modules: frozenset[str] = frozenset()) -> str |
     Playwright's driver, its caches warmed again, a shared page per colour scheme): one Chromium for the session,
     not one per worker. A module holding browser tests (`browser_modules`: their files) whose other tests share a
     module-scoped fixture with them is in that group too, so the fixture is still set up once."""
-    if "browser" in getattr(item, "fixturenames", ()):
+    if drives_browser(item):
         return BROWSER_GROUP
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
@@ -354,11 +359,9 @@ def pytest_collection_modifyitems(config, items):
     mark on every test that asks for an expensive session artifact (SLOW_FIXTURES), and the `slow` tests first (a
     stable sort): xdist hands out ungrouped tests in collection order, and a long test handed out last keeps one
     worker busy while the other has nothing left to do."""
-    browser_modules = frozenset(item.nodeid.split("::", 1)[0] for item in items
-                                if "browser" in getattr(item, "fixturenames", ()))
+    browser_modules = frozenset(item.nodeid.split("::", 1)[0] for item in items if drives_browser(item))
     for item in items:
-        fixtures = set(getattr(item, "fixturenames", ()))
-        if "browser" in fixtures:
+        if drives_browser(item):
             item.add_marker(pytest.mark.browser)
         if _asks_for_a_slow_artifact(item):
             item.add_marker(pytest.mark.slow)

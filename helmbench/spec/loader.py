@@ -83,10 +83,6 @@ MAX_PARTS = 200  # components in one consolidated file; the authors' files hold 
 MAX_FILES = 5_000  # files read per tree (~1 ms each); the shipped benchmark has 61
 
 
-#: The suffixes of the files a benchmark tree is written in.
-AUTHORED_SUFFIXES = (".md", ".yml", ".yaml", ".json")
-
-
 class Loader:
     def __init__(self, root: Path):
         self.root = root
@@ -334,12 +330,12 @@ class Loader:
     _LOOK_AT = 2000
 
     def _holds_authored_text(self, folder: Path) -> bool:
-        """True if `folder` holds, at any depth, a file HELMBench would read (.md, .yml, .yaml, .json) or more
+        """True if `folder` holds, at any depth, a file of a format HELMBench reads (MAX_BYTES' suffixes) or more
         entries than it looks at. Links are not followed."""
-        seen = 0
-        for top, dirs, files in os.walk(folder, followlinks=False):
+        read, seen = tuple(MAX_BYTES), 0
+        for _, dirs, files in os.walk(folder, followlinks=False):
             seen += len(dirs) + len(files)
-            if seen > self._LOOK_AT or any(f.lower().endswith(AUTHORED_SUFFIXES) for f in files):
+            if seen > self._LOOK_AT or any(f.lower().endswith(read) for f in files):
                 return True
         return False
 
