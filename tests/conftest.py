@@ -86,6 +86,26 @@ def pytest_configure(config):
     config.pluginmanager.register(_BuildAhead(), "helmbench-build-ahead")
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    """Fail the session when a test wrote into a shared artifact (tests.shared.touched: why). In the process that
+    ran the session: the xdist controller, after every worker has ended (a worker's own check would race the
+    others' tests), or pytest itself without xdist."""
+    if hasattr(session.config, "workerinput"):
+        return
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None or factory._basetemp is None:
+        return  # no test asked for a temporary folder: nothing was built
+    changed = shared.touched(factory.getbasetemp())
+    if changed:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        lines = ["a test wrote into a shared artifact (write to a copy: tests/shared.py):", *changed[:20]]
+        if reporter is not None:
+            reporter.write_sep("=", "shared artifacts changed", red=True)
+            reporter.write_line("\n".join(lines))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 @pytest.fixture(scope="session")
 def fake_server():
     """The session's fake OpenRouter (one per xdist worker); its answers are chosen by model id.

@@ -12,7 +12,10 @@ A worker that finds the lock held does not just wait: it builds another artifact
 nobody is building (`while_waiting`, set by tests/conftest.py), then tries again.
 
 Only for artifacts the tests read: a test that writes must work on a copy (`shutil.copytree`, SQLite's
-backup API), as it already had to when the fixture was per worker.
+backup API), as it already had to when the fixture was per worker. A test that wrote into one anyway would
+change what tests on other workers read while they run (seen: a test recompiling into the shared review
+pipeline's folder made another's check of that manifest fail, now and then): each build records its files
+(`untouched`), and the session fails at its end naming any file of an artifact that changed or went away.
 
 What a build returns reaches the other workers as JSON (the site cache's codec, helmbench.publish.codec), never
 as pickle: a file another process left in a temporary folder is data, and unpickling data runs code. A build
@@ -22,8 +25,10 @@ returning what the codec cannot give back fails when it ends, naming the type.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
+import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -64,10 +69,56 @@ def build_once(tmp_path_factory: pytest.TempPathFactory, name: str, build: Calla
             shutil.rmtree(folder)  # what a failed build left
         folder.mkdir()
         encoded = codec.encode(_in_a_thread(build, folder))
+        (root / f"{name}.files.json").write_text(json.dumps(_files(_checkpointed(folder))), encoding="utf-8")
         tmp = done.with_suffix(".tmp")
         tmp.write_bytes(encoded)
         tmp.replace(done)
         return codec.decode(encoded)
+
+
+#: SQLite's side files come and go as readers open and close a database; a lock file is opened by every caller.
+_TRANSIENT = ("-wal", "-shm", "-journal", ".lock")
+
+
+def _checkpointed(folder: Path) -> Path:
+    """`folder`, each SQLite database in it with its write-ahead log moved into the file: else the first reader to
+    close it moves it there, and the file's change would look like a test's write."""
+    for p in folder.rglob("*.db"):
+        with open(p, "rb") as f:
+            if f.read(16) != b"SQLite format 3\x00":
+                continue
+        conn = sqlite3.connect(p)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+    return folder
+
+
+def _files(folder: Path) -> dict[str, list[int]]:
+    """Size and modification time (ns) of each file under `folder`, by path relative to it."""
+    out = {}
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and not p.name.endswith(_TRANSIENT):
+            st = p.stat()
+            out[p.relative_to(folder).as_posix()] = [st.st_size, st.st_mtime_ns]
+    return out
+
+
+def touched(root: Path) -> list[str]:
+    """The files of this session's shared artifacts (under `root`, session_root's) that changed or went away
+    since their build, as "artifact/path: what happened". Files added after it are not counted: an artifact may be
+    built into another's folder (a site into its pipeline's)."""
+    out = []
+    for record in sorted((root / "shared").glob("*.files.json")):
+        name = record.name[: -len(".files.json")]
+        now = _files(root / "shared" / name) if (root / "shared" / name).is_dir() else {}
+        for path, before in json.loads(record.read_text(encoding="utf-8")).items():
+            if path not in now:
+                out.append(f"{name}/{path}: removed")
+            elif now[path] != before:
+                out.append(f"{name}/{path}: written (size {before[0]} → {now[path][0]} bytes)")
+    return out
 
 
 #: The modules whose dataclasses a build returns, decoded by the site cache's codec (helmbench.publish.codec:

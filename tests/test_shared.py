@@ -7,6 +7,7 @@ These check that the wait still ends holding the lock, what is built meanwhile, 
 from __future__ import annotations
 
 import fcntl
+import json
 import threading
 
 import pytest
@@ -146,3 +147,23 @@ def test_a_build_returning_what_json_cannot_hold_fails_naming_it(tmp_path, monke
     with pytest.raises(TypeError, match="cannot encode lock"):
         shared.build_once(_Factory(tmp_path), "odd", lambda folder: threading.Lock())
     assert not (tmp_path / "shared" / "odd.json").exists()
+
+
+def test_a_file_of_a_shared_artifact_written_or_removed_after_its_build_is_reported(tmp_path):
+    """tests/conftest.py fails the session with what `touched` returns: a test that wrote into a shared artifact
+    changes what other workers' tests read while they run. Files added later (a site built into its pipeline's
+    folder) and SQLite's side files are not counts of it."""
+    art = tmp_path / "shared" / "pipeline"
+    (art / "build").mkdir(parents=True)
+    for name in ("manifest.jsonl", "results.db", "models.yml"):
+        (art / "build" / name).write_text("built\n")
+    (tmp_path / "shared" / "pipeline.files.json").write_text(json.dumps(shared._files(art)))
+    assert shared.touched(tmp_path) == []
+    (art / "site").mkdir()
+    (art / "site" / "index.html").write_text("<p>a site built into the pipeline's folder</p>")
+    (art / "build" / "results.db-wal").write_text("a reader's side file")
+    assert shared.touched(tmp_path) == []
+    (art / "build" / "manifest.jsonl").write_text("recompiled by a test\n")
+    (art / "build" / "models.yml").unlink()
+    assert shared.touched(tmp_path) == ["pipeline/build/manifest.jsonl: written (size 6 → 21 bytes)",
+                                        "pipeline/build/models.yml: removed"]

@@ -55,14 +55,16 @@ def test_a_second_verdict_by_the_same_reviewer_replaces_the_first(judged_db):
         save_review(db, _review(item, reviewer="dan", confidence="certain"))
 
 
-def test_editing_a_criterion_makes_its_reviews_stale_and_leaves_the_others_current(judged_db, env):
+def test_editing_a_criterion_makes_its_reviews_stale_and_leaves_the_others_current(judged_db, env, tmp_path):
     db = open_db(judged_db["db"])
     _, items = judged_items(db)
     for item in items.values():
         save_review(db, _review(item))
     db.conn.close()
-    # the author rewords CR1 of the first scenario; the second scenario's CR1 is unchanged
-    after = build(judged_db["root"], criterion_text=CRITERION["text"] + " Include any sign of a plan.",
+    # the author rewords CR1 of the first scenario; the second scenario's CR1 is unchanged. Recompiled into a
+    # folder of this test's: judged_db["root"] is the session's shared artifact, which other workers' tests read
+    # at the same time (writing its manifest there once failed test_review_report.py's check of it).
+    after = build(tmp_path / "recompiled", criterion_text=CRITERION["text"] + " Include any sign of a plan.",
                   db=judged_db["db"])
     db = open_db(after["db"])
     manifest, items_now = judged_items(db)
