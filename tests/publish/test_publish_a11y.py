@@ -7,9 +7,11 @@
   holds an XSS payload (test_publish_csp.py's hostile pages: each page is loaded once for both checks).
   Any serious or critical violation fails. Every rule runs on every element but colour
   contrast, which runs on one row of each shape of a long table (browser_helpers.wcag_violations: why).
-  (Dark scheme: the four page types with colours of their own, with the rules that read colours only: it
-  recolours the same document, test_the_dark_scheme_changes_only_colours; the light check shows both labels of
-  the palette toggle, the one element a scheme shows or hides.)
+  (Dark scheme: the four page types with colours of their own, switched by the palette toggle on the page the
+  light check loaded, with the rules that read colours only: it recolours the same document,
+  test_the_dark_scheme_changes_only_colours, and a toggled page is painted as one loaded in the system's dark
+  scheme, test_a_toggled_page_is_painted_as_a_page_loaded_dark; the light check shows both labels of the palette
+  toggle, the one element a scheme shows or hides.)
 - Keyboard and screen reader: skip link, landmarks, sortable headers by keyboard with
   `aria-sort`, visible focus, scrolling text blocks reachable and labelled.
 - Layout at 1,400 px and 390 px (each page loaded once, laid out at both widths): no horizontal overflow of
@@ -58,27 +60,55 @@ BOTH_PALETTE_LABELS = """() => { const labels = document.querySelectorAll('[data
     labels.forEach(l => { l.hidden = false; }); return labels.length; }"""
 
 
-def _check(shared_page, axe, base_url: str, path: str, scheme: str = "light") -> None:
-    """axe-core on the page at `path`: in the light scheme every WCAG A/AA rule (with both palette labels
-    shown), in the dark scheme the rules that read colours (browser_helpers.COLOUR_RULES). The dark scheme
-    recolours the same document (test_the_dark_scheme_changes_only_colours), so a rule that reads no colour finds
-    there what it found in the light check of the page; running them all again cost ~1 s of the browser's CPU
-    per page (a model page's all rules 2.3 s, its colour rules 1.0 s)."""
-    with shared_page(base_url, color_scheme=scheme, viewport={"width": 1400, "height": 900}) as page:
+#: The reader's switch to the dark scheme: checks the palette toggle's dark input, as a click on "Switch to dark
+#: mode" does (the theme keeps the palette a page loaded with while the system's setting changes, so the toggle is
+#: how a page already open turns dark).
+TO_DARK = "() => document.getElementById('__palette_1').click()"
+
+#: Every element's painted colours, in document order: what test_a_toggled_page_is_painted_as_a_page_loaded_dark
+#: compares between the two ways a page turns dark.
+PAINT = """() => [...document.querySelectorAll('body, body *')].map(el => { const s = getComputedStyle(el);
+    return [el.tagName, s.color, s.backgroundColor, s.borderTopColor, s.outlineColor, s.fill, el.hidden]; })"""
+
+#: The body's palette attributes and whether each label of the toggle shows.
+PALETTE_STATE = """() => [Object.fromEntries([...document.body.attributes].filter(a => a.name.startsWith('data-md-color'))
+    .map(a => [a.name, a.value])), [...document.querySelectorAll('[data-md-component=palette] label')].map(l => l.hidden)]"""
+
+
+def _wait_for_scheme(page, scheme: str) -> None:
+    """Until the theme has set `scheme` on the body and ended its switch (it turns transitions off while it
+    switches, data-md-color-switching). Polled from here, not with wait_for_function: that polls by evaluating a
+    string in the page, which the site's CSP (no 'unsafe-eval') refuses, and the refusal is a page error the
+    test counts. On a loaded machine the palette script can run after "networkidle" (a page that never turns
+    still fails here)."""
+    deadline = time.monotonic() + 10
+    while (page.get_attribute("body", "data-md-color-scheme") != scheme
+           or page.get_attribute("body", "data-md-color-switching") is not None) and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert page.get_attribute("body", "data-md-color-scheme") == scheme
+    assert page.get_attribute("body", "data-md-color-switching") is None
+
+
+def _check(shared_page, axe, base_url: str, path: str, dark: bool = False, then=None) -> None:
+    """axe-core on the page at `path`, loaded once: in the light scheme every WCAG A/AA rule (with both palette
+    labels shown); then, with `dark`, switched to the dark scheme by its toggle, the rules that read colours
+    (browser_helpers.COLOUR_RULES). The dark scheme recolours the same document (test_the_dark_scheme_changes_only_
+    colours), so a rule that reads no colour finds there what it found in the light check; and the toggled page is
+    painted as a page loaded in the system's dark scheme (test_a_toggled_page_is_painted_as_a_page_loaded_dark).
+    Each costs the browser CPU: a model page's all rules ~1.6 s, its colour rules ~1.0 s, a page load ~0.45 s.
+    `then(page)`, if given, runs on the page as loaded, before the checks change it (both palette labels shown):
+    the layout checks of a page type (_fits_both_widths), on the same load."""
+    with shared_page(base_url, viewport={"width": 1400, "height": 900}) as page:
         page.goto(f"{base_url}/{path}", wait_until="networkidle")
-        if scheme == "dark":
-            # The theme's palette script sets the scheme from the system setting; on a loaded machine it can
-            # run after "networkidle", so wait for it (a page that never follows the system still fails here).
-            # Polled from here, not with wait_for_function: that polls by evaluating a string in the page,
-            # which the site's CSP (no 'unsafe-eval') refuses, and the refusal is a page error the test counts.
-            deadline = time.monotonic() + 10
-            while page.get_attribute("body", "data-md-color-scheme") != "slate" and time.monotonic() < deadline:
-                page.wait_for_timeout(100)
-            assert page.get_attribute("body", "data-md-color-scheme") == "slate"  # follows the system
+        if then is not None:
+            then(page)
+            page.set_viewport_size({"width": 1400, "height": 900})
+        assert page.evaluate(BOTH_PALETTE_LABELS) == 2  # the labels each scheme shows one of
+        assert wcag_violations(axe, page) == []
+        if dark:
+            page.evaluate(TO_DARK)
+            _wait_for_scheme(page, "slate")
             assert colour_violations(axe, page) == []
-        else:
-            assert page.evaluate(BOTH_PALETTE_LABELS) == 2  # the labels the dark check leaves to this one
-            assert wcag_violations(axe, page) == []
         assert page.errors == [] and page.foreign == []
 
 
@@ -135,14 +165,51 @@ def test_the_dark_scheme_changes_only_colours(site):
                                                    '0 0 0.05rem #00000059 }') == []
 
 
+#: The page types with colours of their own (verdicts, bars, charts, code): checked in the dark scheme too.
+DARK_TOO = {"leaderboard", "model", "scenario", "case"}
+
+
+#: The page types whose layout is checked at 1,400 px and 390 px (_fits_both_widths), on the load of their
+#: accessibility check; the case given a judgement, with its long outputs, in the test of its scrolling blocks.
+LAID_OUT = {"leaderboard", "scenario", "case", "methodology", "model", "crisis resources"}
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory):
+    """The folder of the layout checks' screenshots with SUITE_SCREENSHOTS set, else None."""
+    return tmp_path_factory.mktemp("screenshots") if SCREENSHOTS else None
+
+
 @pytest.mark.parametrize("kind", list(PAGE_TYPES))
-def test_every_page_type_passes_wcag_aa(shared_page, axe, site_url, kind):
-    _check(shared_page, axe, site_url, PAGE_TYPES[kind])
+def test_every_page_type_passes_wcag_aa(shared_page, axe, site_url, kind, screenshots):
+    """axe on each page type (and its dark scheme, DARK_TOO); the layout of the LAID_OUT ones at both widths."""
+    fits = (lambda page: _fits_both_widths(page, kind, screenshots)) if kind in LAID_OUT else None
+    _check(shared_page, axe, site_url, PAGE_TYPES[kind], dark=kind in DARK_TOO, then=fits)
 
 
-@pytest.mark.parametrize("kind", ["leaderboard", "model", "scenario", "case"])  # the pages with colours of their own
-def test_the_dark_scheme_passes_wcag_aa(shared_page, axe, site_url, kind):
-    _check(shared_page, axe, site_url, PAGE_TYPES[kind], "dark")
+def test_a_toggled_page_is_painted_as_a_page_loaded_dark(shared_page, axe, site_url):
+    """The dark checks switch a page loaded in the light scheme with its toggle; a reader whose system is dark
+    loads it dark. Both give the same palette, the same label of the toggle and the same colour on every element
+    (a model page: its charts, bars and tables); and a page loaded in the system's dark scheme follows it and
+    passes the colour rules itself (was test_the_dark_scheme_passes_wcag_aa, one load per page type)."""
+    url = f"{site_url}/{PAGE_TYPES['model']}"
+    with shared_page(site_url, color_scheme="dark", viewport={"width": 1400, "height": 900}) as page:
+        page.goto(url, wait_until="networkidle")
+        _wait_for_scheme(page, "slate")  # follows the system
+        loaded_dark = page.evaluate(PALETTE_STATE), page.evaluate(PAINT)
+        assert colour_violations(axe, page) == []
+        assert page.errors == [] and page.foreign == []
+    with shared_page(site_url, viewport={"width": 1400, "height": 900}) as page:
+        page.goto(url, wait_until="networkidle")
+        light = page.evaluate(PAINT)
+        page.evaluate(TO_DARK)
+        _wait_for_scheme(page, "slate")
+        toggled = page.evaluate(PALETTE_STATE), page.evaluate(PAINT)
+        assert page.errors == []
+    assert toggled[0] == loaded_dark[0] and loaded_dark[0][1] == [True, False]  # "Switch to light mode" shows
+    assert len(toggled[1]) == len(loaded_dark[1]) > 5000
+    assert toggled[1] == loaded_dark[1], [(a, b) for a, b in zip(toggled[1], loaded_dark[1]) if a != b][:5]
+    assert sum(a != b for a, b in zip(light, toggled[1])) > 1000  # the comparison sees a recolouring
 
 
 @pytest.mark.parametrize("kind", list(EMPTY_PAGES))
@@ -224,9 +291,12 @@ def test_sortable_headers_work_by_keyboard_and_announce_their_state(shared_page,
         assert page.errors == []
 
 
-def test_scrolling_text_blocks_are_reachable_and_labelled(shared_page, site_url, pipeline):
-    with shared_page(site_url, viewport={"width": 390, "height": 800}) as page:
+def test_scrolling_text_blocks_are_reachable_and_labelled(shared_page, site_url, pipeline, screenshots):
+    """On the case given a judgement (the prompt and every model's output in scrolling blocks), which also fits
+    1,400 px and 390 px (_fits_both_widths)."""
+    with shared_page(site_url, viewport={"width": 1400, "height": 900}) as page:
         page.goto(f"{site_url}/cases/{pipeline.judged_case}/", wait_until="networkidle")
+        _fits_both_widths(page, "judged case", screenshots)  # leaves it at 390 px
         blocks = page.locator("pre.hb-text")
         assert blocks.count() >= 1 + len(MODELS)  # the prompt and every model's output at least
         for i in range(blocks.count()):
@@ -285,8 +355,7 @@ STATS_PAGES = {"leaderboard with groups, drift and a run not ranked": "", "compa
 
 @pytest.mark.parametrize("kind", STATS_PAGES)
 def test_pages_with_groups_history_and_drift_pass_wcag_aa(shared_page, axe, stats_url, kind):
-    _check(shared_page, axe, stats_url, STATS_PAGES[kind])
-    _check(shared_page, axe, stats_url, STATS_PAGES[kind], "dark")
+    _check(shared_page, axe, stats_url, STATS_PAGES[kind], dark=True)
 
 
 def test_the_leaderboard_with_drift_notes_fits_1400_px(shared_page, stats_url):
@@ -308,36 +377,29 @@ def test_the_leaderboard_with_drift_notes_fits_1400_px(shared_page, stats_url):
 SCREENSHOTS = os.environ.get("SUITE_SCREENSHOTS", "") not in ("", "0")
 
 
-def test_layout_has_no_horizontal_overflow(shared_page, site_url, pipeline, tmp_path_factory):
-    """At 1,400 px and 390 px, each page loaded once and laid out again at the other width (a viewport change
-    re-lays a page out as a load at that width would): no page scrolls sideways, the navigation shows on a
-    desktop, the leaderboard fits 1,400 px with every column and scrolls inside its own region at 390 px, and
-    a crisis line's number keeps to one line at both widths (was test_a_crisis_line_number_is_never_broken_
-    across_lines: "13 11" on one line and "14" on the next is a wrong number; the table scrolls instead)."""
-    pages = {"leaderboard": "", "scenario": "scenarios/P1-B1-S1/", "case": f"cases/{pipeline.judged_case}/",
-             "methodology": "methodology/", "model": f"models/{slugify(XSS_MODEL)}/",
-             "crisis resources": PAGE_TYPES["crisis resources"]}
-    screenshots = tmp_path_factory.mktemp("screenshots") if SCREENSHOTS else None
-    with shared_page(site_url, viewport={"width": 1400, "height": 900}) as page:
-        for name, path in pages.items():
-            page.set_viewport_size({"width": 1400, "height": 900})
-            page.goto(f"{site_url}/{path}", wait_until="networkidle")
-            for width in (1400, 390):
-                page.set_viewport_size({"width": width, "height": 900})
-                if screenshots:
-                    page.screenshot(path=str(screenshots / f"{name}-{width}.png"), full_page=name == "leaderboard")
-                overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-                assert overflow <= 0, f"{name} at {width} px is {overflow} px too wide"
-                if width == 1400:
-                    nav = page.locator(".md-sidebar--primary")
-                    assert nav.is_visible() and nav.get_by_text("Authors' guide").is_visible(), name
-                    assert nav.get_by_text("Models").is_visible(), name
-                if name == "leaderboard":
-                    _leaderboard_fits(page, width)
-                if name == "crisis resources":
-                    lines = page.eval_on_selector_all(
-                        "table.hb td .hb-nowrap", "els => els.map(e => [e.textContent, e.getClientRects().length])")
-                    assert lines and all(n == 1 for _, n in lines), (width, [t for t, n in lines if n != 1])
+def _fits_both_widths(page, name: str, screenshots=None) -> None:
+    """The loaded page at 1,400 px and 390 px (laid out again at each width: a viewport change re-lays a page out
+    as a load at that width would): it never scrolls sideways, the navigation shows on a desktop, the leaderboard
+    fits 1,400 px with every column and scrolls inside its own region at 390 px, and a crisis line's number keeps to
+    one line at both widths ("13 11" on one line and "14" on the next is a wrong number; the table scrolls
+    instead). Was test_layout_has_no_horizontal_overflow's body, one load per page: now on the load of the page's
+    accessibility check (LAID_OUT) or of the judged case's scrolling blocks."""
+    for width in (1400, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        if screenshots:
+            page.screenshot(path=str(screenshots / f"{name}-{width}.png"), full_page=name == "leaderboard")
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{name} at {width} px is {overflow} px too wide"
+        if width == 1400:
+            nav = page.locator(".md-sidebar--primary")
+            assert nav.is_visible() and nav.get_by_text("Authors' guide").is_visible(), name
+            assert nav.get_by_text("Models").is_visible(), name
+        if name == "leaderboard":
+            _leaderboard_fits(page, width)
+        if name == "crisis resources":
+            lines = page.eval_on_selector_all(
+                "table.hb td .hb-nowrap", "els => els.map(e => [e.textContent, e.getClientRects().length])")
+            assert lines and all(n == 1 for _, n in lines), (width, [t for t, n in lines if n != 1])
 
 
 def _leaderboard_fits(page, width: int) -> None:
@@ -417,5 +479,4 @@ def test_the_judges_page_of_an_ensemble_passes_wcag_aa(shared_page, axe, tmp_pat
     assert 'class="hb hb-stability"' in methodology and "Cohen" in methodology
     for url in serve(site):
         for kind in ("judges", "methodology"):
-            _check(shared_page, axe, url, PAGE_TYPES[kind])
-            _check(shared_page, axe, url, PAGE_TYPES[kind], "dark")
+            _check(shared_page, axe, url, PAGE_TYPES[kind], dark=True)
