@@ -37,6 +37,7 @@ from typing import TypeVar
 import pytest
 
 from helmbench.publish import codec
+from helmbench.store.db import SQLITE_HEADER
 
 T = TypeVar("T")
 
@@ -85,7 +86,7 @@ def _checkpointed(folder: Path) -> Path:
     close it moves it there, and the file's change would look like a test's write."""
     for p in folder.rglob("*.db"):
         with open(p, "rb") as f:
-            if f.read(16) != b"SQLite format 3\x00":
+            if f.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
                 continue
         conn = sqlite3.connect(p)
         try:

@@ -56,8 +56,9 @@ EMPTY_PAGES = {k: PAGE_TYPES[k] for k in ("leaderboard", "models index", "scenar
 
 #: Shows both labels of the theme's palette toggle, of which each scheme shows one ("Switch to dark mode" in the
 #: light scheme, "Switch to light mode" in the dark): the only elements a scheme shows or hides.
-BOTH_PALETTE_LABELS = """() => { const labels = document.querySelectorAll('[data-md-component=palette] label');
-    labels.forEach(l => { l.hidden = false; }); return labels.length; }"""
+PALETTE_LABELS = "[data-md-component=palette] label"
+BOTH_PALETTE_LABELS = f"""() => {{ const labels = document.querySelectorAll('{PALETTE_LABELS}');
+    labels.forEach(l => {{ l.hidden = false; }}); return labels.length; }}"""
 
 
 #: The reader's switch to the dark scheme: checks the palette toggle's dark input, as a click on "Switch to dark
@@ -71,8 +72,8 @@ PAINT = """() => [...document.querySelectorAll('body, body *')].map(el => { cons
     return [el.tagName, s.color, s.backgroundColor, s.borderTopColor, s.outlineColor, s.fill, el.hidden]; })"""
 
 #: The body's palette attributes and whether each label of the toggle shows.
-PALETTE_STATE = """() => [Object.fromEntries([...document.body.attributes].filter(a => a.name.startsWith('data-md-color'))
-    .map(a => [a.name, a.value])), [...document.querySelectorAll('[data-md-component=palette] label')].map(l => l.hidden)]"""
+PALETTE_STATE = f"""() => [Object.fromEntries([...document.body.attributes].filter(a => a.name.startsWith('data-md-color'))
+    .map(a => [a.name, a.value])), [...document.querySelectorAll('{PALETTE_LABELS}')].map(l => l.hidden)]"""
 
 
 def _wait_for_scheme(page, scheme: str) -> None:
